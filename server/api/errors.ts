@@ -1,0 +1,117 @@
+/**
+ * The one error module (CONTRACT §4). Every failure the API reports is an ApiError, rendered as
+ * {"error": {type, code, message, param?, request_id}}; anything else becomes a 500 with no detail.
+ */
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toBody(requestId: string): { error: Record<string, string> } {
+    const error: Record<string, string> = { type: this.type, code: this.code, message: this.message };
+    if (this.param !== undefined) error.param = this.param;
+    error.request_id = requestId;
+    return { error };
+  }
+}
+
+export const errors = {
+  parameterMissing: (param: string, message = `Missing required parameter: ${param}.`) =>
+    new ApiError(400, 'invalid_request_error', 'parameter_missing', message, param),
+  parameterInvalid: (param: string, message: string) =>
+    new ApiError(400, 'invalid_request_error', 'parameter_invalid', message, param),
+  parameterUnknown: (param: string) =>
+    new ApiError(400, 'invalid_request_error', 'parameter_unknown', `Received unknown parameter: ${param}.`, param),
+  invalidCursor: (param: string, value: string) =>
+    new ApiError(
+      400,
+      'invalid_request_error',
+      'invalid_cursor',
+      `No object with id '${value}' exists in this list to page from.`,
+      param,
+    ),
+  invalidJson: (detail: string) =>
+    new ApiError(400, 'invalid_request_error', 'invalid_json', `The request body is not valid JSON: ${detail}`),
+  missingApiKey: () =>
+    new ApiError(
+      401,
+      'authentication_error',
+      'missing_api_key',
+      'No API key provided. Send it as the header "Authorization: Bearer <API_KEY>".',
+      undefined,
+      { 'WWW-Authenticate': 'Bearer realm="chyme"' },
+    ),
+  invalidApiKey: () =>
+    new ApiError(401, 'authentication_error', 'invalid_api_key', 'The API key is not valid or has been revoked.', undefined, {
+      'WWW-Authenticate': 'Bearer realm="chyme", error="invalid_token"',
+    }),
+  insufficientScope: (scope: string) =>
+    new ApiError(403, 'permission_error', 'insufficient_scope', `This API key lacks the scope "${scope}" required for this request.`),
+  hostNotAllowed: (host: string) =>
+    new ApiError(
+      403,
+      'permission_error',
+      'host_not_allowed',
+      `Requests for host "${host}" are not accepted. Use 127.0.0.1 or localhost, or start the server with --allowed-host.`,
+    ),
+  originNotAllowed: (origin: string) =>
+    new ApiError(403, 'permission_error', 'origin_not_allowed', `Cross-origin requests from "${origin}" are not accepted.`),
+  resourceMissing: (what: string, id?: string) =>
+    new ApiError(
+      404,
+      'invalid_request_error',
+      'resource_missing',
+      id === undefined ? `No such ${what}.` : `No such ${what}: '${id}'.`,
+      id === undefined ? undefined : 'id',
+    ),
+  routeMissing: (method: string, path: string) =>
+    new ApiError(404, 'invalid_request_error', 'resource_missing', `Unrecognized request URL (${method} ${path}).`),
+  methodNotAllowed: (method: string, path: string, allowed: string[]) =>
+    new ApiError(
+      405,
+      'invalid_request_error',
+      'method_not_allowed',
+      `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`,
+      undefined,
+      { Allow: allowed.join(', ') },
+    ),
+  idempotencyConflict: () =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'idempotency_conflict',
+      'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
+    ),
+  conflict: (code: string, message: string, param?: string) => new ApiError(409, 'invalid_request_error', code, message, param),
+  bodyTooLarge: (limit: number) =>
+    new ApiError(413, 'invalid_request_error', 'body_too_large', `The request body exceeds the limit of ${limit} bytes.`),
+  unsupportedMediaType: (got: string | undefined) =>
+    new ApiError(
+      415,
+      'invalid_request_error',
+      'unsupported_media_type',
+      `Request bodies must be sent as application/json${got ? `, not ${got}` : ''}.`,
+    ),
+  rateLimited: (retryAfterSec: number) =>
+    new ApiError(429, 'rate_limit_error', 'rate_limited', 'Too many requests. Slow down and retry after a moment.', undefined, {
+      'Retry-After': String(retryAfterSec),
+    }),
+  internal: () =>
+    new ApiError(500, 'api_error', 'internal_error', 'An unexpected error occurred. The request id identifies it in the server log.'),
+};

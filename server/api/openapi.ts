@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { RouteDef } from './route.js';
+import { ErrorSchema } from './schemas.js';
+
+type JsonSchema = Record<string, unknown>;
+
+/** Extra documents other subsystems contribute (webhook payloads). */
+export interface OpenApiExtras {
+  webhooks?: Record<string, { summary: string; schema: z.ZodType }>;
+}
+
+/**
+ * Builds the OpenAPI 3.1 document from the route table: the same zod schemas that validate
+ * requests describe them here. Schemas with a meta id become named components.
+ */
+export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenApiExtras = {}): Record<string, unknown> {
+  const components: Record<string, JsonSchema> = {};
+
+  const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+    const json = z.toJSONSchema(schema, {
+      io,
+      unrepresentable: 'any',
+      target: 'draft-2020-12',
+      override: (ctx) => {
+        // Query integers arrive as strings and are parsed; document them as what the client sends.
+        const meta = z.globalRegistry.get(ctx.zodSchema) as Record<string, unknown> | undefined;
+        if (meta?.type === 'integer') {
+          delete ctx.jsonSchema.pattern;
+          ctx.jsonSchema.type = 'integer';
+        }
+      },
+    }) as JsonSchema;
+    delete json.$schema;
+    const id = (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
+    if (!id) return json;
+    components[id] = json;
+    return { $ref: `#/components/schemas/${id}` };
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const parameters: JsonSchema[] = [];
+    if (route.params instanceof z.ZodObject) {
+      for (const [name, field] of Object.entries(route.params.shape as Record<string, z.ZodType>)) {
+        parameters.push({ name, in: 'path', required: true, schema: toSchema(field, 'input') });
+      }
+    }
+    if (route.query instanceof z.ZodObject) {
+      for (const [name, field] of Object.entries(route.query.shape as Record<string, z.ZodType>)) {
+        parameters.push({ name, in: 'query', required: !field.safeParse(undefined).success, schema: toSchema(field, 'input') });
+      }
+    }
+    const responses: Record<string, unknown> = {};
+    for (const [status, doc] of Object.entries(route.responses)) {
+      responses[status] = {
+        description: doc.description,
+        ...(doc.schema ? { content: { [doc.contentType ?? 'application/json']: { schema: toSchema(doc.schema, 'output') } } } : {}),
+      };
+    }
+    responses.default = { description: 'Error', content: { 'application/json': { schema: toSchema(ErrorSchema, 'output') } } };
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.tag],
+      ...(route.access === 'public' ? { security: [] } : {}),
+      ...(typeof route.access !== 'string' || !['public', 'authenticated'].includes(route.access)
+        ? { 'x-required-scopes': Array.isArray(route.access) ? route.access : [route.access] }
+        : {}),
+      ...(parameters.length ? { parameters } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } }
+        : {}),
+      responses,
+    };
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+  }
+
+  const webhooks: Record<string, unknown> = {};
+  for (const [name, hook] of Object.entries(extras.webhooks ?? {})) {
+    webhooks[name] = {
+      post: {
+        summary: hook.summary,
+        parameters: [
+          {
+            name: 'X-Service-Signature',
+            in: 'header',
+            required: true,
+            schema: { type: 'string', example: 't=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd' },
+          },
+          { name: 'X-Webhook-Delivery-Id', in: 'header', required: true, schema: { type: 'string' } },
+          { name: 'X-Webhook-Event', in: 'header', required: true, schema: { type: 'string' } },
+        ],
+        requestBody: { content: { 'application/json': { schema: toSchema(hook.schema, 'output') } } },
+        responses: { '200': { description: 'Any 2xx acknowledges the delivery; anything else is retried.' } },
+      },
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Chyme API',
+      version,
+      description:
+        'Local-first meal logging and digestion insight. Authenticate with "Authorization: Bearer <API_KEY>". Errors are {"error": {type, code, message, param?, request_id}}.',
+    },
+    servers: [{ url: 'http://127.0.0.1:7650' }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    ...(Object.keys(webhooks).length ? { webhooks } : {}),
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, chy_…' } },
+      schemas: components,
+    },
+  };
+}

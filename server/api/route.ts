@@ -1,0 +1,96 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import type { AppContext } from '../app-context.js';
+
+export type Scope =
+  | 'nutrition:read'
+  | 'nutrition:write'
+  | 'digestion:read'
+  | 'sleep:read'
+  | 'sleep:write'
+  | 'webhooks:read'
+  | 'webhooks:write'
+  | 'admin';
+
+export const SCOPES: readonly Scope[] = [
+  'nutrition:read',
+  'nutrition:write',
+  'digestion:read',
+  'sleep:read',
+  'sleep:write',
+  'webhooks:read',
+  'webhooks:write',
+  'admin',
+];
+
+/**
+ * Who may call a route: `public` needs no key; `authenticated` any valid key; a scope (or list of
+ * scopes, all required) names what the key must hold. Routes whose needs depend on the request
+ * (snapshot) use `authenticated` and call `requireScope` themselves.
+ */
+export type Access = 'public' | 'authenticated' | Scope | Scope[];
+
+export interface Principal {
+  kind: 'api_key' | 'session';
+  /** api key id, or "session" for the browser UI. */
+  id: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface RequestContext<Q, P, B> {
+  app: AppContext;
+  query: Q;
+  params: P;
+  body: B;
+  principal: Principal | null;
+  requestId: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  requireScope(scope: Scope): void;
+}
+
+export interface JsonResult {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A handler that wrote the response itself (event stream, CSV download). */
+export const HANDLED = Symbol('handled');
+
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface RouteDef<
+  Q extends z.ZodType = z.ZodType,
+  P extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** OpenAPI-style template, e.g. /v1/nutrition/meals/{id}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  query?: Q;
+  params?: P;
+  body?: B;
+  responses: Record<number, ResponseDoc>;
+  handler(
+    ctx: RequestContext<z.output<Q>, z.output<P>, z.output<B>>,
+  ): JsonResult | typeof HANDLED | Promise<JsonResult | typeof HANDLED>;
+}
+
+/** Identity function that infers a route's types from its schemas. */
+export function defineRoute<Q extends z.ZodType = z.ZodType, P extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
+  route: RouteDef<Q, P, B>,
+): RouteDef {
+  return route as unknown as RouteDef;
+}

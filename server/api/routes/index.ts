@@ -1,0 +1,10 @@
+import type { RouteDef } from '../route.js';
+import { apiKeyRoutes } from './api-keys.js';
+import { mealRoutes } from './meals.js';
+import { systemRoutes } from './system.js';
+
+/**
+ * Every /v1 route, one router per resource. The OpenAPI route is added by createRoutes, since it
+ * describes this very list.
+ */
+export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...apiKeyRoutes];

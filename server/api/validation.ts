@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { addDays, daysBetween, isValidDate } from '../time/tz.js';
+import { ApiError, errors } from './errors.js';
+
+/**
+ * The validation layer. Route schemas are zod schemas: they validate input, give handlers their
+ * types, and (through z.toJSONSchema) become the OpenAPI document, so the three cannot drift.
+ */
+
+function issueParam(prefix: string, path: readonly PropertyKey[]): string {
+  const parts = path.map(String);
+  return [prefix, ...parts].filter(Boolean).join('.');
+}
+
+/** Turns the first zod issue into the API error for it, naming the offending parameter. */
+export function toApiError(err: z.ZodError, prefix = ''): ApiError {
+  const issue = err.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys[0] ?? '']));
+  }
+  const param = issueParam(prefix, issue.path) || prefix || 'body';
+  if (issue.code === 'invalid_type' && issue.input === undefined) return errors.parameterMissing(param);
+  return errors.parameterInvalid(param, `Invalid ${param}: ${issue.message}`);
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw toApiError(result.error, prefix);
+  return result.data;
+}
+
+// ---- Reusable field schemas -------------------------------------------------------------------
+
+/** A calendar date in YYYY-MM-DD. */
+export const dateString = z
+  .string()
+  .refine(isValidDate, { message: 'must be a real date written YYYY-MM-DD' })
+  .meta({ format: 'date', example: '2026-11-22' });
+
+/** An ISO 8601 date-time with a Z or an explicit offset. */
+export const dateTimeString = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, {
+    message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T08:30:00Z or 2026-11-22T09:30:00+01:00',
+  })
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a real date-time' })
+  .meta({ format: 'date-time', example: '2026-11-22T08:30:00Z' });
+
+/** Parses a validated date-time: its instant and, when written with an offset, that offset. */
+export function parseDateTime(s: string): { ms: number; offsetMin: number | null } {
+  const ms = Date.parse(s);
+  const m = /([+-])(\d{2}):(\d{2})$/.exec(s);
+  const offsetMin = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : null;
+  return { ms, offsetMin };
+}
+
+/** A query-string integer within bounds (query values arrive as strings). */
+export function queryInt(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^-?\d+$/, { message: `must be an integer from ${min} to ${max}` })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }))
+    .meta({ type: 'integer', minimum: min, maximum: max } as Record<string, unknown>);
+}
+
+/** Object ids as they appear in paths and cursors. */
+export function idString(prefix: string) {
+  return z
+    .string()
+    .max(64)
+    .meta({ example: `${prefix}_3kT9xQ2pLm8vR1sN4wZc` });
+}
+
+export const MAX_RANGE_DAYS = 366;
+
+/** Checks an inclusive date range: end not before start and at most MAX_RANGE_DAYS long. */
+export function checkDateRange(start: string, end: string): void {
+  if (end < start) throw errors.parameterInvalid('end_date', 'end_date must not be before start_date.');
+  if (daysBetween(start, end) + 1 > MAX_RANGE_DAYS) {
+    throw errors.parameterInvalid('end_date', `A range may cover at most ${MAX_RANGE_DAYS} days; page through longer spans.`);
+  }
+}
+
+/** Default range of N days ending today, for endpoints where dates are optional. */
+export function defaultRange(today: string, days: number): { start: string; end: string } {
+  return { start: addDays(today, -(days - 1)), end: today };
+}

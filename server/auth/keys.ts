@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/connection.js';
+import { findActiveKeyByHash, insertApiKey, touchApiKey, type ApiKeyRecord } from '../db/api-keys.js';
+import { insertUiToken, consumeLaunchToken, isLiveSession } from '../db/ui-tokens.js';
+import { newId, randomToken } from '../ids.js';
+import { SCOPES, type Principal, type Scope } from '../api/route.js';
+
+/**
+ * API keys and browser sessions. Secrets are 32+ random base62 characters, so a single SHA-256
+ * is enough to store them safely (a slow hash guards low-entropy passwords, not random keys).
+ * The secret is returned once, at creation, and never stored.
+ */
+
+export const KEY_PREFIX = 'chy_';
+const SECRET_CHARS = 40;
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+export interface CreatedKey {
+  key: ApiKeyRecord;
+  secret: string;
+}
+
+export function createApiKey(db: Db, opts: { name: string; scopes: Scope[]; nowMs: number; internal?: boolean }): CreatedKey {
+  const secret = KEY_PREFIX + randomToken(SECRET_CHARS);
+  const key: ApiKeyRecord = {
+    id: newId('key'),
+    name: opts.name,
+    scopes: [...new Set(opts.scopes)].sort(),
+    prefix: secret.slice(0, KEY_PREFIX.length + 6),
+    createdMs: opts.nowMs,
+    lastUsedMs: null,
+    revokedMs: null,
+    internal: opts.internal ?? false,
+  };
+  insertApiKey(db, key, hashSecret(secret));
+  return { key, secret };
+}
+
+/** The principal a bearer secret stands for, or undefined for an unknown or revoked key. */
+export function authenticateKey(db: Db, secret: string, nowMs: number): Principal | undefined {
+  if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return undefined;
+  const key = findActiveKeyByHash(db, hashSecret(secret));
+  if (!key) return undefined;
+  touchApiKey(db, key.id, nowMs);
+  return { kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) };
+}
+
+// ---- Browser mode --------------------------------------------------------------------------
+
+export const SESSION_COOKIE = 'chyme_session';
+const LAUNCH_TOKEN_TTL_MS = 24 * 3600_000;
+export const SESSION_TTL_MS = 30 * 24 * 3600_000;
+
+/** A one-time token for the `App:` URL that `chyme serve` prints. */
+export function createLaunchToken(db: Db, nowMs: number): string {
+  const token = randomToken(32);
+  insertUiToken(db, hashSecret(token), 'launch', nowMs, nowMs + LAUNCH_TOKEN_TTL_MS);
+  return token;
+}
+
+/** Exchanges a launch token (once) for a session token, or returns undefined. */
+export function exchangeLaunchToken(db: Db, token: string, nowMs: number): string | undefined {
+  return db.transaction(() => {
+    if (!consumeLaunchToken(db, hashSecret(token), nowMs)) return undefined;
+    const session = randomToken(40);
+    insertUiToken(db, hashSecret(session), 'session', nowMs, nowMs + SESSION_TTL_MS);
+    return session;
+  })();
+}
+
+/** The browser UI acts for the owner of the machine: every scope. */
+export function authenticateSession(db: Db, sessionToken: string, nowMs: number): Principal | undefined {
+  if (sessionToken.length > 200 || !isLiveSession(db, hashSecret(sessionToken), nowMs)) return undefined;
+  return { kind: 'session', id: 'session', scopes: new Set(SCOPES) };
+}

@@ -1,0 +1,74 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { migrations as allMigrations, type Migration } from './migrations.js';
+
+export type Db = Database.Database;
+
+export class DatabaseTooNewError extends Error {
+  constructor(readonly found: number, readonly supported: number) {
+    super(
+      `This database was written by a newer Chyme (schema version ${found}; this build knows up to ${supported}). ` +
+        'Update Chyme to open it; nothing was changed.',
+    );
+    this.name = 'DatabaseTooNewError';
+  }
+}
+
+export interface OpenOptions {
+  /** Path to a better-sqlite3 native addon built for another ABI (Electron). */
+  nativeBinding?: string;
+  readonly?: boolean;
+  migrations?: Migration[];
+}
+
+/**
+ * Opens (creating if needed) the Chyme database and brings its schema up to date.
+ *
+ * - WAL: readers never block the writer, so the CLI can create keys while the server runs.
+ * - synchronous=FULL: every committed transaction is on disk before the call returns. Chyme's
+ *   writes are human-rate (meals, settings) plus webhook bookkeeping, so the fsync cost is
+ *   small, and "a logged meal is never lost on power failure" is worth it.
+ * - busy_timeout: a second process (CLI) waits for the writer instead of failing.
+ */
+export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, {
+    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+    ...(options.readonly ? { readonly: true } : {}),
+  });
+  try {
+    db.pragma('busy_timeout = 5000');
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+    }
+    db.pragma('foreign_keys = ON');
+    migrate(db, options.migrations ?? allMigrations);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Applies pending migrations, each in its own transaction with its version bump. */
+export function migrate(db: Db, migrations: Migration[]): void {
+  const latest = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+  const current = schemaVersion(db);
+  if (current > latest) throw new DatabaseTooNewError(current, latest);
+  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (migration.version <= schemaVersion(db)) continue;
+    // IMMEDIATE takes the write lock first, so two processes opening a new file cannot both
+    // run the same migration.
+    db.transaction(() => {
+      if (migration.version <= schemaVersion(db)) return;
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${Math.trunc(migration.version)}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,207 @@
+import type { Db } from './connection.js';
+
+export type MealType = 'breakfast' | 'lunch' | 'dinner' | 'snack';
+export const MEAL_TYPES: readonly MealType[] = ['breakfast', 'lunch', 'dinner', 'snack'];
+
+export interface Food {
+  name: string;
+  calories: number;
+}
+
+export interface MealRecord {
+  id: string;
+  timestampMs: number;
+  utcOffsetMin: number;
+  day: string;
+  mealType: MealType;
+  description: string;
+  calories: number;
+  proteinG: number | null;
+  carbsG: number | null;
+  fatG: number | null;
+  fiberG: number | null;
+  sodiumMg: number | null;
+  caffeineMg: number | null;
+  foods: Food[];
+  createdMs: number;
+  updatedMs: number;
+}
+
+interface MealRow {
+  id: string;
+  timestamp_ms: number;
+  utc_offset_min: number;
+  day: string;
+  meal_type: MealType;
+  description: string;
+  calories: number;
+  protein_g: number | null;
+  carbs_g: number | null;
+  fat_g: number | null;
+  fiber_g: number | null;
+  sodium_mg: number | null;
+  caffeine_mg: number | null;
+  foods_json: string;
+  created_ms: number;
+  updated_ms: number;
+}
+
+function fromRow(r: MealRow): MealRecord {
+  return {
+    id: r.id,
+    timestampMs: r.timestamp_ms,
+    utcOffsetMin: r.utc_offset_min,
+    day: r.day,
+    mealType: r.meal_type,
+    description: r.description,
+    calories: r.calories,
+    proteinG: r.protein_g,
+    carbsG: r.carbs_g,
+    fatG: r.fat_g,
+    fiberG: r.fiber_g,
+    sodiumMg: r.sodium_mg,
+    caffeineMg: r.caffeine_mg,
+    foods: JSON.parse(r.foods_json) as Food[],
+    createdMs: r.created_ms,
+    updatedMs: r.updated_ms,
+  };
+}
+
+function toParams(m: MealRecord) {
+  return {
+    id: m.id,
+    timestamp_ms: m.timestampMs,
+    utc_offset_min: m.utcOffsetMin,
+    day: m.day,
+    meal_type: m.mealType,
+    description: m.description,
+    calories: m.calories,
+    protein_g: m.proteinG,
+    carbs_g: m.carbsG,
+    fat_g: m.fatG,
+    fiber_g: m.fiberG,
+    sodium_mg: m.sodiumMg,
+    caffeine_mg: m.caffeineMg,
+    foods_json: JSON.stringify(m.foods),
+    created_ms: m.createdMs,
+    updated_ms: m.updatedMs,
+  };
+}
+
+const COLUMNS =
+  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, created_ms, updated_ms';
+
+export function insertMeal(db: Db, meal: MealRecord): void {
+  db.prepare(
+    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @created_ms, @updated_ms)`,
+  ).run(toParams(meal));
+}
+
+export function updateMeal(db: Db, meal: MealRecord): void {
+  db.prepare(
+    `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
+       description = @description, calories = @calories, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
+       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, updated_ms = @updated_ms
+     WHERE id = @id`,
+  ).run(toParams(meal));
+}
+
+export function deleteMeal(db: Db, id: string): boolean {
+  return db.prepare('DELETE FROM meals WHERE id = ?').run(id).changes > 0;
+}
+
+export function getMeal(db: Db, id: string): MealRecord | undefined {
+  const row = db.prepare(`SELECT ${COLUMNS} FROM meals WHERE id = ?`).get(id) as MealRow | undefined;
+  return row && fromRow(row);
+}
+
+export function mealExists(db: Db, id: string): boolean {
+  return db.prepare('SELECT 1 FROM meals WHERE id = ?').get(id) !== undefined;
+}
+
+/** A position in the newest-first order: (timestamp desc, id desc). */
+export interface SortPosition {
+  timestampMs: number;
+  id: string;
+}
+
+export function mealPosition(db: Db, id: string): SortPosition | undefined {
+  const row = db.prepare('SELECT timestamp_ms, id FROM meals WHERE id = ?').get(id) as
+    | { timestamp_ms: number; id: string }
+    | undefined;
+  return row && { timestampMs: row.timestamp_ms, id: row.id };
+}
+
+export interface MealPageQuery {
+  startDay: string;
+  endDay: string;
+  mealType?: MealType | undefined;
+  after?: SortPosition | undefined;
+  limit: number;
+}
+
+/** One page of meals newest first, by user day range; reads limit + 1 rows to know has_more. */
+export function listMealsPage(db: Db, q: MealPageQuery): { meals: MealRecord[]; hasMore: boolean } {
+  const where = ['day >= @startDay', 'day <= @endDay'];
+  if (q.mealType) where.push('meal_type = @mealType');
+  if (q.after) where.push('(timestamp_ms < @afterTs OR (timestamp_ms = @afterTs AND id < @afterId))');
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM meals WHERE ${where.join(' AND ')} ORDER BY timestamp_ms DESC, id DESC LIMIT @take`)
+    .all({
+      startDay: q.startDay,
+      endDay: q.endDay,
+      mealType: q.mealType ?? null,
+      afterTs: q.after?.timestampMs ?? null,
+      afterId: q.after?.id ?? null,
+      take: q.limit + 1,
+    }) as MealRow[];
+  return { meals: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
+}
+
+/** Meals with fromMs <= timestamp < toMs, oldest first (what the digestion engine reads). */
+export function listMealsBetween(db: Db, fromMs: number, toMs: number): MealRecord[] {
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM meals WHERE timestamp_ms >= ? AND timestamp_ms < ? ORDER BY timestamp_ms ASC, id ASC`)
+    .all(fromMs, toMs) as MealRow[];
+  return rows.map(fromRow);
+}
+
+/** Meals whose user day lies in [startDay, endDay], oldest first. */
+export function listMealsByDays(db: Db, startDay: string, endDay: string): MealRecord[] {
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM meals WHERE day >= ? AND day <= ? ORDER BY timestamp_ms ASC, id ASC`)
+    .all(startDay, endDay) as MealRow[];
+  return rows.map(fromRow);
+}
+
+export function listAllMeals(db: Db): MealRecord[] {
+  return (db.prepare(`SELECT ${COLUMNS} FROM meals ORDER BY timestamp_ms ASC, id ASC`).all() as MealRow[]).map(fromRow);
+}
+
+/** Distinct user days with at least one meal on or before `day` (calibration counts these). */
+export function countMealDaysThrough(db: Db, day: string): number {
+  return (db.prepare('SELECT COUNT(DISTINCT day) AS n FROM meals WHERE day <= ?').get(day) as { n: number }).n;
+}
+
+/** The earliest day with a meal, if any. */
+export function firstMealDay(db: Db): string | undefined {
+  return (db.prepare('SELECT MIN(day) AS d FROM meals').get() as { d: string | null }).d ?? undefined;
+}
+
+/** Re-derives every meal's day (after a day_start change); `dayFor` maps (instant, offset) to a day. */
+export function recomputeMealDays(db: Db, dayFor: (timestampMs: number, utcOffsetMin: number) => string): number {
+  const rows = db.prepare('SELECT id, timestamp_ms, utc_offset_min, day FROM meals').all() as Pick<
+    MealRow,
+    'id' | 'timestamp_ms' | 'utc_offset_min' | 'day'
+  >[];
+  const update = db.prepare('UPDATE meals SET day = ? WHERE id = ?');
+  let changed = 0;
+  for (const r of rows) {
+    const day = dayFor(r.timestamp_ms, r.utc_offset_min);
+    if (day !== r.day) {
+      update.run(day, r.id);
+      changed++;
+    }
+  }
+  return changed;
+}

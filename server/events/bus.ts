@@ -1,0 +1,105 @@
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import { insertEvent, type EventRecord } from '../db/events.js';
+import { newId } from '../ids.js';
+
+/** Every event the service announces (spec "Events", plus meal.deleted from issue 4). */
+export const EVENT_TYPES = [
+  'meal.created',
+  'meal.updated',
+  'meal.deleted',
+  'gut_score.created',
+  'overnight_score.created',
+  'digestion.state_changed',
+  'windows.updated',
+  'test.ping',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export type { EventRecord };
+
+export interface EmitOptions {
+  /** The changed fields' earlier values (Stripe's convention), e.g. the previous state. */
+  previousAttributes?: Record<string, unknown>;
+}
+
+export type Emit = (type: EventType, object: unknown, options?: EmitOptions) => EventRecord;
+
+/** Runs inside the writing transaction for every event recorded (the webhook outbox hooks here). */
+export type EventRecorder = (db: Db, event: EventRecord) => void;
+/** Runs after the transaction that recorded the event has committed. */
+export type EventListener = (event: EventRecord) => void;
+
+/**
+ * The seam between changes and their announcements. A write runs in one transaction; the events
+ * it emits are stored in that same transaction (and so are the webhook deliveries they cause), so
+ * a change and its announcements are committed together or not at all. Listeners (the live event
+ * stream, the dispatcher's wake-up, desktop notifications) hear about them only after commit.
+ */
+export class EventBus {
+  private readonly recorders: EventRecorder[] = [];
+  private readonly listeners = new Set<EventListener>();
+  private pending: EventRecord[] | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly onListenerError: (err: unknown) => void = () => {},
+  ) {}
+
+  onRecord(recorder: EventRecorder): void {
+    this.recorders.push(recorder);
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction; nested calls join the outer one. */
+  write<T>(fn: (emit: Emit) => T): T {
+    if (this.pending) return fn(this.emit);
+    this.pending = [];
+    let committed: EventRecord[] = [];
+    try {
+      const result = this.db.transaction(() => fn(this.emit)).immediate();
+      committed = this.pending;
+      return result;
+    } finally {
+      this.pending = null;
+      for (const event of committed) this.publish(event);
+    }
+  }
+
+  private readonly emit: Emit = (type, object, options) => {
+    if (!this.pending) throw new Error('events can only be emitted inside EventBus.write');
+    const data: EventRecord['data'] = { object };
+    if (options?.previousAttributes) data.previous_attributes = options.previousAttributes;
+    const event = insertEvent(this.db, { id: newId('evt'), type, createdMs: this.clock.now(), data });
+    for (const record of this.recorders) record(this.db, event);
+    this.pending.push(event);
+    return event;
+  };
+
+  private publish(event: EventRecord): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.onListenerError(err);
+      }
+    }
+  }
+}
+
+/** The JSON envelope of an event, as webhooks and the event stream carry it (CONTRACT §7). */
+export function eventEnvelope(event: EventRecord, webhookDeliveryId?: string): Record<string, unknown> {
+  return {
+    object: 'event',
+    id: event.id,
+    type: event.type,
+    created: new Date(event.createdMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(webhookDeliveryId ? { webhook_delivery_id: webhookDeliveryId } : {}),
+    data: event.data,
+  };
+}

@@ -1,0 +1,182 @@
+import type { AppContext } from '../app-context.js';
+import type { Emit } from '../events/bus.js';
+import { deleteMeal, getMeal, insertMeal, updateMeal, type Food, type MealRecord, type MealType } from '../db/meals.js';
+import { newId } from '../ids.js';
+import { currentSettings, mealDay } from '../settings.js';
+import { isoUtc, offsetMinutes } from '../time/tz.js';
+
+export interface MealInput {
+  timestampMs: number;
+  /** Offset the client wrote the timestamp with, if any; else the user's zone decides. */
+  utcOffsetMin: number | null;
+  mealType: MealType;
+  description?: string | undefined;
+  macros?: Partial<Record<'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', number | null>> | undefined;
+  micros?: Partial<Record<'sodium_mg' | 'caffeine_mg', number | null>> | undefined;
+  foods?: Food[] | undefined;
+}
+
+export type MealPatch = Partial<MealInput>;
+
+/** The API resource for a meal (spec "Meal"); unknown macros read as 0, caffeine as null. */
+export function mealResource(m: MealRecord): Record<string, unknown> {
+  return {
+    object: 'nutrition.meal',
+    id: m.id,
+    day: m.day,
+    timestamp: isoUtc(m.timestampMs),
+    meal_type: m.mealType,
+    description: m.description,
+    macros: {
+      calories: m.calories,
+      protein_g: m.proteinG ?? 0,
+      carbs_g: m.carbsG ?? 0,
+      fat_g: m.fatG ?? 0,
+      fiber_g: m.fiberG,
+    },
+    micros: { sodium_mg: m.sodiumMg ?? 0, caffeine_mg: m.caffeineMg },
+    foods: m.foods.map((f) => ({ name: f.name, calories: f.calories })),
+    utc_offset_min: m.utcOffsetMin,
+    created_at: isoUtc(m.createdMs),
+    updated_at: isoUtc(m.updatedMs),
+  };
+}
+
+export class MealValidationError extends Error {
+  constructor(readonly param: string, message: string) {
+    super(message);
+  }
+}
+
+export const MAX_MEAL_CALORIES = 10_000;
+
+/**
+ * Calories for a meal: as logged; else the sum of its foods; else from macros (4/4/9 kcal per g).
+ */
+function resolveCalories(macros: MealInput['macros'], foods: Food[]): number {
+  if (macros?.calories != null) return macros.calories;
+  if (foods.length > 0) return foods.reduce((sum, f) => sum + f.calories, 0);
+  const p = macros?.protein_g ?? 0;
+  const c = macros?.carbs_g ?? 0;
+  const f = macros?.fat_g ?? 0;
+  return 4 * p + 4 * c + 9 * f;
+}
+
+function checkCalories(calories: number): number {
+  const rounded = Math.round(calories * 100) / 100;
+  if (rounded > MAX_MEAL_CALORIES) {
+    throw new MealValidationError('macros.calories', `A meal may carry at most ${MAX_MEAL_CALORIES} kcal; this one adds up to ${rounded}.`);
+  }
+  return rounded;
+}
+
+function notifyDataChanged(app: AppContext, emit: Emit): void {
+  for (const hook of app.hooks.afterDataChange) hook(emit);
+}
+
+function offsetFor(app: AppContext, timestampMs: number, explicit: number | null): number {
+  return explicit ?? offsetMinutes(timestampMs, currentSettings(app).timezone);
+}
+
+export function buildMeal(app: AppContext, input: MealInput, id: string, nowMs: number): MealRecord {
+  const settings = currentSettings(app);
+  const foods = input.foods ?? [];
+  const utcOffsetMin = offsetFor(app, input.timestampMs, input.utcOffsetMin);
+  return {
+    id,
+    timestampMs: input.timestampMs,
+    utcOffsetMin,
+    day: mealDay(input.timestampMs, utcOffsetMin, settings.dayStart),
+    mealType: input.mealType,
+    description: input.description ?? '',
+    calories: checkCalories(resolveCalories(input.macros, foods)),
+    proteinG: input.macros?.protein_g ?? null,
+    carbsG: input.macros?.carbs_g ?? null,
+    fatG: input.macros?.fat_g ?? null,
+    fiberG: input.macros?.fiber_g ?? null,
+    sodiumMg: input.micros?.sodium_mg ?? null,
+    caffeineMg: input.micros?.caffeine_mg ?? null,
+    foods,
+    createdMs: nowMs,
+    updatedMs: nowMs,
+  };
+}
+
+export function createMeal(app: AppContext, input: MealInput): MealRecord {
+  return app.bus.write((emit) => {
+    const now = app.clock.now();
+    const meal = buildMeal(app, input, newId('meal'), now);
+    insertMeal(app.db, meal);
+    emit('meal.created', mealResource(meal));
+    notifyDataChanged(app, emit);
+    return meal;
+  });
+}
+
+/** Fields of the resource that differ, with their old values (Stripe's previous_attributes). */
+function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(before)) {
+    if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(after[k])) out[k] = v;
+  }
+  return out;
+}
+
+export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
+  return app.bus.write((emit) => {
+    const before = getMeal(app.db, id);
+    if (!before) return undefined;
+    const settings = currentSettings(app);
+    const now = app.clock.now();
+    const foods = patch.foods ?? before.foods;
+    const foodsSum = before.foods.reduce((s, f) => s + f.calories, 0);
+    // Calories that were the sum of the foods follow the foods when only the foods change.
+    const caloriesFollowFoods = before.foods.length > 0 && Math.abs(before.calories - foodsSum) < 0.01;
+    let calories = before.calories;
+    if (patch.macros?.calories != null) calories = patch.macros.calories;
+    else if (patch.foods && caloriesFollowFoods) calories = foods.reduce((s, f) => s + f.calories, 0);
+    const timestampMs = patch.timestampMs ?? before.timestampMs;
+    const utcOffsetMin =
+      patch.timestampMs !== undefined ? offsetFor(app, timestampMs, patch.utcOffsetMin ?? null) : before.utcOffsetMin;
+    const pick = <K extends keyof NonNullable<MealInput['macros']>>(k: K, old: number | null) =>
+      patch.macros && k in patch.macros ? (patch.macros[k] ?? null) : old;
+    const pickMicro = <K extends keyof NonNullable<MealInput['micros']>>(k: K, old: number | null) =>
+      patch.micros && k in patch.micros ? (patch.micros[k] ?? null) : old;
+    const after: MealRecord = {
+      ...before,
+      timestampMs,
+      utcOffsetMin,
+      day: mealDay(timestampMs, utcOffsetMin, settings.dayStart),
+      mealType: patch.mealType ?? before.mealType,
+      description: patch.description ?? before.description,
+      calories: checkCalories(calories),
+      proteinG: pick('protein_g', before.proteinG),
+      carbsG: pick('carbs_g', before.carbsG),
+      fatG: pick('fat_g', before.fatG),
+      fiberG: pick('fiber_g', before.fiberG),
+      sodiumMg: pickMicro('sodium_mg', before.sodiumMg),
+      caffeineMg: pickMicro('caffeine_mg', before.caffeineMg),
+      foods,
+      updatedMs: now,
+    };
+    const beforeResource = mealResource(before);
+    const afterResource = mealResource(after);
+    const changed = previousAttributes(beforeResource, afterResource);
+    if (Object.keys(changed).length === 0) return before;
+    updateMeal(app.db, after);
+    emit('meal.updated', afterResource, { previousAttributes: changed });
+    notifyDataChanged(app, emit);
+    return after;
+  });
+}
+
+export function removeMeal(app: AppContext, id: string): MealRecord | undefined {
+  return app.bus.write((emit) => {
+    const meal = getMeal(app.db, id);
+    if (!meal) return undefined;
+    deleteMeal(app.db, id);
+    emit('meal.deleted', { ...mealResource(meal), deleted: true });
+    notifyDataChanged(app, emit);
+    return meal;
+  });
+}

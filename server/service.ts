@@ -1,0 +1,136 @@
+import type { AddressInfo } from 'node:net';
+import type { AppContext } from './app-context.js';
+import { createApiKey, createLaunchToken } from './auth/keys.js';
+import { systemClock, type Clock } from './clock.js';
+import { openDatabase } from './db/connection.js';
+import { EventBus } from './events/bus.js';
+import { createApiServer, type HttpOptions } from './api/http.js';
+import { buildOpenApi } from './api/openapi.js';
+import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
+import { resourceRoutes } from './api/routes/index.js';
+import { createLogger, type Logger } from './logger.js';
+import { packageVersion, rendererDir } from './paths.js';
+import { initSettings } from './settings.js';
+import { deleteExpiredUiTokens } from './db/ui-tokens.js';
+import { deleteIdempotencyOlderThan } from './db/idempotency.js';
+
+export interface ServiceOptions {
+  dbPath: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** IANA zone to store as the user's time zone (the --tz flag). */
+  timezone?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** better-sqlite3 addon built for another ABI (Electron). */
+  nativeBinding?: string;
+  /** Serve the built renderer at / (default: the package's build/renderer when present). */
+  staticDir?: string | null;
+  allowedHosts?: string[];
+  rateLimit?: HttpOptions['rateLimit'];
+}
+
+/** A part of the service with its own lifecycle and routes (webhook dispatcher, scheduler). */
+export interface Subsystem {
+  name: string;
+  routes?: RouteDef[];
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface Service {
+  app: AppContext;
+  url: string;
+  host: string;
+  port: number;
+  /** A one-time URL that opens the UI in a browser (CONTRACT §2 "App:" line). */
+  createLaunchUrl(): string;
+  /** A full-scope key for the desktop renderer (hidden from key listings). */
+  createRendererKey(): string;
+  stop(): Promise<void>;
+}
+
+const HOUSEKEEPING_INTERVAL_MS = 3600_000;
+
+/**
+ * Opens the database, builds the shared context, and starts the HTTP API with every subsystem.
+ * Knows nothing of Electron: the desktop shell and `chyme serve` both call this.
+ */
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const clock = options.clock ?? systemClock;
+  const log = options.logger ?? createLogger();
+  const db = openDatabase(options.dbPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
+  const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
+  const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
+  initSettings(db, clock.now(), options.timezone);
+
+  const subsystems: Subsystem[] = [];
+  const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
+  const openapiDoc = () => buildOpenApi(routes, app.version);
+  routes.push(
+    defineRoute({
+      method: 'GET',
+      path: '/v1/openapi.json',
+      operationId: 'openapi',
+      summary: 'This OpenAPI 3.1 document (no key needed)',
+      tag: 'System',
+      access: 'public',
+      responses: { 200: { description: 'The OpenAPI document' } },
+      handler: () => ({ body: openapiDoc() }),
+    }),
+  );
+
+  const host = options.host ?? '127.0.0.1';
+  const staticDir = options.staticDir === null ? undefined : (options.staticDir ?? rendererDir());
+  const api = createApiServer(app, routes, {
+    allowedHosts: [...(options.allowedHosts ?? []), host],
+    ...(staticDir ? { staticDir } : {}),
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    api.server.once('error', reject);
+    api.server.listen(options.port ?? 7650, host, () => {
+      api.server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (api.server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+
+  const housekeeping = () => {
+    const now = clock.now();
+    deleteExpiredUiTokens(db, now);
+    deleteIdempotencyOlderThan(db, now - 24 * 3600_000);
+  };
+  housekeeping();
+  const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
+  housekeepingTimer.unref();
+
+  for (const s of subsystems) s.start();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    url,
+    host,
+    port,
+    createLaunchUrl: () => `${url}/?token=${createLaunchToken(db, clock.now())}`,
+    createRendererKey: () => createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(housekeepingTimer);
+        // Stop taking requests and let in-flight ones finish before the database closes.
+        const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
+        api.closeStreams();
+        api.server.closeIdleConnections();
+        await Promise.all(subsystems.map((s) => s.stop()));
+        await closed;
+        db.close();
+      })();
+      return stopping;
+    },
+  };
+}

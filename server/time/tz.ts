@@ -1,0 +1,171 @@
+/**
+ * Time-zone arithmetic on IANA zone names, built on Intl (Node ships full ICU).
+ *
+ * Chyme stores instants as UTC milliseconds and derives every "day" from the user's zone and
+ * day-start setting, so a meal logged at 00:30 with day_start "04:00" counts for the previous day,
+ * and a day keeps its meaning across DST changes and travel.
+ */
+
+const formatterCache = new Map<string, Intl.DateTimeFormat>();
+
+function partsFormatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatterCache.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatterCache.set(timeZone, f);
+  }
+  return f;
+}
+
+/** True when `name` is an IANA zone this runtime knows (e.g. "Europe/Berlin", "UTC"). */
+export function isValidTimeZone(name: string): boolean {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The zone the operating system is set to, falling back to UTC. */
+export function systemTimeZone(): string {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return zone && isValidTimeZone(zone) ? zone : 'UTC';
+}
+
+export interface LocalParts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** Wall-clock fields of an instant in a zone. */
+export function localParts(instantMs: number, timeZone: string): LocalParts {
+  const out: Record<string, number> = {};
+  for (const p of partsFormatter(timeZone).formatToParts(new Date(instantMs))) {
+    if (p.type !== 'literal') out[p.type] = Number(p.value);
+  }
+  return {
+    year: out.year!,
+    month: out.month!,
+    day: out.day!,
+    hour: out.hour === 24 ? 0 : out.hour!,
+    minute: out.minute!,
+    second: out.second!,
+  };
+}
+
+/** Offset of the zone from UTC at an instant, in minutes (Berlin in summer: +120). */
+export function offsetMinutes(instantMs: number, timeZone: string): number {
+  const p = localParts(instantMs, timeZone);
+  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  const truncated = instantMs - (((instantMs % 1000) + 1000) % 1000);
+  return Math.round((asUtc - truncated) / 60000);
+}
+
+/** Minutes since local midnight (0–1439) of an instant. */
+export function localMinuteOfDay(instantMs: number, timeZone: string): number {
+  const p = localParts(instantMs, timeZone);
+  return p.hour * 60 + p.minute;
+}
+
+/** Parses "HH:MM" into minutes after midnight; throws on malformed input. */
+export function parseClock(hhmm: string): number {
+  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(hhmm);
+  if (!m) throw new RangeError(`invalid clock time ${JSON.stringify(hhmm)}`);
+  return Number(m[1]) * 60 + Number(m[2]);
+}
+
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, '0');
+}
+
+export function formatDate(year: number, month: number, day: number): string {
+  return `${pad(year, 4)}-${pad(month)}-${pad(day)}`;
+}
+
+/** True for a real calendar date written YYYY-MM-DD. */
+export function isValidDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const dt = new Date(Date.UTC(y, mo - 1, d));
+  return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d;
+}
+
+/** Adds whole calendar days to a YYYY-MM-DD date. */
+export function addDays(date: string, days: number): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const dt = new Date(Date.UTC(y, m - 1, d + days));
+  return formatDate(dt.getUTCFullYear(), dt.getUTCMonth() + 1, dt.getUTCDate());
+}
+
+/** Whole days from `a` to `b` (b − a) between two YYYY-MM-DD dates. */
+export function daysBetween(a: string, b: string): number {
+  const toUtc = (s: string) => {
+    const [y, m, d] = s.split('-').map(Number) as [number, number, number];
+    return Date.UTC(y, m - 1, d);
+  };
+  return Math.round((toUtc(b) - toUtc(a)) / 86_400_000);
+}
+
+/**
+ * The user's day (YYYY-MM-DD) an instant belongs to: its local date, or the previous date when the
+ * local time is before `dayStartMin` (minutes after midnight, from the day_start setting).
+ */
+export function dayOf(instantMs: number, timeZone: string, dayStartMin = 0): string {
+  const p = localParts(instantMs - 0, timeZone);
+  const date = formatDate(p.year, p.month, p.day);
+  return p.hour * 60 + p.minute < dayStartMin ? addDays(date, -1) : date;
+}
+
+/**
+ * The UTC instant of a local wall-clock time on a date in a zone. For a time skipped by a DST jump
+ * it returns the instant just after the gap; for a repeated time, the first occurrence.
+ */
+export function localTimeToInstant(date: string, minuteOfDay: number, timeZone: string): number {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const wall = Date.UTC(y, m - 1, d, 0, minuteOfDay);
+  // Two passes converge for every real zone: guess with the offset at the wall time read as UTC,
+  // then correct with the offset at the guessed instant.
+  let guess = wall - offsetMinutes(wall, timeZone) * 60000;
+  const second = wall - offsetMinutes(guess, timeZone) * 60000;
+  if (second !== guess) {
+    // Ambiguous or skipped: prefer the earlier instant that maps to this wall time, else the later.
+    const earlier = Math.min(guess, second);
+    const later = Math.max(guess, second);
+    guess = wallOf(earlier, timeZone) === wall ? earlier : later;
+  }
+  return guess;
+}
+
+function wallOf(instantMs: number, timeZone: string): number {
+  const p = localParts(instantMs, timeZone);
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+}
+
+/** [start, end) UTC instants of a user's day, honouring the day-start setting. */
+export function dayBounds(date: string, timeZone: string, dayStartMin = 0): { start: number; end: number } {
+  return {
+    start: localTimeToInstant(date, dayStartMin, timeZone),
+    end: localTimeToInstant(addDays(date, 1), dayStartMin, timeZone),
+  };
+}
+
+/** ISO 8601 UTC with a Z, second precision ("2026-11-22T08:30:00Z"). */
+export function isoUtc(instantMs: number): string {
+  return new Date(Math.floor(instantMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
