@@ -17,24 +17,19 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
   const components: Record<string, JsonSchema> = {};
 
   const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-    const json = z.toJSONSchema(schema, {
-      io,
-      unrepresentable: 'any',
-      target: 'draft-2020-12',
-      override: (ctx) => {
-        // Query integers arrive as strings and are parsed; document them as what the client sends.
-        const meta = z.globalRegistry.get(ctx.zodSchema) as Record<string, unknown> | undefined;
-        if (meta?.type === 'integer') {
-          delete ctx.jsonSchema.pattern;
-          ctx.jsonSchema.type = 'integer';
-        }
-      },
+    const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
+    // Named schemas (meta id) come back under $defs: hoist them into components and point there.
+    const text = JSON.stringify(generated).replaceAll('"#/$defs/', '"#/components/schemas/');
+    const json = JSON.parse(text, (_key, value: unknown) => {
+      // Query integers are parsed from strings; document them as the integers the client sends.
+      if (value && typeof value === 'object' && (value as JsonSchema).type === 'integer') delete (value as JsonSchema).pattern;
+      return value;
     }) as JsonSchema;
+    const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
+    for (const [id, def] of Object.entries(defs)) components[id] = def;
+    delete json.$defs;
     delete json.$schema;
-    const id = (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
-    if (!id) return json;
-    components[id] = json;
-    return { $ref: `#/components/schemas/${id}` };
+    return json;
   };
 
   const paths: Record<string, Record<string, unknown>> = {};

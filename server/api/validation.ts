@@ -12,20 +12,30 @@ function issueParam(prefix: string, path: readonly PropertyKey[]): string {
   return [prefix, ...parts].filter(Boolean).join('.');
 }
 
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
 /** Turns the first zod issue into the API error for it, naming the offending parameter. */
-export function toApiError(err: z.ZodError, prefix = ''): ApiError {
+export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiError {
   const issue = err.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
     return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys[0] ?? '']));
   }
   const param = issueParam(prefix, issue.path) || prefix || 'body';
-  if (issue.code === 'invalid_type' && issue.input === undefined) return errors.parameterMissing(param);
-  return errors.parameterInvalid(param, `Invalid ${param}: ${issue.message}`);
+  if (valueAt(input, issue.path) === undefined) return errors.parameterMissing(param);
+  const message = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
+  return errors.parameterInvalid(param, `Invalid ${param}: ${message}.`);
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw toApiError(result.error, prefix);
+  if (!result.success) throw toApiError(result.error, input, prefix);
   return result.data;
 }
 
@@ -43,8 +53,17 @@ export const dateTimeString = z
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, {
     message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T08:30:00Z or 2026-11-22T09:30:00+01:00',
   })
-  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a real date-time' })
+  .refine(isRealDateTime, { message: 'is not a real date-time' })
   .meta({ format: 'date-time', example: '2026-11-22T08:30:00Z' });
+
+function isRealDateTime(s: string): boolean {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(s);
+  if (!m || !isValidDate(m[1]!)) return false;
+  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return false;
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(s);
+  if (offset && (Number(offset[2]) > 14 || Number(offset[3]) > 59)) return false;
+  return !Number.isNaN(Date.parse(s));
+}
 
 /** Parses a validated date-time: its instant and, when written with an offset, that offset. */
 export function parseDateTime(s: string): { ms: number; offsetMin: number | null } {

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { runCli, startServe } from '../helpers/cli.js';
+
+const tempDb = () => join(mkdtempSync(join(tmpdir(), 'chyme-cli-')), 'chyme.db');
+
+describe('chyme serve', () => {
+  test('prints the two ready lines, serves the API, and stops cleanly on SIGTERM', async () => {
+    const db = tempDb();
+    const serve = await startServe(['--db', db, '--tz', 'America/New_York']);
+    assert.match(serve.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(new URL(serve.url).port, '0');
+    assert.match(serve.appUrl, new RegExp(`^${serve.url}/\\?token=[0-9A-Za-z]{32}$`));
+    const lines = serve.stdout().trim().split('\n');
+    assert.match(lines[0]!, /^Chyme listening on /);
+    assert.match(lines[1]!, /^App: /);
+
+    const health = await fetch(`${serve.url}/v1/health`);
+    assert.equal((await health.json()).status, 'ok');
+
+    // The CLI can create a key while the server holds the same file open.
+    const created = runCli(['keys', 'create', '--name', 'script', '--scopes', 'nutrition:read,admin', '--db', db]);
+    assert.equal(created.status, 0, created.stderr);
+    const secret = created.stdout.trim().split('\n').at(-1)!;
+    assert.match(secret, /^chy_[0-9A-Za-z]{32,}$/);
+    const settings = await fetch(`${serve.url}/v1/settings`, { headers: { authorization: `Bearer ${secret}` } });
+    assert.equal(settings.status, 200);
+    assert.equal((await settings.json()).timezone, 'America/New_York', '--tz is stored as the user time zone');
+
+    // An in-flight request finishes during shutdown.
+    const inFlight = fetch(`${serve.url}/v1/nutrition/meals?start_date=2026-01-01&end_date=2026-12-31`, { headers: { authorization: `Bearer ${secret}` } });
+    const code = await serve.stop('SIGTERM');
+    assert.equal((await inFlight).status, 200);
+    assert.equal(code, 0);
+
+    // The database was closed cleanly: no WAL left to recover, and it opens fine.
+    const check = new Database(db);
+    assert.equal(check.pragma('integrity_check', { simple: true }), 'ok');
+    check.close();
+  });
+
+  test('SIGINT stops it too', async () => {
+    const serve = await startServe(['--db', tempDb()]);
+    assert.equal(await serve.stop('SIGINT'), 0);
+  });
+
+  test('bad flags exit 2 with a usage message', () => {
+    for (const args of [['serve', '--port', 'http'], ['serve', '--port', '70000'], ['serve', '--tz', 'Nowhere/Land'], ['serve', '--bogus'], ['frobnicate']]) {
+      const r = runCli(args);
+      assert.equal(r.status, 2, args.join(' '));
+      assert.match(r.stderr, /Usage:/);
+    }
+  });
+
+  test('a port already in use is a clear error', async () => {
+    const first = await startServe(['--db', tempDb()]);
+    const port = new URL(first.url).port;
+    const r = runCli(['serve', '--port', port, '--db', tempDb()]);
+    assert.equal(r.status, 4);
+    assert.match(r.stderr, /already running|in use/i);
+    await first.stop();
+  });
+});
+
+describe('chyme keys', () => {
+  test('create prints the secret alone on the last line; list shows it without the secret; revoke removes it', () => {
+    const db = tempDb();
+    const created = runCli(['keys', 'create', '--name', 'Home Assistant', '--scopes', 'digestion:read', '--db', db]);
+    assert.equal(created.status, 0, created.stderr);
+    const lines = created.stdout.trim().split('\n');
+    const secret = lines.at(-1)!;
+    assert.match(secret, /^chy_[0-9A-Za-z]{32,}$/);
+    const id = /(key_[0-9A-Za-z]+)/.exec(created.stdout)![1]!;
+
+    const list = runCli(['keys', 'list', '--json', '--db', db]);
+    const keys = JSON.parse(list.stdout);
+    assert.deepEqual(keys.map((k: any) => [k.id, k.name, k.scopes]), [[id, 'Home Assistant', ['digestion:read']]]);
+    assert.equal(list.stdout.includes(secret), false);
+    assert.match(runCli(['keys', 'list', '--db', db]).stdout, new RegExp(id));
+
+    const revoked = runCli(['keys', 'revoke', id, '--db', db]);
+    assert.equal(revoked.status, 0);
+    assert.deepEqual(JSON.parse(runCli(['keys', 'list', '--json', '--db', db]).stdout), []);
+    const again = runCli(['keys', 'revoke', id, '--db', db]);
+    assert.equal(again.status, 2);
+  });
+
+  test('create refuses missing names and unknown scopes; --scopes all grants every scope', () => {
+    const db = tempDb();
+    assert.equal(runCli(['keys', 'create', '--scopes', 'admin', '--db', db]).status, 2);
+    const bad = runCli(['keys', 'create', '--name', 'x', '--scopes', 'nutrition:read,root', '--db', db]);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /unknown scope "root"/);
+    const all = runCli(['keys', 'create', '--name', 'x', '--scopes', 'all', '--db', db]);
+    assert.equal(all.status, 0);
+    assert.equal(JSON.parse(runCli(['keys', 'list', '--json', '--db', db]).stdout)[0].scopes.length, 8);
+  });
+
+  test('a database from a newer Chyme is refused with a clear message', () => {
+    const db = tempDb();
+    runCli(['keys', 'list', '--db', db]);
+    const raw = new Database(db);
+    raw.pragma('user_version = 999');
+    raw.close();
+    const r = runCli(['keys', 'list', '--db', db]);
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /newer Chyme/);
+  });
+});

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { DatabaseTooNewError, migrate, openDatabase, schemaVersion } from '../../server/db/connection.js';
+import { migrations } from '../../server/db/migrations.js';
+
+const tempDb = () => join(mkdtempSync(join(tmpdir(), 'chyme-db-')), 'nested', 'chyme.db');
+const latest = Math.max(...migrations.map((m) => m.version));
+
+test('a new database is created with WAL, foreign keys, synchronous=FULL and the latest schema', () => {
+  const db = openDatabase(tempDb());
+  assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
+  assert.equal(db.pragma('synchronous', { simple: true }), 2); // 2 = FULL
+  assert.equal(schemaVersion(db), latest);
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
+  for (const t of ['meals', 'sleep_sessions', 'api_keys', 'settings', 'events', 'idempotency_keys']) assert.ok(tables.includes(t), t);
+  db.close();
+});
+
+test('reopening an up-to-date database changes nothing', () => {
+  const path = tempDb();
+  openDatabase(path).close();
+  const db = openDatabase(path);
+  assert.equal(schemaVersion(db), latest);
+  db.close();
+});
+
+test('a database from a newer Chyme is refused and left untouched', () => {
+  const path = tempDb();
+  openDatabase(path).close();
+  const raw = new Database(path);
+  raw.pragma(`user_version = ${latest + 5}`);
+  raw.close();
+  assert.throws(() => openDatabase(path), (err: unknown) => err instanceof DatabaseTooNewError && err.found === latest + 5);
+  const check = new Database(path);
+  assert.equal(check.pragma('user_version', { simple: true }), latest + 5);
+  check.close();
+});
+
+test('a failing migration rolls back entirely and keeps the previous version', () => {
+  const path = tempDb();
+  const db = openDatabase(path);
+  const broken = [
+    ...migrations,
+    { version: latest + 1, name: 'half good', sql: 'CREATE TABLE added_first (x INTEGER); INSERT INTO no_such_table VALUES (1);' },
+  ];
+  assert.throws(() => migrate(db, broken), /no such table/);
+  assert.equal(schemaVersion(db), latest);
+  const added = db.prepare("SELECT name FROM sqlite_master WHERE name = 'added_first'").get();
+  assert.equal(added, undefined, 'the first statement of the failed migration must be rolled back');
+  db.close();
+});
+
+test('migrations apply in order, each recording its version', () => {
+  const db = new Database(':memory:');
+  migrate(db, [
+    { version: 2, name: 'second', sql: 'ALTER TABLE t ADD COLUMN b INTEGER;' },
+    { version: 1, name: 'first', sql: 'CREATE TABLE t (a INTEGER);' },
+  ]);
+  assert.equal(schemaVersion(db), 2);
+  assert.deepEqual(
+    (db.prepare('PRAGMA table_info(t)').all() as { name: string }[]).map((c) => c.name),
+    ['a', 'b'],
+  );
+  db.close();
+});
