@@ -1,0 +1,278 @@
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { api, ApiError, onUnauthenticated } from './api/client';
+import { onStatus, type StreamStatus } from './api/events';
+import type { Settings } from './api/types';
+import { ErrorNote, Icon, Loading } from './components/ui';
+import { AppContext, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
+import { useNow, useServiceEvents, useStoredState } from './lib/hooks';
+import { todayIn } from './lib/time';
+import { LogScreen } from './screens/Log';
+import { TodayScreen } from './screens/Today';
+
+// Screens with charts or rarely used forms load on first visit, keeping the first paint small.
+const ScoreScreen = lazy(() => import('./screens/Score'));
+const TimelineScreen = lazy(() => import('./screens/Timeline'));
+const IntegrationsScreen = lazy(() => import('./screens/Integrations'));
+
+const ROUTES: { route: Route; label: string; icon: Parameters<typeof Icon>[0]['name'] }[] = [
+  { route: 'today', label: 'Today', icon: 'today' },
+  { route: 'log', label: 'Log meal', icon: 'log' },
+  { route: 'score', label: 'Gut score', icon: 'score' },
+  { route: 'timeline', label: 'Timeline', icon: 'timeline' },
+  { route: 'integrations', label: 'Integrations', icon: 'plug' },
+];
+
+function parseHash(): { route: Route; params: URLSearchParams } {
+  const [path = '', qs = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  const route = (ROUTES.find((r) => r.route === path)?.route ?? 'today') as Route;
+  return { route, params: new URLSearchParams(qs) };
+}
+
+type Theme = 'system' | 'light' | 'dark';
+
+function ThemeToggle() {
+  const [theme, setTheme] = useStoredState<Theme>('chyme.theme', 'system');
+  useEffect(() => {
+    if (theme === 'system') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+  }, [theme]);
+  const next: Record<Theme, Theme> = { system: 'light', light: 'dark', dark: 'system' };
+  const label: Record<Theme, string> = { system: 'System theme', light: 'Light theme', dark: 'Dark theme' };
+  const icon = theme === 'light' ? 'sun' : theme === 'dark' ? 'moon' : 'monitor';
+  return (
+    <button
+      type="button"
+      className="theme-toggle"
+      onClick={() => setTheme(next[theme])}
+      aria-label={`${label[theme]} (switch to ${label[next[theme]].toLowerCase()})`}
+      data-testid="theme-toggle"
+    >
+      <Icon name={icon} />
+      <span>{label[theme]}</span>
+    </button>
+  );
+}
+
+function LiveBadge() {
+  const [status, setStatus] = useState<StreamStatus>('connecting');
+  useEffect(() => onStatus(setStatus), []);
+  const text = status === 'open' ? 'Live' : status === 'connecting' ? 'Connecting' : 'Offline';
+  return (
+    <span className={`live live--${status}`} role="status" title="Live updates from the service">
+      <span className="live__dot" aria-hidden="true" />
+      {text}
+    </span>
+  );
+}
+
+interface Toast {
+  id: number;
+  message: string;
+  opts: ToastOptions;
+}
+
+function Toaster({ toast, onClose }: { toast: Toast | null; onClose: () => void }) {
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!toast) return;
+    const t = setTimeout(onClose, toast.opts.action ? 9000 : 5000);
+    return () => clearTimeout(t);
+  }, [toast, onClose]);
+  return (
+    <div className="toaster" role="status" aria-live="polite">
+      {toast ? (
+        <div className={`toast toast--${toast.opts.tone ?? 'info'}`} key={toast.id} data-testid="toast">
+          <span>{toast.message}</span>
+          {toast.opts.action ? (
+            <button
+              type="button"
+              className="toast__action"
+              disabled={busy}
+              onClick={() => {
+                setBusy(true);
+                Promise.resolve(toast.opts.action!.run())
+                  .catch(() => undefined)
+                  .finally(() => {
+                    setBusy(false);
+                    onClose();
+                  });
+              }}
+            >
+              {toast.opts.action.label}
+            </button>
+          ) : null}
+          <button type="button" className="toast__close" onClick={onClose} aria-label="Dismiss">
+            <Icon name="close" size={16} />
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function Gate({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main className="gate" id="main">
+      <div className="gate__card">
+        <p className="brand brand--big">
+          <span className="brand__mark" aria-hidden="true" />
+          Chyme
+        </p>
+        <h1>{title}</h1>
+        {children}
+      </div>
+    </main>
+  );
+}
+
+export function App() {
+  const [{ route, params }, setLocation] = useState(parseHash);
+  const [settings, setSettings] = useState<Settings | null>(null);
+  const [bootError, setBootError] = useState<unknown>(null);
+  const [signedOut, setSignedOut] = useState(false);
+  const [toast, setToast] = useState<Toast | null>(null);
+  const draftRef = useRef<MealDraft | null>(null);
+  const mainRef = useRef<HTMLElement>(null);
+  const now = useNow(60_000);
+
+  const loadSettings = useCallback(() => {
+    setBootError(null);
+    api
+      .get<Settings>('/v1/settings')
+      .then((s) => {
+        setSettings(s);
+        setSignedOut(false);
+      })
+      .catch((err) => {
+        if (err instanceof ApiError && err.status === 401) setSignedOut(true);
+        else setBootError(err);
+      });
+  }, []);
+
+  useEffect(() => {
+    loadSettings();
+    const off = onUnauthenticated(() => setSignedOut(true));
+    const onHash = () => setLocation(parseHash());
+    window.addEventListener('hashchange', onHash);
+    return () => {
+      off();
+      window.removeEventListener('hashchange', onHash);
+    };
+  }, [loadSettings]);
+
+  // Another client (or the CLI) may change settings: keep ours current.
+  useServiceEvents(['settings.updated'], loadSettings);
+
+  // Move focus to the screen on navigation, so keyboard and screen-reader users land on it.
+  const firstRoute = useRef(true);
+  useEffect(() => {
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
+    mainRef.current?.focus();
+  }, [route]);
+
+  const closeToast = useCallback(() => setToast(null), []);
+
+  const ctx = useMemo<AppContextValue | null>(() => {
+    if (!settings) return null;
+    return {
+      settings,
+      setSettings,
+      tz: settings.timezone,
+      dayStart: settings.day_start,
+      today: todayIn(settings.timezone, settings.day_start),
+      toast: (message, opts = {}) => setToast({ id: Date.now(), message, opts }),
+      navigate: (r, p) => {
+        const qs = p ? `?${new URLSearchParams(p).toString()}` : '';
+        location.hash = `#/${r}${qs}`;
+      },
+      openMeal: (draft) => {
+        draftRef.current = draft;
+        if (location.hash.startsWith('#/log')) setLocation({ route: 'log', params: new URLSearchParams(`n=${Date.now()}`) });
+        else location.hash = '#/log';
+      },
+      takeDraft: () => {
+        const d = draftRef.current;
+        draftRef.current = null;
+        return d;
+      },
+    };
+    // `now` re-derives `today` when the day turns.
+  }, [settings, now]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  if (signedOut) {
+    return (
+      <Gate title="Open Chyme from its link">
+        <p>
+          This page needs a session. In the terminal where <code>chyme serve</code> runs, open the link on the line starting
+          with <code>App:</code>. It holds a one-time token that signs this browser in.
+        </p>
+        <p className="muted">Each link works once. Restart <code>chyme serve</code> for a new one.</p>
+      </Gate>
+    );
+  }
+  if (!ctx) {
+    return (
+      <Gate title={bootError ? 'Chyme could not start' : 'Opening Chyme'}>
+        {bootError ? <ErrorNote error={bootError} onRetry={loadSettings} /> : <Loading />}
+      </Gate>
+    );
+  }
+
+  let screen: ReactNode;
+  switch (route) {
+    case 'today':
+      screen = <TodayScreen />;
+      break;
+    case 'log':
+      screen = <LogScreen key={params.get('n') ?? ''} />;
+      break;
+    case 'score':
+      screen = <ScoreScreen />;
+      break;
+    case 'timeline':
+      screen = <TimelineScreen params={params} />;
+      break;
+    case 'integrations':
+      screen = <IntegrationsScreen />;
+      break;
+  }
+
+  return (
+    <AppContext.Provider value={ctx}>
+      <a className="skip-link" href="#main" onClick={(e) => (e.preventDefault(), mainRef.current?.focus())}>
+        Skip to content
+      </a>
+      <div className="shell">
+        <aside className="sidebar">
+          <p className="brand">
+            <span className="brand__mark" aria-hidden="true" />
+            Chyme
+          </p>
+          <nav aria-label="Screens">
+            <ul>
+              {ROUTES.map((r) => (
+                <li key={r.route}>
+                  <a href={`#/${r.route}`} aria-current={r.route === route ? 'page' : undefined} className="nav-link">
+                    <Icon name={r.icon} />
+                    <span>{r.label}</span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div className="sidebar__foot">
+            <LiveBadge />
+            <ThemeToggle />
+          </div>
+        </aside>
+        <main className="main" id="main" ref={mainRef} tabIndex={-1}>
+          <Suspense fallback={<Loading />}>{screen}</Suspense>
+        </main>
+      </div>
+      <Toaster toast={toast} onClose={closeToast} />
+    </AppContext.Provider>
+  );
+}

@@ -1,0 +1,153 @@
+/**
+ * The renderer's only way to the service: same-origin HTTP to `/v1`.
+ *
+ * - In Electron the preload bridge hands over an API key and every request carries
+ *   `Authorization: Bearer <key>`.
+ * - In a browser opened through `chyme serve`'s one-time link, the server has set an HttpOnly
+ *   session cookie and same-origin requests are authenticated by it; the renderer never sees it.
+ */
+import type { ApiErrorBody, List } from './types';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string;
+  readonly param: string | undefined;
+  readonly requestId: string | undefined;
+
+  constructor(status: number, body: ApiErrorBody['error']) {
+    super(body.message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.type = body.type;
+    this.code = body.code;
+    this.param = body.param;
+    this.requestId = body.request_id;
+  }
+}
+
+type Query = Record<string, string | number | boolean | undefined | null>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+let keyPromise: Promise<string> | null = null;
+
+/** Headers that authenticate a request: a bearer key in Electron, nothing (the cookie) in a browser. */
+export async function authHeaders(): Promise<Record<string, string>> {
+  const bridge = window.chyme;
+  if (!bridge) return {};
+  keyPromise ??= bridge.apiKey();
+  return { Authorization: `Bearer ${await keyPromise}` };
+}
+
+const unauthenticatedListeners = new Set<() => void>();
+/** Called when the service answers 401: the session is missing or expired. */
+export function onUnauthenticated(fn: () => void): () => void {
+  unauthenticatedListeners.add(fn);
+  return () => unauthenticatedListeners.delete(fn);
+}
+
+export function url(path: string, query?: Query): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
+  }
+  const s = qs.toString();
+  // Relative to the page (base './'): works at any mount point of the same origin.
+  return `${path.replace(/^\//, './')}${s ? `?${s}` : ''}`;
+}
+
+async function send(method: string, path: string, opts: RequestOptions): Promise<Response> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...(await authHeaders()) };
+  if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey;
+  let res: Response;
+  try {
+    res = await fetch(url(path, opts.query), {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      credentials: 'same-origin',
+      signal: opts.signal,
+    });
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new ApiError(0, {
+      type: 'network_error',
+      code: 'network_error',
+      message: 'Chyme’s service is not reachable. Is it still running?',
+    });
+  }
+  if (res.ok) return res;
+  let body: ApiErrorBody | null = null;
+  try {
+    body = (await res.json()) as ApiErrorBody;
+  } catch {
+    /* not JSON */
+  }
+  if (res.status === 401) for (const fn of unauthenticatedListeners) fn();
+  throw new ApiError(
+    res.status,
+    body?.error ?? {
+      type: 'api_error',
+      code: `http_${res.status}`,
+      message: `The service answered ${res.status} ${res.statusText}.`,
+      request_id: res.headers.get('Request-Id') ?? undefined,
+    },
+  );
+}
+
+export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const res = await send(method, path, opts);
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export const api = {
+  get: <T>(path: string, query?: Query, signal?: AbortSignal) => request<T>('GET', path, { query, signal }),
+  post: <T>(path: string, body?: unknown, idempotencyKey?: string) =>
+    request<T>('POST', path, { body: body ?? {}, idempotencyKey }),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, { body }),
+  del: <T>(path: string) => request<T>('DELETE', path),
+
+  /** Every page of a cursor-paginated list (meals, timeline), newest first. */
+  async all<T extends { id?: string; meal_id?: string }>(path: string, query: Query, signal?: AbortSignal): Promise<T[]> {
+    const out: T[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await request<List<T>>('GET', path, { query: { ...query, limit: 100, starting_after: after }, signal });
+      out.push(...page.data);
+      const last = page.data[page.data.length - 1];
+      if (!page.has_more || !last) return out;
+      // Meals page by their id; timeline entries by the id of their meal.
+      after = last.id ?? last.meal_id;
+      if (!after) return out;
+    }
+  },
+
+  /** A response body as a Blob, for downloads (export JSON, meals CSV). */
+  async blob(path: string): Promise<{ blob: Blob; filename: string | null }> {
+    const res = await send('GET', path, {});
+    const cd = res.headers.get('Content-Disposition') ?? '';
+    const m = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(cd);
+    return { blob: await res.blob(), filename: m?.[1] ? decodeURIComponent(m[1]) : null };
+  },
+};
+
+/** A fresh Idempotency-Key for one user action (kept across retries of that action). */
+export function idempotencyKey(): string {
+  return crypto.randomUUID();
+}
+
+/** The message to show for any thrown value. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,253 @@
+/**
+ * Shapes of the `/v1` resources the renderer reads, as fixed by the service interface and
+ * CONTRACT §3–8. Fields the contract leaves open are typed loosely (optional or unknown) and the
+ * UI only shows them when present.
+ */
+
+export type MealType = 'breakfast' | 'lunch' | 'dinner' | 'snack';
+export const MEAL_TYPES: readonly MealType[] = ['breakfast', 'lunch', 'dinner', 'snack'];
+
+export type DigestiveStateName = 'fasted' | 'processing' | 'settling';
+export type ScoreState = 'SCORED' | 'PENDING' | 'UNSCORABLE';
+export type Contribution = 'positive' | 'neutral' | 'attention';
+export type Level = 'optimal' | 'good' | 'fair' | 'pay_attention';
+
+export interface List<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+}
+
+export interface Food {
+  name: string;
+  calories: number;
+}
+
+export interface Macros {
+  calories: number;
+  protein_g: number;
+  carbs_g: number;
+  fat_g: number;
+  fiber_g?: number | null;
+}
+
+export interface Micros {
+  sodium_mg: number;
+  caffeine_mg: number | null;
+}
+
+export interface Meal {
+  object: 'nutrition.meal';
+  id: string;
+  day: string;
+  timestamp: string;
+  meal_type: MealType;
+  description: string;
+  macros: Macros;
+  micros: Micros;
+  foods: Food[];
+}
+
+/** Body of POST /v1/nutrition/meals and PATCH /v1/nutrition/meals/{id}. */
+export interface MealInput {
+  timestamp: string;
+  meal_type: MealType;
+  description?: string;
+  macros?: Partial<Macros>;
+  micros?: Partial<Micros>;
+  foods?: Food[];
+}
+
+export interface Component {
+  value: number;
+  contribution: Contribution;
+}
+
+export type ComponentName = 'overnight' | 'fasted_ratio' | 'regularity' | 'circadian';
+export const COMPONENT_NAMES: readonly ComponentName[] = ['overnight', 'fasted_ratio', 'regularity', 'circadian'];
+
+export interface DailyScore {
+  object: 'digestion.score';
+  date: string;
+  score: number | null;
+  score_state: ScoreState;
+  level: Level | null;
+  components: Partial<Record<ComponentName, Component>>;
+  calibrating: boolean;
+}
+
+export interface OvernightFeature {
+  value: number | null;
+  contribution: Contribution;
+}
+
+export interface OvernightScore {
+  object: 'digestion.overnight_score';
+  id: string;
+  date: string;
+  score: number | null;
+  score_state: ScoreState;
+  level: Level | null;
+  sleep: { start: string; end: string; duration_min: number };
+  last_meal_at: string | null;
+  features: Record<string, OvernightFeature>;
+  baseline: { score: number | null; days: number };
+  deviation: number | null;
+}
+
+export interface DigestiveState {
+  object: 'digestion.state';
+  state: DigestiveStateName;
+  minutes_remaining: number;
+  confidence: number;
+  active_meals: number;
+  since: string;
+  fasted_at: string;
+}
+
+export interface TimelineEntry {
+  object: 'digestion.timeline';
+  meal_id: string;
+  meal_time: string;
+  meal_type: MealType;
+  total_processing_min: number;
+  phases: { fed_end_min: number; processing_end_min: number; settling_end_min: number };
+  confidence: number;
+}
+
+export interface Windows {
+  object: 'digestion.windows';
+  sleep_ready_at: string | null;
+  fasted_at?: string | null;
+  calculated_at?: string;
+  [extra: string]: unknown;
+}
+
+export interface Insight {
+  object: 'digestion.insight';
+  id: string;
+  date: string;
+  kind: string;
+  severity: string;
+  title: string;
+  detail: string;
+}
+
+export interface Snapshot {
+  object: 'snapshot';
+  days: number;
+  generated_at: string;
+  user: { id: string; timezone: string };
+  nutrition?: { meals: Meal[] };
+  digestion?: {
+    scores?: { daily?: DailyScore[]; overnight?: OvernightScore[] };
+    state?: DigestiveState;
+    windows?: Windows;
+    timeline?: TimelineEntry[] | List<TimelineEntry>;
+    insights?: Insight[] | List<Insight>;
+  };
+}
+
+export interface SleepSession {
+  object: 'sleep.session';
+  id: string;
+  start: string;
+  end: string;
+  efficiency?: number | null;
+  awakenings?: number | null;
+  source?: string | null;
+}
+
+export interface Settings {
+  object: 'settings';
+  timezone: string;
+  day_start: string;
+  units: string;
+}
+
+export interface ApiKey {
+  object: 'api_key';
+  id: string;
+  name: string;
+  scopes: string[];
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  /** Present in the create response only. */
+  secret?: string;
+}
+
+export type WebhookEventName =
+  | 'meal.created'
+  | 'meal.updated'
+  | 'gut_score.created'
+  | 'overnight_score.created'
+  | 'digestion.state_changed'
+  | 'windows.updated'
+  | 'test.ping';
+
+export const WEBHOOK_EVENTS: readonly WebhookEventName[] = [
+  'meal.created',
+  'meal.updated',
+  'gut_score.created',
+  'overnight_score.created',
+  'digestion.state_changed',
+  'windows.updated',
+];
+
+export interface WebhookSubscription {
+  object: 'webhook_subscription';
+  id: string;
+  url: string;
+  events: string[];
+  status: 'enabled' | 'disabled';
+  created_at: string;
+  /** Present in the create response only. */
+  secret?: string;
+  /** Why the service disabled it, when it did (e.g. deliveries failing for 3 days). */
+  disabled_reason?: string | null;
+}
+
+export interface WebhookTest {
+  object: 'webhook_test';
+  delivered: boolean;
+  status_code: number | null;
+  duration_ms: number;
+  webhook_delivery_id: string;
+  error?: string;
+}
+
+export interface DeliveryAttempt {
+  attempt?: number;
+  at?: string;
+  started_at?: string;
+  status_code?: number | null;
+  duration_ms?: number | null;
+  error?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface WebhookDelivery {
+  object?: string;
+  id: string;
+  event_id?: string;
+  event_type?: string;
+  type?: string;
+  status?: string;
+  created_at?: string;
+  attempts?: DeliveryAttempt[];
+  [extra: string]: unknown;
+}
+
+/** An event as carried by `/v1/events/stream` (and by webhooks). */
+export interface ServiceEvent {
+  object: 'event';
+  id: string;
+  type: string;
+  created: string;
+  data: { object: Record<string, unknown> & { object?: string } };
+}
+
+export interface ApiErrorBody {
+  error: { type: string; code: string; message: string; param?: string; request_id?: string };
+}

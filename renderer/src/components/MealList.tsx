@@ -1,0 +1,185 @@
+import { useState } from 'react';
+import { api, errorMessage, idempotencyKey } from '../api/client';
+import type { Meal } from '../api/types';
+import { useApp } from '../lib/app';
+import { capitalize, fmtNumber, groupByDay, mealInput, mealTitle } from '../lib/meals';
+import { clock, dayBounds, dayLabel, fmtTime, isoInZone, minutesOf } from '../lib/time';
+import { Icon } from './ui';
+
+/** Delete, re-log and copy-a-day, each announced by a toast; delete and edits can be undone. */
+export function useMealActions(onChange?: () => void) {
+  const app = useApp();
+
+  async function remove(meal: Meal) {
+    try {
+      await api.del(`/v1/nutrition/meals/${encodeURIComponent(meal.id)}`);
+      onChange?.();
+      app.toast(`Deleted “${mealTitle(meal)}”.`, {
+        action: {
+          label: 'Undo',
+          run: async () => {
+            // The service has no undelete: the meal is logged again with the same content and time.
+            await api.post('/v1/nutrition/meals', mealInput(meal, isoInZone(Date.parse(meal.timestamp), app.tz)), idempotencyKey());
+            onChange?.();
+            app.toast('Meal restored.');
+          },
+        },
+      });
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  /** Logs the same meal again, now. */
+  async function relog(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>) {
+    try {
+      const created = await api.post<Meal>('/v1/nutrition/meals', mealInput(meal, isoInZone(clock.now(), app.tz)), idempotencyKey());
+      onChange?.();
+      app.toast(`Logged “${mealTitle(created)}” at ${fmtTime(created.timestamp, app.tz)}.`, {
+        action: { label: 'Undo', run: () => api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`).then(() => onChange?.()) },
+      });
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  /** Copies every meal of one day to another day at the same local times. */
+  async function copyDay(meals: readonly Meal[], fromDay: string, toDay: string) {
+    const start = minutesOf(app.dayStart);
+    const shift = dayBounds(toDay, app.tz, start).start - dayBounds(fromDay, app.tz, start).start;
+    const created: Meal[] = [];
+    try {
+      for (const m of meals) {
+        created.push(
+          await api.post<Meal>('/v1/nutrition/meals', mealInput(m, isoInZone(Date.parse(m.timestamp) + shift, app.tz)), idempotencyKey()),
+        );
+      }
+      onChange?.();
+      app.toast(`Copied ${created.length} meal${created.length === 1 ? '' : 's'} to ${dayLabel(toDay, app.today)}.`, {
+        action: {
+          label: 'Undo',
+          run: async () => {
+            for (const c of created) await api.del(`/v1/nutrition/meals/${encodeURIComponent(c.id)}`);
+            onChange?.();
+          },
+        },
+      });
+    } catch (err) {
+      if (created.length) onChange?.();
+      app.toast(`${errorMessage(err)} (${created.length} of ${meals.length} copied)`, { tone: 'error' });
+    }
+  }
+
+  return { remove, relog, copyDay };
+}
+
+function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof useMealActions> }) {
+  const app = useApp();
+  const title = mealTitle(meal);
+  const m = meal.macros;
+  return (
+    <li className={`meal meal--${meal.meal_type}`} data-testid="meal-row" data-meal-id={meal.id}>
+      <time className="meal__time" dateTime={meal.timestamp}>
+        {fmtTime(meal.timestamp, app.tz)}
+      </time>
+      <div className="meal__body">
+        <p className="meal__title">
+          <span className={`dot dot--${meal.meal_type}`} aria-hidden="true" />
+          <span className="meal__type">{capitalize(meal.meal_type)}</span>
+          <span className="meal__desc">{title}</span>
+        </p>
+        <p className="meal__macros">
+          <strong>{fmtNumber(m.calories)} kcal</strong>
+          {m.protein_g || m.carbs_g || m.fat_g ? (
+            <span>
+              P {fmtNumber(m.protein_g)} g · C {fmtNumber(m.carbs_g)} g · F {fmtNumber(m.fat_g)} g
+            </span>
+          ) : null}
+          {meal.micros.caffeine_mg ? <span>{fmtNumber(meal.micros.caffeine_mg)} mg caffeine</span> : null}
+        </p>
+      </div>
+      <div className="meal__actions">
+        <button type="button" className="icon-btn" onClick={() => app.openMeal({ mode: 'edit', meal })} aria-label={`Edit ${title}`} title="Edit">
+          <Icon name="edit" />
+        </button>
+        <button type="button" className="icon-btn" onClick={() => app.openMeal({ mode: 'copy', meal })} aria-label={`Copy ${title}`} title="Copy to the form">
+          <Icon name="copy" />
+        </button>
+        <button type="button" className="icon-btn" onClick={() => void actions.relog(meal)} aria-label={`Log ${title} again now`} title="Log again now">
+          <Icon name="repeat" />
+        </button>
+        <button type="button" className="icon-btn icon-btn--danger" onClick={() => void actions.remove(meal)} aria-label={`Delete ${title}`} title="Delete">
+          <Icon name="trash" />
+        </button>
+      </div>
+    </li>
+  );
+}
+
+function CopyDay({ day, meals, actions }: { day: string; meals: Meal[]; actions: ReturnType<typeof useMealActions> }) {
+  const app = useApp();
+  const [open, setOpen] = useState(false);
+  const [target, setTarget] = useState(app.today === day ? '' : app.today);
+  const [busy, setBusy] = useState(false);
+  if (!open) {
+    return (
+      <button type="button" className="btn btn--ghost btn--small" onClick={() => setOpen(true)} aria-label={`Copy ${dayLabel(day, app.today)} to another day`}>
+        <Icon name="copy" size={15} /> Copy day
+      </button>
+    );
+  }
+  return (
+    <form
+      className="copy-day"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!target || target === day) return;
+        setBusy(true);
+        void actions.copyDay(meals, day, target).finally(() => {
+          setBusy(false);
+          setOpen(false);
+        });
+      }}
+    >
+      <label>
+        <span className="visually-hidden">Copy {dayLabel(day, app.today)} to</span>
+        <span aria-hidden="true">to</span>
+        <input type="date" value={target} onChange={(e) => setTarget(e.target.value)} required />
+      </label>
+      <button type="submit" className="btn btn--small btn--primary" disabled={busy || !target || target === day}>
+        Copy {meals.length}
+      </button>
+      <button type="button" className="btn btn--small btn--ghost" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+/** Meals grouped by day, newest day first, each day with its total and a copy-day action. */
+export function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[]; onChange?: () => void; emptyText?: string }) {
+  const app = useApp();
+  const actions = useMealActions(onChange);
+  const groups = groupByDay(meals);
+  if (!groups.length) return <p className="empty">{emptyText ?? 'No meals logged.'}</p>;
+  return (
+    <div className="meal-days">
+      {groups.map(([day, list]) => (
+        <section key={day} className="meal-day" aria-label={dayLabel(day, app.today)}>
+          <header className="meal-day__head">
+            <h3>
+              {dayLabel(day, app.today)}
+              <span className="muted"> · {fmtNumber(list.reduce((s, m) => s + (m.macros.calories || 0), 0))} kcal</span>
+            </h3>
+            <CopyDay day={day} meals={list} actions={actions} />
+          </header>
+          <ul className="meals" data-testid="meal-list">
+            {list.map((m) => (
+              <MealRow key={m.id} meal={m} actions={actions} />
+            ))}
+          </ul>
+        </section>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,45 @@
+import { createContext, useContext } from 'react';
+import type { Meal, Settings } from '../api/types';
+
+export type Route = 'today' | 'log' | 'score' | 'timeline' | 'integrations';
+
+export interface ToastAction {
+  label: string;
+  run: () => void | Promise<void>;
+}
+
+export interface ToastOptions {
+  action?: ToastAction;
+  tone?: 'info' | 'error';
+}
+
+/** What the meal form should open with when another screen sends the user to it. */
+export interface MealDraft {
+  mode: 'edit' | 'copy';
+  meal: Meal;
+}
+
+export interface AppContextValue {
+  settings: Settings;
+  setSettings: (s: Settings) => void;
+  /** The user's time zone (from settings). */
+  tz: string;
+  /** The user's day start "HH:MM" (from settings). */
+  dayStart: string;
+  /** The user's current day, YYYY-MM-DD, following the service's clock. */
+  today: string;
+  toast: (message: string, opts?: ToastOptions) => void;
+  navigate: (route: Route, params?: Record<string, string>) => void;
+  /** Opens the meal form on a meal to edit or copy. */
+  openMeal: (draft: MealDraft) => void;
+  /** Takes (and clears) the pending draft, if any. */
+  takeDraft: () => MealDraft | null;
+}
+
+export const AppContext = createContext<AppContextValue | null>(null);
+
+export function useApp(): AppContextValue {
+  const ctx = useContext(AppContext);
+  if (!ctx) throw new Error('useApp outside <AppContext>');
+  return ctx;
+}

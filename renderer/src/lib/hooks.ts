@@ -1,0 +1,127 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { subscribe } from '../api/events';
+import type { ServiceEvent } from '../api/types';
+import { clock } from './time';
+
+export interface Resource<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  /** Loads again, keeping the current data on screen meanwhile. */
+  reload: () => void;
+}
+
+/**
+ * Loads data with `loader` whenever `deps` change, aborting the previous load. Reloads keep the
+ * previous data visible, so live refreshes never flash an empty screen.
+ */
+export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Resource<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const loaderRef = useRef(loader);
+  loaderRef.current = loader;
+
+  useEffect(() => {
+    const ctrl = new AbortController();
+    setLoading(true);
+    loaderRef
+      .current(ctrl.signal)
+      .then((d) => {
+        if (ctrl.signal.aborted) return;
+        setData(d);
+        setError(undefined);
+        setLoading(false);
+      })
+      .catch((err: unknown) => {
+        if (ctrl.signal.aborted || (err as Error)?.name === 'AbortError') return;
+        setError(err);
+        setLoading(false);
+      });
+    return () => ctrl.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
+}
+
+/**
+ * Runs `handler` when an event whose type matches one of `types` (exact, or a prefix ending in
+ * ".") arrives on the live stream, batching bursts into one call. A stream (re)connect counts as a
+ * match, since events may have been missed while disconnected.
+ */
+export function useServiceEvents(types: readonly string[], handler: (ev: ServiceEvent) => void, delayMs = 150): void {
+  const handlerRef = useRef(handler);
+  handlerRef.current = handler;
+  const key = types.join(',');
+  useEffect(() => {
+    const wanted = key.split(',');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let pending: ServiceEvent | undefined;
+    const unsubscribe = subscribe((ev) => {
+      const match =
+        ev.type === 'stream.opened' || wanted.some((t) => (t.endsWith('.') ? ev.type.startsWith(t) : ev.type === t));
+      if (!match) return;
+      pending = ev;
+      if (timer === undefined) {
+        timer = setTimeout(() => {
+          timer = undefined;
+          if (pending) handlerRef.current(pending);
+        }, delayMs);
+      }
+    });
+    return () => {
+      unsubscribe();
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, [key, delayMs]);
+}
+
+/** The service's "now", re-rendering every `everyMs` (aligned to the wall-clock boundary). */
+export function useNow(everyMs = 60_000): number {
+  const [now, setNow] = useState(() => clock.now());
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout>;
+    const schedule = () => {
+      const wait = everyMs - (Date.now() % everyMs) + 20;
+      timer = setTimeout(() => {
+        setNow(clock.now());
+        schedule();
+      }, wait);
+    };
+    schedule();
+    return () => clearTimeout(timer);
+  }, [everyMs]);
+  return now;
+}
+
+/** State persisted in localStorage (UI preferences that belong to this device, not the data). */
+export function useStoredState<T>(key: string, initial: T): [T, (v: T | ((prev: T) => T)) => void] {
+  const [value, setValue] = useState<T>(() => readStored(key, initial));
+  const set = useCallback(
+    (v: T | ((prev: T) => T)) => {
+      setValue((prev) => {
+        const next = typeof v === 'function' ? (v as (p: T) => T)(prev) : v;
+        try {
+          localStorage.setItem(key, JSON.stringify(next));
+        } catch {
+          /* storage full or disabled: keep it in memory */
+        }
+        return next;
+      });
+    },
+    [key],
+  );
+  return [value, set];
+}
+
+export function readStored<T>(key: string, fallback: T): T {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw === null ? fallback : (JSON.parse(raw) as T);
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,113 @@
+import type { Meal, MealInput, MealType } from '../api/types';
+
+/** A sensible meal type for a local minute of day (the user can always change it). */
+export function guessMealType(minuteOfDay: number): MealType {
+  if (minuteOfDay >= 4 * 60 && minuteOfDay < 10 * 60 + 30) return 'breakfast';
+  if (minuteOfDay >= 11 * 60 + 30 && minuteOfDay < 14 * 60 + 30) return 'lunch';
+  if (minuteOfDay >= 17 * 60 + 30 && minuteOfDay < 21 * 60 + 30) return 'dinner';
+  return 'snack';
+}
+
+/** The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete). */
+export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>, timestamp: string): MealInput {
+  const macros: MealInput['macros'] = { ...meal.macros };
+  if (macros.fiber_g === null || macros.fiber_g === undefined) delete macros.fiber_g;
+  const micros: MealInput['micros'] = { sodium_mg: meal.micros.sodium_mg };
+  if (meal.micros.caffeine_mg !== null && meal.micros.caffeine_mg !== undefined) micros.caffeine_mg = meal.micros.caffeine_mg;
+  return {
+    timestamp,
+    meal_type: meal.meal_type,
+    description: meal.description,
+    macros,
+    micros,
+    foods: meal.foods.map((f) => ({ name: f.name, calories: f.calories })),
+  };
+}
+
+/** A saved favourite: the content of a meal without its time. Kept on this device. */
+export interface Favourite {
+  key: string;
+  meal_type: MealType;
+  description: string;
+  macros: Meal['macros'];
+  micros: Meal['micros'];
+  foods: Meal['foods'];
+}
+
+/** Two meals with the same content (type aside) share a key: used to de-duplicate recents. */
+export function contentKey(m: Pick<Meal, 'description' | 'macros' | 'foods'>): string {
+  return JSON.stringify([m.description.trim().toLowerCase(), Math.round(m.macros.calories), m.foods.map((f) => [f.name, f.calories])]);
+}
+
+export function toFavourite(m: Meal): Favourite {
+  return {
+    key: contentKey(m),
+    meal_type: m.meal_type,
+    description: m.description,
+    macros: m.macros,
+    micros: m.micros,
+    foods: m.foods,
+  };
+}
+
+/** Distinct recent meals, newest first. */
+export function recentDistinct(meals: readonly Meal[], max = 8): Meal[] {
+  const seen = new Set<string>();
+  const out: Meal[] = [];
+  for (const m of [...meals].sort((a, b) => b.timestamp.localeCompare(a.timestamp))) {
+    const k = contentKey(m);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(m);
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+export interface Totals {
+  calories: number;
+  protein_g: number;
+  carbs_g: number;
+  fat_g: number;
+  caffeine_mg: number;
+  sodium_mg: number;
+}
+
+export function totals(meals: readonly Meal[]): Totals {
+  const t: Totals = { calories: 0, protein_g: 0, carbs_g: 0, fat_g: 0, caffeine_mg: 0, sodium_mg: 0 };
+  for (const m of meals) {
+    t.calories += m.macros.calories || 0;
+    t.protein_g += m.macros.protein_g || 0;
+    t.carbs_g += m.macros.carbs_g || 0;
+    t.fat_g += m.macros.fat_g || 0;
+    t.caffeine_mg += m.micros.caffeine_mg || 0;
+    t.sodium_mg += m.micros.sodium_mg || 0;
+  }
+  return t;
+}
+
+/** "Porridge with banana" or, lacking a description, the foods or the type. */
+export function mealTitle(m: Pick<Meal, 'description' | 'foods' | 'meal_type'>): string {
+  if (m.description.trim()) return m.description.trim();
+  if (m.foods.length) return m.foods.map((f) => f.name).join(', ');
+  return m.meal_type[0]!.toUpperCase() + m.meal_type.slice(1);
+}
+
+export function groupByDay(meals: readonly Meal[]): [string, Meal[]][] {
+  const map = new Map<string, Meal[]>();
+  for (const m of meals) {
+    const list = map.get(m.day);
+    if (list) list.push(m);
+    else map.set(m.day, [m]);
+  }
+  return [...map.entries()]
+    .sort((a, b) => b[0].localeCompare(a[0]))
+    .map(([d, list]) => [d, list.sort((a, b) => a.timestamp.localeCompare(b.timestamp))]);
+}
+
+export const fmtNumber = (n: number, digits = 0) =>
+  n.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+
+export function capitalize(s: string): string {
+  return s ? s[0]!.toUpperCase() + s.slice(1).replace(/_/g, ' ') : s;
+}

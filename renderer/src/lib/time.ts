@@ -1,0 +1,122 @@
+/**
+ * Time in the user's zone. Days and wall-clock times are computed with the service's own zone
+ * arithmetic (server/time/tz.ts is pure Intl code, shared rather than rewritten), using the time
+ * zone and day start from the user's settings rather than the machine's.
+ */
+import { addDays, dayBounds, dayOf, localParts, localTimeToInstant, offsetMinutes, parseClock } from '../../../server/time/tz';
+
+export { addDays, dayBounds, dayOf, localParts, localTimeToInstant, parseClock };
+
+/**
+ * The service's clock. Normally the same machine's clock, but the service may run with an injected
+ * clock (tests) or on another machine (browser mode over LAN), so "now" follows the `generated_at`
+ * and `calculated_at` stamps it sends.
+ */
+let offsetMs = 0;
+export const clock = {
+  now: () => Date.now() + offsetMs,
+  /** Aligns with a server timestamp that was generated just before it was received. */
+  sync(serverIso: string | undefined | null) {
+    if (!serverIso) return;
+    const t = Date.parse(serverIso);
+    if (Number.isNaN(t)) return;
+    const next = t - Date.now();
+    if (Math.abs(next - offsetMs) > 1500) offsetMs = next;
+  },
+};
+
+export function minutesOf(hhmm: string): number {
+  try {
+    return parseClock(hhmm);
+  } catch {
+    return 0;
+  }
+}
+
+export function todayIn(tz: string, dayStart: string): string {
+  return dayOf(clock.now(), tz, minutesOf(dayStart));
+}
+
+const fmtCache = new Map<string, Intl.DateTimeFormat>();
+function fmt(tz: string, opts: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const key = tz + JSON.stringify(opts);
+  let f = fmtCache.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(undefined, { timeZone: tz, ...opts });
+    fmtCache.set(key, f);
+  }
+  return f;
+}
+
+function toMs(t: string | number | Date): number {
+  return typeof t === 'number' ? t : typeof t === 'string' ? Date.parse(t) : t.getTime();
+}
+
+/** "14:05" (or "2:05 PM", per locale) in the user's zone. */
+export function fmtTime(t: string | number | Date, tz: string): string {
+  return fmt(tz, { hour: 'numeric', minute: '2-digit' }).format(toMs(t));
+}
+
+/** "Mon 12 Jan, 14:05". */
+export function fmtDateTime(t: string | number | Date, tz: string): string {
+  return fmt(tz, { weekday: 'short', day: 'numeric', month: 'short', hour: 'numeric', minute: '2-digit' }).format(toMs(t));
+}
+
+/** A YYYY-MM-DD day as "Monday 12 January" (long) or "Mon 12 Jan". */
+export function fmtDay(day: string, style: 'long' | 'short' = 'short'): string {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+  return fmt('UTC', { weekday: style, day: 'numeric', month: style }).format(Date.UTC(y, m - 1, d, 12));
+}
+
+/** Relative label for a day: Today / Yesterday / the date. */
+export function dayLabel(day: string, today: string): string {
+  if (day === today) return 'Today';
+  if (day === addDays(today, -1)) return 'Yesterday';
+  if (day === addDays(today, 1)) return 'Tomorrow';
+  return fmtDay(day, 'short');
+}
+
+/** "2 h 05 min", "45 min", "0 min". */
+export function fmtDuration(totalMin: number): string {
+  const m = Math.max(0, Math.round(totalMin));
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  const r = m % 60;
+  return r === 0 ? `${h} h` : `${h} h ${String(r).padStart(2, '0')} min`;
+}
+
+/** Value for an <input type="datetime-local"> showing instant `ms` in zone `tz`. */
+export function toLocalInput(ms: number, tz: string): string {
+  const p = localParts(ms, tz);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}`;
+}
+
+/** The instant an <input type="datetime-local"> value means in zone `tz`, or NaN. */
+export function fromLocalInput(value: string, tz: string): number {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})/.exec(value);
+  if (!m) return NaN;
+  return localTimeToInstant(m[1]!, Number(m[2]) * 60 + Number(m[3]), tz);
+}
+
+/** ISO 8601 UTC with Z, second precision. */
+export function iso(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * ISO 8601 with the zone's offset at that instant ("2026-11-22T08:30:00+01:00"): the instant is the
+ * same, and the service records the offset the meal was eaten at.
+ */
+export function isoInZone(ms: number, tz: string): string {
+  const off = offsetMinutes(ms, tz);
+  const p = localParts(ms, tz);
+  const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
+  const sign = off < 0 ? '-' : '+';
+  return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}${sign}${pad(Math.trunc(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+}
+
+/** Minutes after the start of `day` (honouring day start) at which instant `ms` falls. */
+export function minuteInDay(ms: number, day: string, tz: string, dayStart: string): number {
+  return (ms - dayBounds(day, tz, minutesOf(dayStart)).start) / 60000;
+}

@@ -1,0 +1,457 @@
+import { useMemo, useState, type CSSProperties, type FormEvent } from 'react';
+import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { api, errorMessage, idempotencyKey } from '../api/client';
+import {
+  COMPONENT_NAMES,
+  type ComponentName,
+  type Contribution,
+  type DailyScore,
+  type List,
+  type OvernightScore,
+  type SleepSession,
+} from '../api/types';
+import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, Segmented, toFieldErrors, type FieldErrors } from '../components/ui';
+import { useApp } from '../lib/app';
+import { useResource, useServiceEvents } from '../lib/hooks';
+import { capitalize, fmtNumber } from '../lib/meals';
+import { addDays, dayLabel, fmtDateTime, fmtDay, fmtDuration, fmtTime, fromLocalInput, iso, localTimeToInstant, toLocalInput } from '../lib/time';
+import { ScreenHead } from './Today';
+
+const COMPONENT_INFO: Record<ComponentName, { title: string; moves: string }> = {
+  overnight: {
+    title: 'Overnight',
+    moves:
+      'Rises with three hours or more between your last meal and sleep, fewer late calories and less late caffeine. Without logged sleep it is estimated from your last meal and your usual bedtime.',
+  },
+  fasted_ratio: {
+    title: 'Fasting rhythm',
+    moves: 'Rises with an overnight fast of 13 hours or more and an eating span of 12 hours or less; spans over 14 hours pull it down.',
+  },
+  regularity: {
+    title: 'Regularity',
+    moves: 'Rises when you eat at similar times each day: it follows how much the middle of your eating window moved over the last 14 days.',
+  },
+  circadian: {
+    title: 'Daytime eating',
+    moves: 'Rises when most calories come earlier in the day; it drops when over a quarter arrive after 20:00 or within 3 hours of sleep.',
+  },
+};
+
+const CONTRIBUTION_LABEL: Record<Contribution, string> = {
+  positive: 'Helping',
+  neutral: 'Normal range',
+  attention: 'Pulling it down',
+};
+
+type Range = '7' | '30' | '90';
+
+function scoreNote(s: DailyScore): string {
+  if (s.score_state === 'PENDING') return 'Provisional: today is not over, so the score can still change.';
+  if (s.score_state === 'UNSCORABLE') return 'No meals were logged that day, so there is nothing to score.';
+  return 'Scored from the finished day.';
+}
+
+export default function ScoreScreen() {
+  const app = useApp();
+  const [range, setRange] = useState<Range>('30');
+  const days = Number(range);
+  const daily = useResource(
+    (signal) =>
+      api.get<List<DailyScore>>('/v1/digestion/scores/daily', { start_date: addDays(app.today, -(days - 1)), end_date: app.today }, signal),
+    [app.today, days],
+  );
+  const overnight = useResource(
+    (signal) =>
+      api.get<List<OvernightScore>>('/v1/digestion/scores/overnight', { start_date: addDays(app.today, -29), end_date: app.today }, signal),
+    [app.today],
+  );
+  useServiceEvents(['gut_score.created', 'meal.', 'settings.updated'], daily.reload, 400);
+  useServiceEvents(['overnight_score.created', 'settings.updated'], overnight.reload, 400);
+
+  const scores = daily.data?.data ?? [];
+  const today = scores.find((s) => s.date === app.today) ?? scores[scores.length - 1];
+  const nights = overnight.data?.data ?? [];
+  const lastNight = [...nights].reverse().find((n) => n.score_state !== 'UNSCORABLE') ?? nights[nights.length - 1];
+
+  return (
+    <div className="screen" data-testid="score">
+      <ScreenHead title="Gut score" subtitle="How your eating pattern supports digestion, from 0 to 100." />
+      {daily.error ? <ErrorNote error={daily.error} onRetry={daily.reload} /> : null}
+      {!daily.data && !daily.error ? <Loading /> : null}
+      {today ? <TodayScore score={today} isToday={today.date === app.today} /> : daily.data ? <Card><Empty>No scores yet. Log a few meals to get one.</Empty></Card> : null}
+
+      <Card
+        title="Trend"
+        actions={
+          <Segmented
+            label="Trend range"
+            hideLabel
+            value={range}
+            onChange={setRange}
+            options={[
+              { value: '7', label: '7 days' },
+              { value: '30', label: '30 days' },
+              { value: '90', label: '90 days' },
+            ]}
+          />
+        }
+      >
+        {daily.data ? <TrendChart scores={scores} today={app.today} /> : <Loading />}
+      </Card>
+
+      <div className="score-grid">
+        <Card title="Overnight">
+          {overnight.error ? <ErrorNote error={overnight.error} onRetry={overnight.reload} /> : null}
+          {!overnight.data && !overnight.error ? <Loading /> : null}
+          {lastNight ? <OvernightDetail night={lastNight} /> : overnight.data ? <Empty>No overnight score yet. Log a night’s sleep to get one.</Empty> : null}
+          {nights.length > 1 ? <OvernightChart nights={nights} /> : null}
+        </Card>
+        <Card title="Log sleep">
+          <SleepLog onSaved={overnight.reload} />
+        </Card>
+      </div>
+    </div>
+  );
+}
+
+function TodayScore({ score, isToday }: { score: DailyScore; isToday: boolean }) {
+  return (
+    <Card className="card--score" title={isToday ? 'Today' : fmtDay(score.date, 'long')}>
+      <div className="score-hero">
+        <div
+          className={`score-hero__ring level--${score.level ?? 'none'}`}
+          style={{ '--pct': score.score ?? 0 } as CSSProperties}
+          data-testid="score-value"
+        >
+          <span className="score-hero__num">{score.score ?? '—'}</span>
+          <span className="score-hero__level">{score.level ? capitalize(score.level) : score.score_state === 'UNSCORABLE' ? 'Unscorable' : '—'}</span>
+        </div>
+        <div className="score-hero__text">
+          <p>
+            <Chip tone={score.score_state.toLowerCase()}>{score.score_state}</Chip>
+            {score.calibrating ? <Chip tone="calibrating">Calibrating</Chip> : null}
+          </p>
+          <p>{scoreNote(score)}</p>
+          {score.calibrating ? (
+            <p className="muted">Chyme is still learning your pattern: with less than two days of data, scores are less reliable.</p>
+          ) : null}
+        </div>
+      </div>
+      <ul className="components">
+        {COMPONENT_NAMES.map((name) => {
+          const c = score.components[name];
+          const info = COMPONENT_INFO[name];
+          return (
+            <li key={name} className={`component component--${c?.contribution ?? 'none'}`} data-testid={`component-${name}`}>
+              <div className="component__head">
+                <h3>{info.title}</h3>
+                {c ? <Chip tone={c.contribution}>{CONTRIBUTION_LABEL[c.contribution]}</Chip> : null}
+              </div>
+              <p className="component__value">
+                <span className="component__num">{c ? fmtNumber(c.value) : '—'}</span>
+                <span className="meter meter--wide" aria-hidden="true">
+                  <span style={{ width: `${Math.max(0, Math.min(100, c?.value ?? 0))}%` }} />
+                </span>
+              </p>
+              <p className="component__moves">{info.moves}</p>
+            </li>
+          );
+        })}
+      </ul>
+    </Card>
+  );
+}
+
+interface TrendPoint {
+  date: string;
+  label: string;
+  scored: number | null;
+  pending: number | null;
+  state: DailyScore['score_state'];
+  level: string | null;
+}
+
+function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) {
+  const data = useMemo<TrendPoint[]>(
+    () =>
+      scores.map((s) => ({
+        date: s.date,
+        label: s.date === today ? 'Today' : fmtDay(s.date),
+        scored: s.score_state === 'SCORED' ? s.score : null,
+        pending: s.score_state === 'PENDING' ? s.score : null,
+        state: s.score_state,
+        level: s.level,
+      })),
+    [scores, today],
+  );
+  // The provisional point is joined to the last scored one with a dashed line.
+  const lastScoredIdx = data.map((d) => d.scored !== null).lastIndexOf(true);
+  const pendingIdx = data.findIndex((d) => d.pending !== null);
+  const withBridge = data.map((d, i) => ({
+    ...d,
+    bridge: pendingIdx >= 0 && (i === pendingIdx ? d.pending : i === lastScoredIdx && lastScoredIdx < pendingIdx ? d.scored : null),
+  }));
+  const unscorable = data.filter((d) => d.state === 'UNSCORABLE').length;
+  const scored = data.filter((d) => d.scored !== null).map((d) => d.scored!);
+  const avg = scored.length ? Math.round(scored.reduce((a, b) => a + b, 0) / scored.length) : null;
+
+  if (!data.some((d) => d.scored !== null || d.pending !== null)) return <Empty>No scored days in this range yet.</Empty>;
+  return (
+    <figure className="chart" data-testid="trend-chart">
+      <div className="chart__box" style={{ height: 240 }}>
+        <ResponsiveContainer width="100%" height="100%">
+          <ComposedChart data={withBridge} margin={{ top: 10, right: 12, bottom: 0, left: -18 }}>
+            <defs>
+              <linearGradient id="trendFill" x1="0" y1="0" x2="0" y2="1">
+                <stop offset="0%" className="stop-accent" stopOpacity={0.35} />
+                <stop offset="100%" className="stop-accent" stopOpacity={0} />
+              </linearGradient>
+            </defs>
+            <ReferenceArea y1={85} y2={100} className="band band--optimal" ifOverflow="hidden" />
+            <ReferenceArea y1={70} y2={85} className="band band--good" ifOverflow="hidden" />
+            <ReferenceArea y1={60} y2={70} className="band band--fair" ifOverflow="hidden" />
+            <CartesianGrid vertical={false} className="grid-lines" />
+            <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={24} className="axis" />
+            <YAxis domain={[0, 100]} ticks={[0, 60, 70, 85, 100]} tickLine={false} axisLine={false} width={44} className="axis" />
+            <Tooltip content={<TrendTooltip />} cursor={{ className: 'chart-cursor' }} />
+            <Area type="monotone" dataKey="scored" className="trend-area" fill="url(#trendFill)" connectNulls={false} isAnimationActive={false} dot={data.length <= 31 ? { r: 3, className: 'trend-dot' } : false} activeDot={{ r: 5 }} />
+            <Line type="monotone" dataKey="bridge" className="trend-bridge" connectNulls dot={false} activeDot={false} isAnimationActive={false} legendType="none" />
+            <Line type="monotone" dataKey="pending" className="trend-pending" dot={{ r: 5, className: 'trend-dot--pending' }} activeDot={{ r: 6 }} isAnimationActive={false} />
+          </ComposedChart>
+        </ResponsiveContainer>
+      </div>
+      <figcaption className="chart__caption">
+        {avg !== null ? <span>Average of scored days: <strong>{avg}</strong></span> : null}
+        <span className="legend legend--scored">Scored</span>
+        <span className="legend legend--pending">Provisional (today)</span>
+        {unscorable ? <span className="muted">{unscorable} day{unscorable === 1 ? '' : 's'} without meals left out (unscorable)</span> : null}
+      </figcaption>
+    </figure>
+  );
+}
+
+function TrendTooltip(props: { active?: boolean; payload?: readonly { payload: TrendPoint }[] }) {
+  const p = props.active ? props.payload?.[0]?.payload : undefined;
+  if (!p) return null;
+  const value = p.scored ?? p.pending;
+  return (
+    <div className="chart-tip">
+      <strong>{fmtDay(p.date, 'long')}</strong>
+      <span>{value !== null ? `${value} · ${p.level ? capitalize(p.level) : ''}` : 'Unscorable'}</span>
+      {p.state === 'PENDING' ? <span className="muted">Provisional</span> : null}
+    </div>
+  );
+}
+
+const FEATURE_LABEL: Record<string, string> = {
+  last_meal_gap_min: 'Last meal to sleep',
+  late_calories: 'Late calories',
+  late_caffeine_mg: 'Late caffeine',
+  sleep_duration_min: 'Sleep duration',
+  sleep_efficiency: 'Sleep efficiency',
+  efficiency: 'Sleep efficiency',
+  awakenings: 'Awakenings',
+};
+
+function featureValue(name: string, v: number | null): string {
+  if (v === null || v === undefined) return '—';
+  if (name.endsWith('_min')) return fmtDuration(v);
+  if (name.endsWith('_mg')) return `${fmtNumber(v)} mg`;
+  if (name.includes('calories')) return `${fmtNumber(v)} kcal`;
+  if (name.includes('efficiency')) return v <= 1 ? `${Math.round(v * 100)}%` : `${fmtNumber(v)}%`;
+  return fmtNumber(v, 2);
+}
+
+function OvernightDetail({ night }: { night: OvernightScore }) {
+  const app = useApp();
+  const dev = night.deviation;
+  return (
+    <div className="overnight" data-testid="overnight">
+      <div className="overnight__head">
+        <p className="score-glance">
+          <span className={`score-num level--${night.level ?? 'none'}`}>{night.score ?? '—'}</span>
+          <span>
+            {night.level ? capitalize(night.level) : capitalize(night.score_state.toLowerCase())}
+            <br />
+            <span className="muted small">Night ending {dayLabel(night.date, app.today)}</span>
+          </span>
+        </p>
+        <dl className="facts facts--tight">
+          <div>
+            <dt>Baseline</dt>
+            <dd>
+              {night.baseline?.score ?? '—'} <span className="muted small">({night.baseline?.days ?? 0} nights)</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Deviation</dt>
+            <dd className={dev === null ? '' : dev >= 0 ? 'up' : 'down'}>{dev === null ? '—' : `${dev > 0 ? '+' : dev < 0 ? '−' : ''}${Math.abs(dev)}`}</dd>
+          </div>
+          <div>
+            <dt>Sleep</dt>
+            <dd>
+              {fmtTime(night.sleep.start, app.tz)}–{fmtTime(night.sleep.end, app.tz)}
+            </dd>
+          </div>
+          <div>
+            <dt>Last meal</dt>
+            <dd>{night.last_meal_at ? fmtDateTime(night.last_meal_at, app.tz) : '—'}</dd>
+          </div>
+        </dl>
+      </div>
+      <table className="features">
+        <caption className="visually-hidden">Overnight features</caption>
+        <thead>
+          <tr>
+            <th scope="col">Feature</th>
+            <th scope="col">Value</th>
+            <th scope="col">Effect</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(night.features ?? {}).map(([name, f]) => (
+            <tr key={name}>
+              <th scope="row">{FEATURE_LABEL[name] ?? capitalize(name)}</th>
+              <td>{featureValue(name, f.value)}</td>
+              <td>
+                <Chip tone={f.contribution}>{CONTRIBUTION_LABEL[f.contribution] ?? f.contribution}</Chip>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function OvernightChart({ nights }: { nights: OvernightScore[] }) {
+  const data = nights.map((n) => ({ label: fmtDay(n.date), score: n.score, baseline: n.baseline?.score ?? null }));
+  return (
+    <figure className="chart chart--small">
+      <div className="chart__box" style={{ height: 140 }}>
+        <ResponsiveContainer width="100%" height="100%">
+          <BarChart data={data} margin={{ top: 8, right: 8, bottom: 0, left: -24 }}>
+            <CartesianGrid vertical={false} className="grid-lines" />
+            <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={20} className="axis" />
+            <YAxis domain={[0, 100]} ticks={[0, 50, 100]} tickLine={false} axisLine={false} className="axis" />
+            <Tooltip cursor={{ className: 'chart-cursor' }} contentStyle={{}} wrapperClassName="chart-tip-wrap" />
+            <Bar dataKey="score" name="Overnight score" className="overnight-bar" radius={[3, 3, 0, 0]} isAnimationActive={false} />
+          </BarChart>
+        </ResponsiveContainer>
+      </div>
+      <figcaption className="chart__caption">Overnight scores, last 30 nights</figcaption>
+    </figure>
+  );
+}
+
+function SleepLog({ onSaved }: { onSaved: () => void }) {
+  const app = useApp();
+  const defaults = () => ({
+    start: toLocalInput(localTimeToInstant(addDays(app.today, -1), 23 * 60, app.tz), app.tz),
+    end: toLocalInput(localTimeToInstant(app.today, 7 * 60, app.tz), app.tz),
+    efficiency: '',
+    awakenings: '',
+  });
+  const [form, setForm] = useState(defaults);
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [busy, setBusy] = useState(false);
+  const sessions = useResource(
+    (signal) => api.get<List<SleepSession>>('/v1/sleep/sessions', { start_date: addDays(app.today, -13), end_date: app.today }, signal),
+    [app.today],
+  );
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    const start = fromLocalInput(form.start, app.tz);
+    const end = fromLocalInput(form.end, app.tz);
+    const errs: FieldErrors = {};
+    if (Number.isNaN(start)) errs.start = 'Enter when you fell asleep.';
+    if (Number.isNaN(end)) errs.end = 'Enter when you woke up.';
+    const body: Record<string, unknown> = { start: Number.isNaN(start) ? '' : iso(start), end: Number.isNaN(end) ? '' : iso(end), source: 'manual' };
+    if (form.efficiency.trim()) {
+      const pct = Number(form.efficiency.replace('%', '').trim());
+      if (!Number.isFinite(pct)) errs.efficiency = 'Enter a percentage.';
+      else body.efficiency = pct / 100;
+    }
+    if (form.awakenings.trim()) {
+      const n = Number(form.awakenings);
+      if (!Number.isInteger(n)) errs.awakenings = 'Enter a whole number.';
+      else body.awakenings = n;
+    }
+    if (Object.keys(errs).length) return setErrors(errs);
+    setBusy(true);
+    try {
+      await api.post<SleepSession>('/v1/sleep/sessions', body, idempotencyKey());
+      setErrors({});
+      setForm(defaults());
+      sessions.reload();
+      onSaved();
+      app.toast('Sleep logged. The overnight score updates in a moment.');
+    } catch (err) {
+      setErrors(toFieldErrors(err, (p) => ['start', 'end', 'efficiency', 'awakenings'].includes(p)));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function remove(s: SleepSession) {
+    try {
+      await api.del(`/v1/sleep/sessions/${encodeURIComponent(s.id)}`);
+      sessions.reload();
+      onSaved();
+      app.toast('Sleep session deleted.');
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  return (
+    <>
+      <form className="sleep-form" onSubmit={submit} noValidate aria-label="Log sleep">
+        <FormError errors={errors} />
+        <div className="grid grid--2">
+          <Field label="Fell asleep" error={errors.start}>
+            {({ id, describedBy, invalid }) => (
+              <input id={id} type="datetime-local" value={form.start} onChange={(e) => setForm({ ...form, start: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} />
+            )}
+          </Field>
+          <Field label="Woke up" error={errors.end}>
+            {({ id, describedBy, invalid }) => (
+              <input id={id} type="datetime-local" value={form.end} onChange={(e) => setForm({ ...form, end: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} />
+            )}
+          </Field>
+          <Field label="Efficiency (%)" error={errors.efficiency} hint="Optional, from a tracker.">
+            {({ id, describedBy, invalid }) => (
+              <input id={id} type="text" inputMode="decimal" value={form.efficiency} onChange={(e) => setForm({ ...form, efficiency: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+            )}
+          </Field>
+          <Field label="Awakenings" error={errors.awakenings} hint="Optional.">
+            {({ id, describedBy, invalid }) => (
+              <input id={id} type="text" inputMode="numeric" value={form.awakenings} onChange={(e) => setForm({ ...form, awakenings: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+            )}
+          </Field>
+        </div>
+        <div className="form-actions">
+          <button type="submit" className="btn btn--primary" disabled={busy}>
+            <Icon name="moonSleep" size={16} /> Log sleep
+          </button>
+        </div>
+      </form>
+      {sessions.data?.data.length ? (
+        <ul className="sleep-list" aria-label="Recent sleep">
+          {sessions.data.data.slice(0, 7).map((s) => (
+            <li key={s.id}>
+              <span>
+                {fmtDateTime(s.start, app.tz)} → {fmtTime(s.end, app.tz)}
+              </span>
+              <span className="muted">{fmtDuration((Date.parse(s.end) - Date.parse(s.start)) / 60000)}</span>
+              <button type="button" className="icon-btn icon-btn--danger" onClick={() => void remove(s)} aria-label={`Delete sleep from ${fmtDateTime(s.start, app.tz)}`}>
+                <Icon name="trash" />
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </>
+  );
+}

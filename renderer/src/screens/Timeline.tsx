@@ -1,0 +1,363 @@
+import { useLayoutEffect, useRef, useState, type RefObject } from 'react';
+import { api } from '../api/client';
+import type { Meal, TimelineEntry } from '../api/types';
+import { Card, ErrorNote, Icon, Loading, Segmented } from '../components/ui';
+import { useApp } from '../lib/app';
+import { useNow, useResource, useServiceEvents } from '../lib/hooks';
+import { capitalize, mealTitle } from '../lib/meals';
+import { addDays, clock, dayBounds, dayLabel, fmtDay, fmtDuration, fmtTime, localParts, minutesOf } from '../lib/time';
+import { ScreenHead } from './Today';
+
+type View = 'day' | 'week';
+
+/** One meal's phases as instants. */
+interface Bar {
+  id: string;
+  mealTime: number;
+  fedEnd: number;
+  processingEnd: number;
+  settlingEnd: number;
+  entry: TimelineEntry;
+  meal: Meal | undefined;
+}
+
+function toBars(entries: readonly TimelineEntry[], meals: readonly Meal[]): Bar[] {
+  const byId = new Map(meals.map((m) => [m.id, m]));
+  return entries
+    .map((e) => {
+      const t = Date.parse(e.meal_time);
+      return {
+        id: e.meal_id,
+        mealTime: t,
+        fedEnd: t + e.phases.fed_end_min * 60000,
+        processingEnd: t + e.phases.processing_end_min * 60000,
+        settlingEnd: t + e.phases.settling_end_min * 60000,
+        entry: e,
+        meal: byId.get(e.meal_id),
+      };
+    })
+    .sort((a, b) => a.mealTime - b.mealTime);
+}
+
+/** Greedy lanes: a bar goes in the first lane free by its start, so overlapping meals stack. */
+function assignLanes(bars: readonly Bar[]): number[] {
+  const laneEnds: number[] = [];
+  return bars.map((b) => {
+    let lane = laneEnds.findIndex((end) => end <= b.mealTime);
+    if (lane < 0) lane = laneEnds.push(0) - 1;
+    laneEnds[lane] = b.settlingEnd;
+    return lane;
+  });
+}
+
+/** Spans where two or more meals are digesting at once. */
+function overlaps(bars: readonly Bar[]): [number, number][] {
+  const points = bars.flatMap((b) => [
+    [b.mealTime, 1],
+    [b.settlingEnd, -1],
+  ] as [number, number][]);
+  points.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const out: [number, number][] = [];
+  let depth = 0;
+  let from = 0;
+  for (const [t, d] of points) {
+    const before = depth;
+    depth += d;
+    if (before < 2 && depth >= 2) from = t;
+    if (before >= 2 && depth < 2 && t > from) out.push([from, t]);
+  }
+  return out;
+}
+
+function useWidth<T extends HTMLElement>(): [RefObject<T | null>, number] {
+  const ref = useRef<T>(null);
+  const [width, setWidth] = useState(800);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    setWidth(el.clientWidth);
+    const ro = new ResizeObserver(([entry]) => entry && setWidth(entry.contentRect.width));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return [ref, width];
+}
+
+export default function TimelineScreen({ params }: { params: URLSearchParams }) {
+  const app = useApp();
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(params.get('day') ?? '') ? params.get('day')! : app.today;
+  const view: View = params.get('view') === 'week' ? 'week' : 'day';
+  const go = (p: { day?: string; view?: View }) => app.navigate('timeline', { day: p.day ?? day, view: p.view ?? view });
+
+  const first = view === 'day' ? addDays(day, -1) : addDays(day, -7);
+  const data = useResource(
+    async (signal) => {
+      const [entries, meals] = await Promise.all([
+        api.all<TimelineEntry>('/v1/digestion/timeline', { start_date: first, end_date: day }, signal),
+        api.all<Meal>('/v1/nutrition/meals', { start_date: first, end_date: day }, signal),
+      ]);
+      return toBars(entries, meals);
+    },
+    [first, day],
+  );
+  useServiceEvents(['meal.', 'settings.updated'], data.reload, 300);
+  const now = useNow(30_000);
+
+  return (
+    <div className="screen" data-testid="timeline">
+      <ScreenHead title="Timeline" subtitle="Each meal’s way through: fed, processing, settling.">
+        <div className="toolbar">
+          <Segmented
+            label="View"
+            hideLabel
+            value={view}
+            onChange={(v) => go({ view: v })}
+            options={[
+              { value: 'day', label: 'Day' },
+              { value: 'week', label: 'Week' },
+            ]}
+          />
+          <div className="stepper">
+            <button type="button" className="icon-btn" onClick={() => go({ day: addDays(day, view === 'day' ? -1 : -7) })} aria-label={view === 'day' ? 'Previous day' : 'Previous week'}>
+              <Icon name="chevronLeft" />
+            </button>
+            <label>
+              <span className="visually-hidden">{view === 'day' ? 'Day' : 'Week ending'}</span>
+              <input type="date" value={day} onChange={(e) => e.target.value && go({ day: e.target.value })} />
+            </label>
+            <button type="button" className="icon-btn" onClick={() => go({ day: addDays(day, view === 'day' ? 1 : 7) })} aria-label={view === 'day' ? 'Next day' : 'Next week'}>
+              <Icon name="chevronRight" />
+            </button>
+            <button type="button" className="btn btn--ghost btn--small" onClick={() => go({ day: app.today })} disabled={day === app.today}>
+              Today
+            </button>
+          </div>
+        </div>
+      </ScreenHead>
+      <Card title={view === 'day' ? fmtDay(day, 'long') : `${fmtDay(addDays(day, -6))} – ${fmtDay(day)}`}>
+        <Legend />
+        {data.error ? <ErrorNote error={data.error} onRetry={data.reload} /> : null}
+        {!data.data && !data.error ? <Loading /> : null}
+        {data.data ? view === 'day' ? <DayChart day={day} bars={data.data} now={Math.max(now, clock.now())} /> : <WeekChart lastDay={day} bars={data.data} now={Math.max(now, clock.now())} /> : null}
+      </Card>
+    </div>
+  );
+}
+
+function Legend() {
+  return (
+    <ul className="phase-legend" aria-label="Phases">
+      <li>
+        <span className="swatch swatch--fed" aria-hidden="true" />
+        Fed: stomach emptying the first half
+      </li>
+      <li>
+        <span className="swatch swatch--processing" aria-hidden="true" />
+        Processing: until 90% has left the stomach
+      </li>
+      <li>
+        <span className="swatch swatch--settling" aria-hidden="true" />
+        Settling: until the fasting pattern returns
+      </li>
+      <li>
+        <span className="swatch swatch--overlap" aria-hidden="true" />
+        Overlap
+      </li>
+    </ul>
+  );
+}
+
+const LABEL_W = 150;
+const PAD_R = 16;
+
+function axisTicks(start: number, end: number, tz: string, everyH: number): { t: number; label: string }[] {
+  const out: { t: number; label: string }[] = [];
+  // Ticks at whole local hours.
+  const p = localParts(start, tz);
+  let t = start + ((60 - p.minute) % 60) * 60000 - p.second * 1000;
+  for (; t <= end; t += 3600000) {
+    const h = localParts(t, tz).hour;
+    if (h % everyH === 0) out.push({ t, label: fmtTime(t, tz) });
+  }
+  return out;
+}
+
+function PhaseBar({ b, x, y, h, clipStart, clipEnd }: { b: Bar; x: (t: number) => number; y: number; h: number; clipStart: number; clipEnd: number }) {
+  const seg = (from: number, to: number, cls: string) => {
+    const a = Math.max(from, clipStart);
+    const z = Math.min(to, clipEnd);
+    if (z <= a) return null;
+    return <rect className={`phase phase--${cls}`} x={x(a)} y={y} width={Math.max(1, x(z) - x(a))} height={h} rx={Math.min(4, h / 2)} />;
+  };
+  return (
+    <g>
+      {seg(b.processingEnd, b.settlingEnd, 'settling')}
+      {seg(b.fedEnd, b.processingEnd, 'processing')}
+      {seg(b.mealTime, b.fedEnd, 'fed')}
+      {b.mealTime >= clipStart && b.mealTime <= clipEnd ? <circle className="phase-start" cx={x(b.mealTime)} cy={y + h / 2} r={Math.min(5, h / 2 + 1)} /> : null}
+    </g>
+  );
+}
+
+function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: number }) {
+  const app = useApp();
+  const [ref, width] = useWidth<HTMLDivElement>();
+  const { start, end } = dayBounds(day, app.tz, minutesOf(app.dayStart));
+  const bars = allBars.filter((b) => b.settlingEnd > start && b.mealTime < end);
+  const rowH = 34;
+  const top = 28;
+  const height = top + Math.max(1, bars.length) * rowH + 30;
+  const plotW = Math.max(200, width - LABEL_W - PAD_R);
+  const x = (t: number) => LABEL_W + ((t - start) / (end - start)) * plotW;
+  const ticks = axisTicks(start, end, app.tz, width < 640 ? 6 : 3);
+  const lapped = overlaps(bars);
+
+  const summary = bars.length
+    ? `${bars.length} meal${bars.length === 1 ? '' : 's'} on ${fmtDay(day, 'long')}${lapped.length ? `, overlapping ${lapped.length} time${lapped.length === 1 ? '' : 's'}` : ''}.`
+    : `No meals on ${fmtDay(day, 'long')}.`;
+
+  return (
+    <>
+      <div className="timeline" ref={ref} data-testid="timeline-day">
+        <svg width={width} height={height} role="img" aria-label={summary}>
+          {ticks.map((tk) => (
+            <g key={tk.t} className="tick">
+              <line x1={x(tk.t)} x2={x(tk.t)} y1={top - 6} y2={height - 26} />
+              <text x={x(tk.t)} y={height - 8} textAnchor="middle">
+                {tk.label}
+              </text>
+            </g>
+          ))}
+          {lapped.map(([a, z]) => (
+            <rect key={a} className="overlap-band" x={x(Math.max(a, start))} y={top - 6} width={Math.max(2, x(Math.min(z, end)) - x(Math.max(a, start)))} height={height - top - 20} />
+          ))}
+          {bars.map((b, i) => {
+            const y = top + i * rowH;
+            return (
+              <g key={b.id} className="timeline-row" data-testid="timeline-bar" data-meal-id={b.id}>
+                <text className="row-label" x={8} y={y + rowH / 2 - 2}>
+                  <tspan className="row-label__time">{fmtTime(b.mealTime, app.tz)}</tspan>
+                  <tspan x={8} dy={13} className="row-label__title">
+                    {truncate(b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type), 20)}
+                  </tspan>
+                </text>
+                <PhaseBar b={b} x={x} y={y + 7} h={rowH - 16} clipStart={start} clipEnd={end} />
+              </g>
+            );
+          })}
+          {!bars.length ? (
+            <text x={LABEL_W + plotW / 2} y={top + rowH / 2} textAnchor="middle" className="empty-label">
+              No meals this day
+            </text>
+          ) : null}
+          {now >= start && now <= end ? (
+            <g className="now-mark" data-testid="now-marker">
+              <line x1={x(now)} x2={x(now)} y1={top - 12} y2={height - 26} />
+              <text x={x(now)} y={top - 14} textAnchor="middle">
+                now
+              </text>
+            </g>
+          ) : null}
+        </svg>
+      </div>
+      {bars.length ? (
+        <table className="phase-table">
+          <caption>Phases by meal</caption>
+          <thead>
+            <tr>
+              <th scope="col">Meal</th>
+              <th scope="col">Fed until</th>
+              <th scope="col">Processing until</th>
+              <th scope="col">Settled at</th>
+              <th scope="col">Total</th>
+              <th scope="col">Confidence</th>
+            </tr>
+          </thead>
+          <tbody>
+            {bars.map((b) => (
+              <tr key={b.id}>
+                <th scope="row">
+                  {fmtTime(b.mealTime, app.tz)} · {b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type)}
+                </th>
+                <td>{fmtTime(b.fedEnd, app.tz)}</td>
+                <td>{fmtTime(b.processingEnd, app.tz)}</td>
+                <td>{fmtTime(b.settlingEnd, app.tz)}</td>
+                <td>{fmtDuration(b.entry.total_processing_min)}</td>
+                <td>{Math.round(b.entry.confidence * 100)}%</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </>
+  );
+}
+
+function WeekChart({ lastDay, bars, now }: { lastDay: string; bars: Bar[]; now: number }) {
+  const app = useApp();
+  const [ref, width] = useWidth<HTMLDivElement>();
+  const days = Array.from({ length: 7 }, (_, i) => addDays(lastDay, i - 6));
+  const dayStartMin = minutesOf(app.dayStart);
+  const rows = days.map((d) => {
+    const { start, end } = dayBounds(d, app.tz, dayStartMin);
+    const list = bars.filter((b) => b.settlingEnd > start && b.mealTime < end);
+    return { day: d, start, end, list, lanes: assignLanes(list) };
+  });
+  const laneH = 11;
+  const gap = 14;
+  const top = 10;
+  const rowHeights = rows.map((r) => Math.max(1, ...r.lanes.map((l) => l + 1)) * laneH + 8);
+  const height = top + rowHeights.reduce((a, b) => a + b + gap, 0) + 20;
+  const plotW = Math.max(200, width - LABEL_W - PAD_R);
+  const ref0 = rows[0]!;
+  const span = ref0.end - ref0.start;
+  // Every row uses the first day's axis shifted to its own start (days are 24 h except at DST).
+  const xFor = (rowStart: number) => (t: number) => LABEL_W + ((t - rowStart) / span) * plotW;
+  const ticks = axisTicks(ref0.start, ref0.end, app.tz, width < 640 ? 6 : 3);
+  let y = top;
+
+  return (
+    <div className="timeline" ref={ref} data-testid="timeline-week">
+      <svg width={width} height={height} role="img" aria-label={`Meals from ${fmtDay(days[0]!, 'long')} to ${fmtDay(lastDay, 'long')}: ${bars.length} meals.`}>
+        {ticks.map((tk) => {
+          const x = xFor(ref0.start)(tk.t);
+          return (
+            <g key={tk.t} className="tick">
+              <line x1={x} x2={x} y1={top} y2={height - 26} />
+              <text x={x} y={height - 8} textAnchor="middle">
+                {tk.label}
+              </text>
+            </g>
+          );
+        })}
+        {rows.map((r, i) => {
+          const rowY = y;
+          const h = rowHeights[i]!;
+          y += h + gap;
+          const x = xFor(r.start);
+          return (
+            <g key={r.day} className={`week-row ${r.day === app.today ? 'is-today' : ''}`}>
+              <rect className="week-row__bg" x={LABEL_W - 4} y={rowY - 4} width={plotW + 8} height={h} rx={6} />
+              <text className="row-label" x={8} y={rowY + h / 2}>
+                {dayLabel(r.day, app.today)}
+              </text>
+              {overlaps(r.list).map(([a, z]) => (
+                <rect key={a} className="overlap-band" x={x(Math.max(a, r.start))} y={rowY - 4} width={Math.max(2, x(Math.min(z, r.end)) - x(Math.max(a, r.start)))} height={h} />
+              ))}
+              {r.list.map((b, j) => (
+                <PhaseBar key={b.id} b={b} x={x} y={rowY + r.lanes[j]! * laneH} h={laneH - 3} clipStart={r.start} clipEnd={r.end} />
+              ))}
+              {now >= r.start && now <= r.end ? (
+                <line className="now-mark now-mark--week" x1={x(now)} x2={x(now)} y1={rowY - 6} y2={rowY + h + 2} data-testid="now-marker" />
+              ) : null}
+            </g>
+          );
+        })}
+      </svg>
+    </div>
+  );
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}

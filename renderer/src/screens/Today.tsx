@@ -1,0 +1,211 @@
+import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { api } from '../api/client';
+import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api/types';
+import { Dial } from '../components/Dial';
+import { QuickAdd } from '../components/MealForm';
+import { MealList } from '../components/MealList';
+import { Card, Chip, Empty, ErrorNote, Loading } from '../components/ui';
+import { useApp } from '../lib/app';
+import { useNow, useResource, useServiceEvents } from '../lib/hooks';
+import { capitalize, fmtNumber, totals } from '../lib/meals';
+import { clock, fmtDay, fmtTime } from '../lib/time';
+
+const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
+
+export function listItems<T>(v: T[] | List<T> | undefined): T[] {
+  if (!v) return [];
+  return Array.isArray(v) ? v : v.data;
+}
+
+/** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
+interface LiveState {
+  state: DigestiveState;
+  receivedAt: number;
+}
+
+export function TodayScreen() {
+  const app = useApp();
+  // The first render is one call: the snapshot of the last 7 days.
+  const snap = useResource(async (signal) => {
+    const t0 = performance.now();
+    const s = await api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal);
+    clock.sync(s.generated_at);
+    performance.measure('chyme:snapshot', { start: t0 });
+    return s;
+  }, []);
+  const [live, setLive] = useState<LiveState | null>(null);
+  const now = useNow(15_000);
+
+  useEffect(() => {
+    const st = snap.data?.digestion?.state;
+    if (st) setLive({ state: st, receivedAt: Date.now() });
+  }, [snap.data]);
+
+  async function refreshState() {
+    try {
+      const st = await api.get<DigestiveState>('/v1/digestion/state');
+      setLive({ state: st, receivedAt: Date.now() });
+    } catch {
+      /* the stream will bring the next change */
+    }
+  }
+
+  useServiceEvents(['meal.', 'gut_score.created', 'overnight_score.created', 'windows.updated', 'settings.updated'], snap.reload, 250);
+  useServiceEvents(['digestion.state_changed'], (ev) => {
+    const st = ev.data.object as unknown as DigestiveState;
+    if (st?.object === 'digestion.state' && st.state) setLive({ state: st, receivedAt: Date.now() });
+    else void refreshState();
+  }, 50);
+
+  // minutes_remaining, ticked down locally between updates from the service.
+  const remaining = live ? Math.max(0, live.state.minutes_remaining - Math.floor((Date.now() - live.receivedAt) / 60000)) : 0;
+
+  // When the countdown runs out, the service announces the change within seconds; ask once in
+  // case the stream is down.
+  const askedFor = useRef<LiveState | null>(null);
+  useEffect(() => {
+    if (!live || live.state.state === 'fasted' || remaining > 0 || askedFor.current === live) return;
+    askedFor.current = live;
+    const t = setTimeout(() => void refreshState(), 8000);
+    return () => clearTimeout(t);
+  }, [live, remaining]);
+
+  useEffect(() => {
+    if (snap.data) performance.mark('chyme:today-rendered');
+  }, [snap.data]);
+
+  if (!snap.data) {
+    return (
+      <div className="screen">
+        <ScreenHead title="Today" subtitle={fmtDay(app.today, 'long')} />
+        {snap.error ? <ErrorNote error={snap.error} onRetry={snap.reload} /> : <Loading />}
+      </div>
+    );
+  }
+
+  const s = snap.data;
+  const meals = (s.nutrition?.meals ?? []).filter((m) => m.day === app.today);
+  const daily = s.digestion?.scores?.daily ?? [];
+  const todayScore = daily.find((d) => d.date === app.today);
+  const windows = s.digestion?.windows;
+  const insights = listItems<Insight>(s.digestion?.insights).slice(0, 3);
+  const t = totals(meals);
+
+  return (
+    <div className="screen" data-testid="today">
+      <ScreenHead title="Today" subtitle={fmtDay(app.today, 'long')} />
+      <div className="today-grid">
+        <Card className="card--dial" title="Digestive state">
+          {live ? <Dial state={live.state} remaining={remaining} now={Math.max(now, clock.now())} tz={app.tz} /> : <Empty>No state yet.</Empty>}
+        </Card>
+        <div className="today-side">
+          <Card title="Ready for sleep">
+            {windows?.sleep_ready_at ? (
+              <p className="big-time" data-testid="sleep-ready">
+                {fmtTime(windows.sleep_ready_at, app.tz)}
+              </p>
+            ) : (
+              <p className="big-time muted">—</p>
+            )}
+            <p className="muted small">
+              Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.
+            </p>
+          </Card>
+          <ScoreGlance score={todayScore} onOpen={() => app.navigate('score')} />
+          <Card title="So far today">
+            <dl className="totals">
+              <div>
+                <dt>Energy</dt>
+                <dd>{fmtNumber(t.calories)} kcal</dd>
+              </div>
+              <div>
+                <dt>Protein</dt>
+                <dd>{fmtNumber(t.protein_g)} g</dd>
+              </div>
+              <div>
+                <dt>Carbs</dt>
+                <dd>{fmtNumber(t.carbs_g)} g</dd>
+              </div>
+              <div>
+                <dt>Fat</dt>
+                <dd>{fmtNumber(t.fat_g)} g</dd>
+              </div>
+              <div>
+                <dt>Caffeine</dt>
+                <dd>{fmtNumber(t.caffeine_mg)} mg</dd>
+              </div>
+            </dl>
+          </Card>
+        </div>
+      </div>
+
+      <div className="today-grid today-grid--lower">
+        <Card
+          title="Today’s meals"
+          actions={
+            <button type="button" className="btn btn--primary btn--small" onClick={() => app.navigate('log')}>
+              Log a meal
+            </button>
+          }
+        >
+          <QuickAdd onSaved={snap.reload} />
+          <MealList meals={meals} onChange={snap.reload} emptyText="Nothing logged yet today." />
+        </Card>
+        {insights.length ? (
+          <Card title="Insights">
+            <ul className="insights">
+              {insights.map((i) => (
+                <li key={i.id} className={`insight insight--${i.severity}`}>
+                  <p className="insight__title">{i.title}</p>
+                  <p className="insight__detail">{i.detail}</p>
+                </li>
+              ))}
+            </ul>
+          </Card>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen: () => void }) {
+  return (
+    <Card
+      title="Gut score"
+      actions={
+        <button type="button" className="btn btn--ghost btn--small" onClick={onOpen}>
+          Details
+        </button>
+      }
+    >
+      {score && score.score !== null ? (
+        <p className="score-glance">
+          <span className={`score-num level--${score.level}`}>{score.score}</span>
+          <span>
+            {score.level ? capitalize(score.level) : ''}
+            <br />
+            <span className="muted small">
+              {score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}
+              {score.calibrating ? ' · calibrating' : ''}
+            </span>
+          </span>
+        </p>
+      ) : (
+        <p className="muted">{score?.score_state === 'UNSCORABLE' ? 'Not enough data to score today.' : 'No score yet today.'}</p>
+      )}
+      {score?.score_state ? <Chip tone={score.score_state.toLowerCase()}>{score.score_state}</Chip> : null}
+    </Card>
+  );
+}
+
+export function ScreenHead({ title, subtitle, children }: { title: string; subtitle?: string; children?: ReactNode }) {
+  return (
+    <header className="screen__head">
+      <div>
+        <h1>{title}</h1>
+        {subtitle ? <p className="screen__sub">{subtitle}</p> : null}
+      </div>
+      {children ? <div className="screen__tools">{children}</div> : null}
+    </header>
+  );
+}
