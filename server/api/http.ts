@@ -186,7 +186,7 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
 
     let body: unknown = undefined;
     if (method === 'POST' || method === 'PATCH' || method === 'DELETE') {
-      const rawBody = await readBody(req, MAX_BODY_BYTES);
+      const rawBody = await readBody(req, route.maxBodyBytes ?? MAX_BODY_BYTES);
       if (route.body) {
         let json: unknown = {};
         if (rawBody.length > 0) {

@@ -82,6 +82,8 @@ export interface RouteDef<
   query?: Q;
   params?: P;
   body?: B;
+  /** Body size limit when larger than the 64 KiB default (import of a full export). */
+  maxBodyBytes?: number;
   responses: Record<number, ResponseDoc>;
   handler(
     ctx: RequestContext<z.output<Q>, z.output<P>, z.output<B>>,

@@ -20,7 +20,7 @@ describe('chyme serve', () => {
     assert.match(lines[1]!, /^App: /);
 
     const health = await fetch(`${serve.url}/v1/health`);
-    assert.equal((await health.json()).status, 'ok');
+    assert.equal(((await health.json()) as { status: string }).status, 'ok');
 
     // The CLI can create a key while the server holds the same file open.
     const created = runCli(['keys', 'create', '--name', 'script', '--scopes', 'nutrition:read,admin', '--db', db]);
@@ -29,7 +29,7 @@ describe('chyme serve', () => {
     assert.match(secret, /^chy_[0-9A-Za-z]{32,}$/);
     const settings = await fetch(`${serve.url}/v1/settings`, { headers: { authorization: `Bearer ${secret}` } });
     assert.equal(settings.status, 200);
-    assert.equal((await settings.json()).timezone, 'America/New_York', '--tz is stored as the user time zone');
+    assert.equal(((await settings.json()) as { timezone: string }).timezone, 'America/New_York', '--tz is stored as the user time zone');
 
     // An in-flight request finishes during shutdown.
     const inFlight = fetch(`${serve.url}/v1/nutrition/meals?start_date=2026-01-01&end_date=2026-12-31`, { headers: { authorization: `Bearer ${secret}` } });

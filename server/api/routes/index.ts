@@ -1,10 +1,12 @@
 import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
+import { exportRoutes } from './export.js';
 import { mealRoutes } from './meals.js';
+import { sleepRoutes } from './sleep.js';
 import { systemRoutes } from './system.js';
 
 /**
  * Every /v1 route, one router per resource. The OpenAPI route is added by createRoutes, since it
  * describes this very list.
  */
-export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...apiKeyRoutes];
+export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...sleepRoutes, ...apiKeyRoutes, ...exportRoutes];

@@ -1,0 +1,193 @@
+import { z } from 'zod';
+import type { AppContext } from '../app-context.js';
+import { insertMeal, listAllMeals, mealExists, type MealRecord } from '../db/meals.js';
+import { insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
+import { saveSettings } from '../db/settings.js';
+import { MEAL_TYPES } from '../db/meals.js';
+import { mealResource } from '../nutrition/meals.js';
+import { currentSettings, mealDay } from '../settings.js';
+import { sleepDay, sleepResource } from '../sleep/sessions.js';
+import { isValidTimeZone, isoUtc, offsetMinutes } from '../time/tz.js';
+import { csvRow } from './csv.js';
+
+export const EXPORT_FORMAT = 'chyme.export';
+export const EXPORT_FORMAT_VERSION = 1;
+
+/** Everything the user owns, as one JSON document (webhook secrets are never exported). */
+export function exportDocument(app: AppContext, extraSections: Record<string, unknown[]> = {}): Record<string, unknown> {
+  const settings = currentSettings(app);
+  return {
+    object: 'export',
+    format: EXPORT_FORMAT,
+    format_version: EXPORT_FORMAT_VERSION,
+    app_version: app.version,
+    exported_at: isoUtc(app.clock.now()),
+    settings: { timezone: settings.timezone, day_start: settings.dayStart, units: settings.units },
+    meals: listAllMeals(app.db).map(mealResource),
+    sleep_sessions: listAllSleep(app.db).map(sleepResource),
+    ...extraSections,
+  };
+}
+
+export const MEALS_CSV_COLUMNS = [
+  'id', 'day', 'timestamp', 'utc_offset_min', 'meal_type', 'description', 'calories', 'protein_g', 'carbs_g', 'fat_g',
+  'fiber_g', 'sodium_mg', 'caffeine_mg', 'foods',
+] as const;
+
+export function mealsCsv(app: AppContext): string {
+  const lines = [MEALS_CSV_COLUMNS.join(',')];
+  for (const m of listAllMeals(app.db)) {
+    lines.push(
+      csvRow([
+        m.id, m.day, isoUtc(m.timestampMs), m.utcOffsetMin, m.mealType, m.description, m.calories, m.proteinG, m.carbsG, m.fatG,
+        m.fiberG, m.sodiumMg, m.caffeineMg, m.foods.map((f) => `${f.name}: ${f.calories} kcal`).join('; '),
+      ]),
+    );
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+// ---- Import ---------------------------------------------------------------------------------
+
+const num = (max: number) => z.number().finite().min(0).max(max);
+const isoInstant = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), {
+  message: 'must be an ISO 8601 date-time',
+});
+
+const ImportMeal = z.object({
+  id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
+  timestamp: isoInstant,
+  meal_type: z.enum(MEAL_TYPES as [string, ...string[]]),
+  description: z.string().max(2000).default(''),
+  macros: z.object({
+    calories: num(10_000),
+    protein_g: num(2000).nullable().optional(),
+    carbs_g: num(2000).nullable().optional(),
+    fat_g: num(2000).nullable().optional(),
+    fiber_g: num(2000).nullable().optional(),
+  }),
+  micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
+  foods: z.array(z.object({ name: z.string().trim().min(1).max(200), calories: num(10_000) })).max(100).default([]),
+  utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
+  created_at: isoInstant.optional(),
+  updated_at: isoInstant.optional(),
+});
+
+const ImportSleep = z.object({
+  id: z.string().regex(/^sleep_[0-9A-Za-z]{1,60}$/, { message: 'must be a sleep id (sleep_…)' }),
+  start: isoInstant,
+  end: isoInstant,
+  efficiency: z.number().min(0).max(1).nullable().optional(),
+  awakenings: z.number().int().min(0).max(100).nullable().optional(),
+  source: z.string().min(1).max(50).optional(),
+  created_at: isoInstant.optional(),
+});
+
+export const ImportDocumentSchema = z
+  .object({
+    format: z.literal(EXPORT_FORMAT, { message: `must be "${EXPORT_FORMAT}" (a file made by Chyme's export)` }),
+    format_version: z.literal(EXPORT_FORMAT_VERSION, { message: `must be ${EXPORT_FORMAT_VERSION}; this Chyme reads format version ${EXPORT_FORMAT_VERSION}` }),
+    settings: z
+      .object({
+        timezone: z.string().refine(isValidTimeZone, { message: 'must be an IANA time zone' }),
+        day_start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/),
+        units: z.enum(['metric', 'imperial']),
+      })
+      .optional(),
+    meals: z.array(ImportMeal).max(200_000).default([]),
+    sleep_sessions: z.array(ImportSleep).max(50_000).default([]),
+    webhook_subscriptions: z.array(z.unknown()).optional(),
+  })
+  .meta({ id: 'ImportDocument' });
+
+export type ImportDocument = z.output<typeof ImportDocumentSchema>;
+
+export interface ImportCounts {
+  imported: number;
+  skipped: number;
+}
+
+export class ImportRecordError extends Error {
+  constructor(readonly param: string, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * Writes a validated export in one transaction: all or nothing. Records whose id exists are
+ * skipped. Settings are restored only into an empty database, where they cannot re-date
+ * existing meals. No per-record events are sent (a restore is not a stream of new meals).
+ */
+export function importDocument(app: AppContext, doc: ImportDocument): { meals: ImportCounts; sleep_sessions: ImportCounts; settings: 'applied' | 'kept' } {
+  // Checks the schema cannot express, before anything is written.
+  doc.sleep_sessions.forEach((s, i) => {
+    if (Date.parse(s.end) <= Date.parse(s.start)) throw new ImportRecordError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
+  });
+  const seen = new Set<string>();
+  doc.meals.forEach((m, i) => {
+    if (seen.has(m.id)) throw new ImportRecordError(`meals.${i}.id`, `meals.${i}: id ${m.id} appears twice in the file.`);
+    seen.add(m.id);
+  });
+
+  return app.bus.write((emit) => {
+    const now = app.clock.now();
+    const empty = listAllMeals(app.db).length === 0 && listAllSleep(app.db).length === 0;
+    let settingsOutcome: 'applied' | 'kept' = 'kept';
+    if (doc.settings && empty) {
+      saveSettings(app.db, { ...currentSettings(app), timezone: doc.settings.timezone, dayStart: doc.settings.day_start, units: doc.settings.units, updatedMs: now });
+      settingsOutcome = 'applied';
+    }
+    const settings = currentSettings(app);
+    const meals: ImportCounts = { imported: 0, skipped: 0 };
+    for (const m of doc.meals) {
+      if (mealExists(app.db, m.id)) {
+        meals.skipped++;
+        continue;
+      }
+      const ts = Date.parse(m.timestamp);
+      const offset = m.utc_offset_min ?? offsetMinutes(ts, settings.timezone);
+      const record: MealRecord = {
+        id: m.id,
+        timestampMs: ts,
+        utcOffsetMin: offset,
+        day: mealDay(ts, offset, settings.dayStart),
+        mealType: m.meal_type as MealRecord['mealType'],
+        description: m.description,
+        calories: m.macros.calories,
+        proteinG: m.macros.protein_g ?? null,
+        carbsG: m.macros.carbs_g ?? null,
+        fatG: m.macros.fat_g ?? null,
+        fiberG: m.macros.fiber_g ?? null,
+        sodiumMg: m.micros.sodium_mg ?? null,
+        caffeineMg: m.micros.caffeine_mg ?? null,
+        foods: m.foods,
+        createdMs: m.created_at ? Date.parse(m.created_at) : now,
+        updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
+      };
+      insertMeal(app.db, record);
+      meals.imported++;
+    }
+    const sleep: ImportCounts = { imported: 0, skipped: 0 };
+    for (const s of doc.sleep_sessions) {
+      if (sleepExists(app.db, s.id)) {
+        sleep.skipped++;
+        continue;
+      }
+      const endMs = Date.parse(s.end);
+      const record: SleepRecord = {
+        id: s.id,
+        startMs: Date.parse(s.start),
+        endMs,
+        day: sleepDay(app, endMs),
+        efficiency: s.efficiency ?? null,
+        awakenings: s.awakenings ?? null,
+        source: s.source ?? 'import',
+        createdMs: s.created_at ? Date.parse(s.created_at) : now,
+      };
+      insertSleep(app.db, record);
+      sleep.imported++;
+    }
+    for (const hook of app.hooks.afterDataChange) hook(emit);
+    return { meals, sleep_sessions: sleep, settings: settingsOutcome };
+  });
+}
