@@ -13,6 +13,8 @@ import { packageVersion, rendererDir } from './paths.js';
 import { initSettings } from './settings.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
+import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
+import type { OpenApiExtras } from './api/openapi.js';
 
 export interface ServiceOptions {
   dbPath: string;
@@ -29,12 +31,16 @@ export interface ServiceOptions {
   staticDir?: string | null;
   allowedHosts?: string[];
   rateLimit?: HttpOptions['rateLimit'];
+  /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
+  webhooks?: WebhookOptions;
 }
 
 /** A part of the service with its own lifecycle and routes (webhook dispatcher, scheduler). */
 export interface Subsystem {
   name: string;
   routes?: RouteDef[];
+  /** Documents it adds to the OpenAPI document (webhook payloads). */
+  openapi?: OpenApiExtras;
   start(): void;
   stop(): Promise<void>;
 }
@@ -44,6 +50,8 @@ export interface Service {
   url: string;
   host: string;
   port: number;
+  /** The webhook outbox and dispatcher (tests drive it with dispatcher.runDue()). */
+  webhooks: WebhooksSubsystem;
   /** A one-time URL that opens the UI in a browser (CONTRACT §2 "App:" line). */
   createLaunchUrl(): string;
   /** A full-scope key for the desktop renderer (hidden from key listings). */
@@ -65,9 +73,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
   initSettings(db, clock.now(), options.timezone);
 
-  const subsystems: Subsystem[] = [];
+  // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
+  const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
+  const subsystems: Subsystem[] = [webhooks];
   const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
-  const openapiDoc = () => buildOpenApi(routes, app.version);
+  const openapiDoc = () =>
+    buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) });
   routes.push(
     defineRoute({
       method: 'GET',
@@ -117,6 +128,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     url,
     host,
     port,
+    webhooks,
     createLaunchUrl: () => `${url}/?token=${createLaunchToken(db, clock.now())}`,
     createRendererKey: () => createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret,
     stop() {

@@ -98,6 +98,16 @@ export const errors = {
       'idempotency_conflict',
       'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
     ),
+  /** A key holding none of several scopes, any one of which would do (the event stream). */
+  insufficientScopeAny: (scopes: readonly string[]) =>
+    new ApiError(
+      403,
+      'permission_error',
+      'insufficient_scope',
+      `This API key lacks a scope this request needs: any of ${scopes.map((s) => `"${s}"`).join(', ')}.`,
+    ),
+  /** A count limit on a resource (e.g. 50 webhook subscriptions). */
+  limitExceeded: (message: string) => new ApiError(400, 'invalid_request_error', 'limit_exceeded', message),
   conflict: (code: string, message: string, param?: string) => new ApiError(409, 'invalid_request_error', code, message, param),
   bodyTooLarge: (limit: number) =>
     new ApiError(413, 'invalid_request_error', 'body_too_large', `The request body exceeds the limit of ${limit} bytes.`),

@@ -109,4 +109,66 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'webhook subscriptions and the delivery outbox',
+    sql: `
+      CREATE TABLE webhook_subscriptions (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        events_json TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        -- After a rotation the old secret keeps signing (a second v1=) until this instant.
+        previous_secret TEXT,
+        previous_secret_expires_ms INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('enabled', 'disabled')),
+        -- Set when the service disabled it (deliveries failing for 3 days); NULL when paused by hand.
+        disabled_reason TEXT,
+        disabled_ms INTEGER,
+        -- Start of the current run of failed deliveries; NULL once anything succeeds.
+        failing_since_ms INTEGER,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+      );
+
+      -- The outbox: one row per (event, subscription), written in the transaction of the change
+      -- that caused the event, before any attempt is made.
+      CREATE TABLE webhook_deliveries (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        subscription_id TEXT NOT NULL REFERENCES webhook_subscriptions (id) ON DELETE CASCADE,
+        event_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('event', 'test', 'redelivery')),
+        redelivery_of TEXT,
+        -- The exact JSON body sent on every attempt (the envelope carries this delivery's id).
+        body TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'canceled')),
+        max_attempts INTEGER NOT NULL,
+        attempt_count INTEGER NOT NULL DEFAULT 0,
+        -- When the next attempt is due; NULL while an attempt is in flight or once finished.
+        next_attempt_ms INTEGER,
+        created_ms INTEGER NOT NULL,
+        completed_ms INTEGER,
+        status_detail TEXT
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_ms) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_id, seq DESC);
+      CREATE INDEX webhook_deliveries_by_completion ON webhook_deliveries (completed_ms) WHERE completed_ms IS NOT NULL;
+
+      -- Every attempt, recorded when it starts (finished_ms NULL until it ends), so an attempt cut
+      -- short by a crash is known and retried after restart.
+      CREATE TABLE webhook_attempts (
+        delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        attempt INTEGER NOT NULL,
+        started_ms INTEGER NOT NULL,
+        finished_ms INTEGER,
+        outcome TEXT CHECK (outcome IN ('succeeded', 'failed', 'interrupted')),
+        status_code INTEGER,
+        duration_ms INTEGER,
+        error TEXT,
+        PRIMARY KEY (delivery_id, attempt)
+      );
+    `,
+  },
 ];

@@ -1,0 +1,176 @@
+import type { Db } from './connection.js';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+export type DeliveryKind = 'event' | 'test' | 'redelivery';
+
+export interface WebhookDeliveryRecord {
+  seq: number;
+  id: string;
+  subscriptionId: string;
+  eventId: string;
+  eventType: string;
+  kind: DeliveryKind;
+  redeliveryOf: string | null;
+  body: string;
+  status: DeliveryStatus;
+  maxAttempts: number;
+  attemptCount: number;
+  nextAttemptMs: number | null;
+  createdMs: number;
+  completedMs: number | null;
+  /** Why it stopped when that is not obvious from its attempts (canceled, interrupted). */
+  statusDetail: string | null;
+}
+
+interface DeliveryRow {
+  seq: number;
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  kind: DeliveryKind;
+  redelivery_of: string | null;
+  body: string;
+  status: DeliveryStatus;
+  max_attempts: number;
+  attempt_count: number;
+  next_attempt_ms: number | null;
+  created_ms: number;
+  completed_ms: number | null;
+  status_detail: string | null;
+}
+
+const COLUMNS =
+  'seq, id, subscription_id, event_id, event_type, kind, redelivery_of, body, status, max_attempts, attempt_count, next_attempt_ms, created_ms, completed_ms, status_detail';
+
+function fromRow(r: DeliveryRow): WebhookDeliveryRecord {
+  return {
+    seq: r.seq,
+    id: r.id,
+    subscriptionId: r.subscription_id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    kind: r.kind,
+    redeliveryOf: r.redelivery_of,
+    body: r.body,
+    status: r.status,
+    maxAttempts: r.max_attempts,
+    attemptCount: r.attempt_count,
+    nextAttemptMs: r.next_attempt_ms,
+    createdMs: r.created_ms,
+    completedMs: r.completed_ms,
+    statusDetail: r.status_detail,
+  };
+}
+
+export type NewDelivery = Pick<
+  WebhookDeliveryRecord,
+  'id' | 'subscriptionId' | 'eventId' | 'eventType' | 'kind' | 'redeliveryOf' | 'body' | 'maxAttempts' | 'nextAttemptMs' | 'createdMs'
+>;
+
+export function insertDelivery(db: Db, d: NewDelivery): void {
+  db.prepare(
+    `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, kind, redelivery_of, body, status, max_attempts, next_attempt_ms, created_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+  ).run(d.id, d.subscriptionId, d.eventId, d.eventType, d.kind, d.redeliveryOf, d.body, d.maxAttempts, d.nextAttemptMs, d.createdMs);
+}
+
+export function getDelivery(db: Db, id: string): WebhookDeliveryRecord | undefined {
+  const r = db.prepare(`SELECT ${COLUMNS} FROM webhook_deliveries WHERE id = ?`).get(id) as DeliveryRow | undefined;
+  return r && fromRow(r);
+}
+
+/**
+ * Pending deliveries due at `nowMs` whose subscription is enabled and not in `skipSubscriptions`
+ * (those already at their in-flight budget), oldest due first. In-flight deliveries have no
+ * next_attempt_ms and are never returned.
+ */
+export function listDueDeliveries(db: Db, nowMs: number, limit: number, skipSubscriptions: readonly string[] = []): WebhookDeliveryRecord[] {
+  const rows = db
+    .prepare(
+      `SELECT ${COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM webhook_deliveries d
+       JOIN webhook_subscriptions s ON s.id = d.subscription_id
+       WHERE d.status = 'pending' AND d.next_attempt_ms IS NOT NULL AND d.next_attempt_ms <= ? AND s.status = 'enabled'
+         AND d.subscription_id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY d.next_attempt_ms ASC, d.seq ASC LIMIT ?`,
+    )
+    .all(nowMs, JSON.stringify(skipSubscriptions), limit) as DeliveryRow[];
+  return rows.map(fromRow);
+}
+
+/** The earliest due time among pending deliveries of enabled subscriptions not in `skipSubscriptions`. */
+export function nextDueMs(db: Db, skipSubscriptions: readonly string[] = []): number | undefined {
+  const r = db
+    .prepare(
+      `SELECT MIN(d.next_attempt_ms) AS t FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+       WHERE d.status = 'pending' AND d.next_attempt_ms IS NOT NULL AND s.status = 'enabled'
+         AND d.subscription_id NOT IN (SELECT value FROM json_each(?))`,
+    )
+    .get(JSON.stringify(skipSubscriptions)) as { t: number | null };
+  return r.t ?? undefined;
+}
+
+/** Pending deliveries with no due time: an attempt was in flight when the process stopped. */
+export function listStrandedDeliveries(db: Db): WebhookDeliveryRecord[] {
+  return (
+    db.prepare(`SELECT ${COLUMNS} FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_ms IS NULL`).all() as DeliveryRow[]
+  ).map(fromRow);
+}
+
+/** Takes a due delivery for an attempt: bumps its attempt count and clears its due time. */
+export function claimDelivery(db: Db, id: string): number {
+  db.prepare('UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, next_attempt_ms = NULL WHERE id = ?').run(id);
+  return (db.prepare('SELECT attempt_count AS n FROM webhook_deliveries WHERE id = ?').get(id) as { n: number }).n;
+}
+
+export function scheduleDelivery(db: Db, id: string, nextAttemptMs: number): void {
+  db.prepare(`UPDATE webhook_deliveries SET next_attempt_ms = ? WHERE id = ? AND status = 'pending'`).run(nextAttemptMs, id);
+}
+
+export function completeDelivery(
+  db: Db,
+  id: string,
+  status: Exclude<DeliveryStatus, 'pending'>,
+  completedMs: number,
+  detail: string | null = null,
+): void {
+  db.prepare('UPDATE webhook_deliveries SET status = ?, next_attempt_ms = NULL, completed_ms = ?, status_detail = ? WHERE id = ?').run(
+    status,
+    completedMs,
+    detail,
+    id,
+  );
+}
+
+/** Cancels a subscription's pending deliveries (it was disabled); in-flight attempts still report. */
+export function cancelPendingDeliveries(db: Db, subscriptionId: string, nowMs: number, detail: string): number {
+  return db
+    .prepare(
+      `UPDATE webhook_deliveries SET status = 'canceled', next_attempt_ms = NULL, completed_ms = ?, status_detail = ?
+       WHERE subscription_id = ? AND status = 'pending'`,
+    )
+    .run(nowMs, detail, subscriptionId).changes;
+}
+
+export interface DeliveryPageQuery {
+  subscriptionId: string;
+  status?: DeliveryStatus | undefined;
+  afterSeq?: number | undefined;
+  limit: number;
+}
+
+/** A page of one subscription's deliveries, newest first. */
+export function listDeliveriesPage(db: Db, q: DeliveryPageQuery): { deliveries: WebhookDeliveryRecord[]; hasMore: boolean } {
+  const where = ['subscription_id = @sub'];
+  if (q.status) where.push('status = @status');
+  if (q.afterSeq !== undefined) where.push('seq < @afterSeq');
+  const rows = db
+    .prepare(`SELECT ${COLUMNS} FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @take`)
+    .all({ sub: q.subscriptionId, status: q.status ?? null, afterSeq: q.afterSeq ?? null, take: q.limit + 1 }) as DeliveryRow[];
+  return { deliveries: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
+}
+
+/** Forgets finished deliveries (and their attempts) completed before `beforeMs`. */
+export function deleteDeliveriesCompletedBefore(db: Db, beforeMs: number): number {
+  return db.prepare('DELETE FROM webhook_deliveries WHERE completed_ms IS NOT NULL AND completed_ms < ?').run(beforeMs).changes;
+}

@@ -1,0 +1,136 @@
+import type { ServerResponse } from 'node:http';
+import type { AppContext } from '../app-context.js';
+import type { OpenApiExtras } from '../api/openapi.js';
+import type { RouteDef } from '../api/route.js';
+import { eventStreamRoutes } from '../api/routes/events-stream.js';
+import { webhookRoutes } from '../api/routes/webhooks.js';
+import { deleteDeliveriesCompletedBefore } from '../db/webhook-deliveries.js';
+import { recordDeliveries } from './outbox.js';
+import { ATTEMPT_TIMEOUT_MS, Dispatcher, type WebhookNotice } from './dispatcher.js';
+import { payloadSchemas } from './payloads.js';
+
+export interface WebhookOptions {
+  /** How often the dispatcher looks for due deliveries besides its wake-ups (default 250 ms). */
+  pollIntervalMs?: number;
+  /** Per-attempt timeout (default and spec: 10 000 ms). Only tests should change it. */
+  attemptTimeoutMs?: number;
+  /** Attempts in flight at once per subscription (default 4). */
+  maxInFlightPerSubscription?: number;
+  /** Event stream keep-alive comment interval (default 15 000 ms). */
+  heartbeatMs?: number;
+  /** Finished deliveries are kept in the log this long (default 30 days). */
+  retentionDays?: number;
+  /** Registers a long-lived response so shutdown can end it (the HTTP server's trackStream). */
+  trackStream?: (res: ServerResponse) => void;
+}
+
+export const WEBHOOK_DEFAULTS = {
+  pollIntervalMs: 250,
+  attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  maxInFlightPerSubscription: 4,
+  heartbeatMs: 15_000,
+  retentionDays: 30,
+} as const;
+
+/** Live notices for the app (a subscription disabled, a delivery's status changed). */
+export class NoticeHub {
+  private readonly listeners = new Set<(n: WebhookNotice) => void>();
+  subscribe(fn: (n: WebhookNotice) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+  publish(n: WebhookNotice): void {
+    for (const fn of this.listeners) {
+      try {
+        fn(n);
+      } catch {
+        // one broken stream must not stop the others
+      }
+    }
+  }
+}
+
+export interface WebhooksSubsystem {
+  name: string;
+  routes: RouteDef[];
+  openapi: OpenApiExtras;
+  dispatcher: Dispatcher;
+  notices: NoticeHub;
+  /** The options in force (defaults filled in). */
+  settings: Required<Omit<WebhookOptions, 'trackStream'>>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+const HOUSEKEEPING_MS = 3600_000;
+
+/**
+ * The webhook subsystem: the outbox (deliveries written inside each event's transaction), the
+ * dispatcher that attempts them, the /v1/webhooks routes and the /v1/events/stream feed.
+ */
+export function createWebhooks(app: AppContext, options: WebhookOptions = {}): WebhooksSubsystem {
+  const settings = {
+    pollIntervalMs: options.pollIntervalMs ?? WEBHOOK_DEFAULTS.pollIntervalMs,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? WEBHOOK_DEFAULTS.attemptTimeoutMs,
+    maxInFlightPerSubscription: options.maxInFlightPerSubscription ?? WEBHOOK_DEFAULTS.maxInFlightPerSubscription,
+    heartbeatMs: options.heartbeatMs ?? WEBHOOK_DEFAULTS.heartbeatMs,
+    retentionDays: options.retentionDays ?? WEBHOOK_DEFAULTS.retentionDays,
+  };
+  const notices = new NoticeHub();
+  const dispatcher = new Dispatcher(
+    app,
+    {
+      pollIntervalMs: settings.pollIntervalMs,
+      attemptTimeoutMs: settings.attemptTimeoutMs,
+      maxInFlightPerSubscription: settings.maxInFlightPerSubscription,
+      userAgent: `Chyme-Webhooks/${app.version}`,
+    },
+    (n) => notices.publish(n),
+  );
+  const streams = new Set<ServerResponse>();
+  const trackStream = (res: ServerResponse) => {
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+    options.trackStream?.(res);
+  };
+
+  // In the writing transaction of every event: one outbox row per subscription listing it.
+  app.bus.onRecord(recordDeliveries);
+
+  let unsubscribe: (() => void) | undefined;
+  let housekeeping: NodeJS.Timeout | undefined;
+  const prune = () => {
+    try {
+      deleteDeliveriesCompletedBefore(app.db, app.clock.now() - settings.retentionDays * 24 * 3600_000);
+    } catch (err) {
+      app.log.warn('could not prune the webhook delivery log', { error: String(err) });
+    }
+  };
+
+  return {
+    name: 'webhooks',
+    routes: [
+      ...webhookRoutes({ dispatcher }),
+      ...eventStreamRoutes({ notices, trackStream, heartbeatMs: settings.heartbeatMs }),
+    ],
+    openapi: { webhooks: payloadSchemas },
+    dispatcher,
+    notices,
+    settings,
+    start() {
+      // After commit: attempt the new deliveries at once.
+      unsubscribe = app.bus.subscribe(() => dispatcher.wake());
+      prune();
+      housekeeping = setInterval(prune, HOUSEKEEPING_MS);
+      housekeeping.unref();
+      dispatcher.start();
+    },
+    async stop() {
+      unsubscribe?.();
+      if (housekeeping) clearInterval(housekeeping);
+      for (const res of streams) res.end();
+      streams.clear();
+      await dispatcher.stop();
+    },
+  };
+}

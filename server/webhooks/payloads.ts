@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { MealSchema } from '../api/schemas.js';
+import type { OpenApiExtras } from '../api/openapi.js';
+import type { EventType } from '../events/bus.js';
+
+/**
+ * The bodies Chyme POSTs to subscribers, one schema per event type, for the `webhooks` section of
+ * the OpenAPI document. Every body is the event envelope of CONTRACT §7; `data.object` is the
+ * resource the event is about. Digestion resources are described by the fields the spec fixes
+ * (more may be present).
+ */
+
+const isoDateTime = z.string().meta({ format: 'date-time' });
+
+function envelope<T extends EventType>(type: T, object: z.ZodType, id: string, withPrevious = false) {
+  return z
+    .object({
+      object: z.literal('event'),
+      id: z.string().meta({ description: 'The event id (evt_…); the same event sent to several subscriptions keeps it.' }),
+      type: z.literal(type),
+      created: isoDateTime.meta({ description: 'When the event happened.' }),
+      webhook_delivery_id: z
+        .string()
+        .meta({ description: 'Unique per delivery (whdel_…), the same on every retry: deduplicate on it. Also sent as X-Webhook-Delivery-Id.' }),
+      data: z.object({
+        object: object,
+        ...(withPrevious
+          ? { previous_attributes: z.record(z.string(), z.unknown()).optional().meta({ description: 'Earlier values of the fields that changed.' }) }
+          : {}),
+      }),
+    })
+    .meta({ id });
+}
+
+const component = z.object({ value: z.number(), contribution: z.enum(['positive', 'neutral', 'attention']) });
+
+const DailyScoreObject = z.looseObject({
+  object: z.literal('digestion.score'),
+  date: z.string().meta({ format: 'date' }),
+  score: z.number().int().nullable(),
+  score_state: z.enum(['SCORED', 'PENDING', 'UNSCORABLE']),
+  level: z.string().nullable(),
+  components: z.object({ overnight: component, fasted_ratio: component, regularity: component, circadian: component }),
+  calibrating: z.boolean(),
+});
+
+const OvernightScoreObject = z.looseObject({
+  object: z.literal('digestion.overnight_score'),
+  id: z.string(),
+  date: z.string().meta({ format: 'date' }),
+  score: z.number().int().nullable(),
+  score_state: z.enum(['SCORED', 'PENDING', 'UNSCORABLE']),
+  level: z.string().nullable(),
+});
+
+const StateObject = z.looseObject({
+  object: z.literal('digestion.state'),
+  state: z.enum(['fasted', 'processing', 'settling']),
+  minutes_remaining: z.number().int(),
+  confidence: z.number(),
+  active_meals: z.number().int(),
+  since: isoDateTime,
+  fasted_at: isoDateTime,
+});
+
+const WindowsObject = z.looseObject({
+  object: z.literal('digestion.windows'),
+  sleep_ready_at: isoDateTime,
+});
+
+const PingObject = z.object({
+  object: z.literal('webhook_ping'),
+  subscription_id: z.string(),
+  message: z.string(),
+});
+
+const DeletedMealObject = MealSchema.extend({ deleted: z.literal(true) });
+
+export const payloadSchemas: NonNullable<OpenApiExtras['webhooks']> = {
+  'meal.created': { summary: 'A meal was logged', schema: envelope('meal.created', MealSchema, 'MealCreatedEvent') },
+  'meal.updated': {
+    summary: 'A meal was edited (previous_attributes holds the old values)',
+    schema: envelope('meal.updated', MealSchema, 'MealUpdatedEvent', true),
+  },
+  'meal.deleted': { summary: 'A meal was deleted (the last state of the meal, deleted: true)', schema: envelope('meal.deleted', DeletedMealObject, 'MealDeletedEvent') },
+  'gut_score.created': { summary: 'A new daily gut score', schema: envelope('gut_score.created', DailyScoreObject, 'GutScoreCreatedEvent') },
+  'overnight_score.created': {
+    summary: 'A new overnight score',
+    schema: envelope('overnight_score.created', OvernightScoreObject, 'OvernightScoreCreatedEvent'),
+  },
+  'digestion.state_changed': {
+    summary: 'The digestive state moved (previous_attributes.state holds the state it left)',
+    schema: envelope('digestion.state_changed', StateObject, 'DigestionStateChangedEvent', true),
+  },
+  'windows.updated': { summary: 'The digestion windows were recalculated', schema: envelope('windows.updated', WindowsObject, 'WindowsUpdatedEvent') },
+  'test.ping': { summary: 'Sent by POST /v1/webhooks/{id}/test', schema: envelope('test.ping', PingObject, 'TestPingEvent') },
+};

@@ -1,0 +1,104 @@
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { performance } from 'node:perf_hooks';
+
+/** One HTTP attempt of a delivery: what came back, or why nothing usable did. */
+export interface SendResult {
+  /** 2xx: the receiver acknowledged the delivery. */
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  /** The attempt was cut short because the service is stopping (not the receiver's fault). */
+  interrupted: boolean;
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the receiver',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection closed by the receiver',
+};
+
+function describe(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code && NETWORK_ERRORS[e.code]) return NETWORK_ERRORS[e.code]!;
+  if (e?.code && /CERT|SSL|TLS/.test(e.code)) return `TLS error (${e.code})`;
+  if (e?.message === 'socket hang up') return 'the receiver closed the connection without answering';
+  return e?.message ? String(e.message) : String(err);
+}
+
+/**
+ * POSTs `body` to `url` once. Uses node:http(s) directly: no redirect is followed (a 3xx is a
+ * failure), no connection is reused, and the whole attempt (connect, send, response headers) is
+ * bounded by `timeoutMs`. Only a 2xx status counts as delivered. Never rejects.
+ */
+export function postOnce(url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendResult> {
+  const started = performance.now();
+  const target = new URL(url);
+  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const payload = Buffer.from(body, 'utf8');
+
+  return new Promise<SendResult>((resolve) => {
+    let settled = false;
+    let req: ClientRequest | undefined;
+    const finish = (r: Omit<SendResult, 'durationMs' | 'interrupted'> & { interrupted?: boolean }) => {
+      if (settled) return;
+      settled = true;
+      // The timer stays armed until the socket closes: a receiver that answers and then never
+      // finishes its body is still cut off at the deadline.
+      if (!req || req.destroyed) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve({ ...r, interrupted: r.interrupted ?? false, durationMs: Math.round(performance.now() - started) });
+    };
+    const timer = setTimeout(() => {
+      finish({ ok: false, statusCode: null, error: `timed out after ${options.timeoutMs / 1000} s without a response` });
+      req?.destroy();
+    }, options.timeoutMs);
+    timer.unref?.();
+    const onAbort = () => {
+      finish({ ok: false, statusCode: null, error: 'interrupted: the service stopped during this attempt', interrupted: true });
+      req?.destroy();
+    };
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    try {
+      req = request(target, {
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'Content-Length': String(payload.length), Connection: 'close' },
+      });
+    } catch (err) {
+      return finish({ ok: false, statusCode: null, error: describe(err) });
+    }
+    req.on('response', (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      // The answer is the status; its body is read and dropped so the socket closes cleanly.
+      res.resume();
+      res.on('error', () => {});
+      if (status >= 200 && status < 300) return finish({ ok: true, statusCode: status, error: null });
+      if (status >= 300 && status < 400) {
+        const location = res.headers.location;
+        return finish({
+          ok: false,
+          statusCode: status,
+          error: `redirect${location ? ` to ${location}` : ''} not followed: the webhook URL must answer with a 2xx itself`,
+        });
+      }
+      finish({ ok: false, statusCode: status, error: `the receiver answered HTTP ${status}; only a 2xx acknowledges a delivery` });
+    });
+    req.on('close', () => clearTimeout(timer));
+    req.on('error', (err) => finish({ ok: false, statusCode: null, error: describe(err) }));
+    req.end(payload);
+  });
+}
