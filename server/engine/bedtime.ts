@@ -1,0 +1,69 @@
+/**
+ * The usual bedtime: the circular mean of the local clock time at which logged nights started (so
+ * 23:30 and 00:30 average to 00:00, not to 12:00), or 23:00 when no night has been logged.
+ */
+
+import { addDays, localMinuteOfDay, localTimeToInstant } from '../time/tz.js';
+import { BEDTIME_LEARNING_DAYS, DEFAULT_BEDTIME_MIN, MIN_BEDTIME_RESULTANT, MIN_NIGHT_SLEEP_MIN, MS_PER_DAY, MS_PER_MINUTE } from './constants.js';
+import type { EngineSettings, EngineSleep } from './types.js';
+
+export interface UsualBedtime {
+  /** Local clock, minutes after midnight. */
+  minuteOfDay: number;
+  source: 'learned' | 'default';
+  /** Nights it was learned from. */
+  nights: number;
+}
+
+const MINUTES_PER_DAY = 1440;
+
+/** A session long enough to be a night rather than a nap. */
+export function isNight(sleep: EngineSleep): boolean {
+  return sleep.end - sleep.start >= MIN_NIGHT_SLEEP_MIN * MS_PER_MINUTE;
+}
+
+/** Circular mean of clock times (minutes after midnight) and the resultant length (0 scattered … 1 identical). */
+export function circularMeanMinute(minutes: readonly number[]): { minuteOfDay: number; resultant: number } | null {
+  if (minutes.length === 0) return null;
+  let c = 0;
+  let s = 0;
+  for (const m of minutes) {
+    const angle = (2 * Math.PI * m) / MINUTES_PER_DAY;
+    c += Math.cos(angle);
+    s += Math.sin(angle);
+  }
+  c /= minutes.length;
+  s /= minutes.length;
+  const resultant = Math.hypot(c, s);
+  const angle = Math.atan2(s, c);
+  const minute = Math.round(((angle / (2 * Math.PI)) * MINUTES_PER_DAY + MINUTES_PER_DAY) % MINUTES_PER_DAY) % MINUTES_PER_DAY;
+  return { minuteOfDay: minute, resultant };
+}
+
+/** Usual bedtime learned from the nights that started in the 14 days before `before`. */
+export function usualBedtime(sleeps: readonly EngineSleep[], settings: EngineSettings, before: number): UsualBedtime {
+  const from = before - BEDTIME_LEARNING_DAYS * MS_PER_DAY;
+  const starts = sleeps
+    .filter((s) => isNight(s) && s.start >= from && s.start < before)
+    .map((s) => localMinuteOfDay(s.start, settings.timezone));
+  const mean = circularMeanMinute(starts);
+  if (!mean || mean.resultant < MIN_BEDTIME_RESULTANT) {
+    return { minuteOfDay: DEFAULT_BEDTIME_MIN, source: 'default', nights: starts.length };
+  }
+  return { minuteOfDay: mean.minuteOfDay, source: 'learned', nights: starts.length };
+}
+
+/**
+ * The instant of a bedtime clock time in the night after the user's day `date`: the same calendar date
+ * for evening times, the next one for times after midnight (before noon).
+ */
+export function bedtimeAfterDay(date: string, bedtimeMinute: number, settings: EngineSettings): number {
+  const calendarDate = bedtimeMinute < 12 * 60 ? addDays(date, 1) : date;
+  return localTimeToInstant(calendarDate, bedtimeMinute, settings.timezone);
+}
+
+/** "23:05" */
+export function formatClock(minuteOfDay: number): string {
+  const m = ((Math.round(minuteOfDay) % MINUTES_PER_DAY) + MINUTES_PER_DAY) % MINUTES_PER_DAY;
+  return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+}

@@ -1,0 +1,325 @@
+/**
+ * The daily gut score of a user's day (zone + day start) and its four components:
+ *
+ * - overnight:    the overnight score of the night that ended on this day ("last night"); with no
+ *                 night logged, the same meal features measured against the usual bedtime (learned
+ *                 from logged nights, else 23:00), with lower confidence;
+ * - fastedRatio:  the overnight fast before the day's first meal and the day's eating span;
+ * - regularity:   SD of the eating-window midpoint over this day and the 14 before it;
+ * - circadian:    share of the day's calories eaten after 20:00 or within 3 h of that night's sleep.
+ *
+ * States: the day containing `now` is PENDING with a provisional score from what has been eaten so
+ * far; a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
+ * level null; components still carry the values the data gives — see dailyScore); a day that has not
+ * started is PENDING with no score.
+ */
+
+import { addDays, localMinuteOfDay } from '../time/tz.js';
+import {
+  CALIBRATION_CONFIDENCE_FACTOR,
+  CALIBRATION_MIN_DAYS,
+  DAILY_WEIGHTS,
+  EATING_SPAN_ANCHORS_H,
+  ESTIMATED_OVERNIGHT_CONFIDENCE_FACTOR,
+  FASTED_RATIO_FAST_WEIGHT,
+  LATE_EVENING_CLOCK_MIN,
+  LATE_SHARE_ANCHORS,
+  MAX_CONFIDENCE,
+  MS_PER_MINUTE,
+  OVERNIGHT_FAST_ANCHORS_H,
+  PRE_SLEEP_WINDOW_MIN,
+  REGULARITY_SD_ANCHORS_MIN,
+  REGULARITY_WINDOW_DAYS,
+  UNKNOWN_FAST_CONFIDENCE_FACTOR,
+} from './constants.js';
+import { bedtimeAfterDay, isNight, usualBedtime } from './bedtime.js';
+import { dayStartMinutes, datesBetween, userDay, userDayBounds } from './days.js';
+import { isDigestiveMeal, mealEnergy } from './meal-model.js';
+import { analyseNight } from './overnight.js';
+import { roundConfidence } from './phases.js';
+import { clampScore, component, fromAnchors, levelOf, standardDeviation } from './scoring.js';
+import type { DailyScore, EngineMeal, EngineSettings, EngineSleep, ScoreState } from './types.js';
+
+/** What a day's meals say, computed from meals eaten at or before `now`. */
+export interface DayMetrics {
+  date: string;
+  start: number;
+  end: number;
+  /** Logged meals of any size (a water-only day is a logged day). */
+  loggedMeals: number;
+  /** Digestive meals (≥ 15 kcal) in time order. */
+  digestive: EngineMeal[];
+  firstMealAt: number | null;
+  lastMealAt: number | null;
+  eatingSpanMin: number | null;
+  /** Eating-window midpoint, minutes after the day start on the local clock. */
+  midpointMin: number | null;
+  /** From the last digestive meal before the first one; null when nothing was logged the day before. */
+  overnightFastMin: number | null;
+  totalKcal: number;
+  lateKcal: number;
+  /** Bedtime of the night after this day: a logged night's start, else the usual bedtime. */
+  nightBedtime: number;
+  nightBedtimeSource: 'sleep' | 'learned' | 'default';
+}
+
+function byTime(a: EngineMeal, b: EngineMeal): number {
+  return a.timestamp - b.timestamp || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** The longest night (≥ 3 h) that ended on user-day `date` and by `now`. */
+export function mainSleepEndingOn(date: string, sleeps: readonly EngineSleep[], settings: EngineSettings, now: number): EngineSleep | null {
+  let best: EngineSleep | null = null;
+  for (const s of sleeps) {
+    if (!isNight(s) || s.end > now || userDay(s.end, settings) !== date) continue;
+    if (!best || s.end - s.start > best.end - best.start) best = s;
+  }
+  return best;
+}
+
+/**
+ * Metrics of day `date`. `meals` must already be limited to those eaten at or before now and include
+ * the day before (for the overnight fast).
+ */
+export function dayMetrics(
+  date: string,
+  meals: readonly EngineMeal[],
+  sleeps: readonly EngineSleep[],
+  settings: EngineSettings,
+  now: number,
+): DayMetrics {
+  const { start, end } = userDayBounds(date, settings);
+  const previousStart = userDayBounds(addDays(date, -1), settings).start;
+  const ofDay = meals.filter((m) => m.timestamp >= start && m.timestamp < end);
+  const digestive = ofDay.filter(isDigestiveMeal).sort(byTime);
+  const first = digestive[0] ?? null;
+  const last = digestive[digestive.length - 1] ?? null;
+
+  let overnightFastMin: number | null = null;
+  if (first && meals.some((m) => m.timestamp >= previousStart && m.timestamp < start)) {
+    let previous: number | null = null;
+    for (const m of meals) {
+      if (m.timestamp < first.timestamp && isDigestiveMeal(m) && (previous === null || m.timestamp > previous)) previous = m.timestamp;
+    }
+    // Nothing digestive before in the data: at least since the previous day started.
+    overnightFastMin = (first.timestamp - (previous ?? previousStart)) / MS_PER_MINUTE;
+  }
+
+  let midpointMin: number | null = null;
+  if (first && last) {
+    const midpoint = (first.timestamp + last.timestamp) / 2;
+    midpointMin = (localMinuteOfDay(midpoint, settings.timezone) - dayStartMinutes(settings) + 1440) % 1440;
+  }
+
+  // The night after this day: a logged night ending the next day, else the usual bedtime.
+  const nextNight = mainSleepEndingOn(addDays(date, 1), sleeps, settings, now);
+  let nightBedtime: number;
+  let nightBedtimeSource: DayMetrics['nightBedtimeSource'];
+  if (nextNight) {
+    nightBedtime = nextNight.start;
+    nightBedtimeSource = 'sleep';
+  } else {
+    const usual = usualBedtime(sleeps, settings, end);
+    nightBedtime = bedtimeAfterDay(date, usual.minuteOfDay, settings);
+    nightBedtimeSource = usual.source;
+  }
+
+  const dayStartMin = dayStartMinutes(settings);
+  const lateClockInDay = (LATE_EVENING_CLOCK_MIN - dayStartMin + 1440) % 1440;
+  let totalKcal = 0;
+  let lateKcal = 0;
+  for (const m of digestive) {
+    const kcal = mealEnergy(m).kcal;
+    totalKcal += kcal;
+    const minuteInDay = (localMinuteOfDay(m.timestamp, settings.timezone) - dayStartMin + 1440) % 1440;
+    const lateByClock = minuteInDay >= lateClockInDay;
+    const nearSleep = m.timestamp >= nightBedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
+    if (lateByClock || nearSleep) lateKcal += kcal;
+  }
+
+  return {
+    date,
+    start,
+    end,
+    loggedMeals: ofDay.length,
+    digestive,
+    firstMealAt: first?.timestamp ?? null,
+    lastMealAt: last?.timestamp ?? null,
+    eatingSpanMin: first && last ? (last.timestamp - first.timestamp) / MS_PER_MINUTE : null,
+    midpointMin,
+    overnightFastMin,
+    totalKcal,
+    lateKcal,
+    nightBedtime,
+    nightBedtimeSource,
+  };
+}
+
+export interface DailyScoreInput {
+  date: string;
+  /** Meals of the day and of the 14 days before it (see dailyScoreInputWindows); more is fine. */
+  meals: readonly EngineMeal[];
+  /** Sleeps from 15 days before the day to the night after it. */
+  sleeps: readonly EngineSleep[];
+  settings: EngineSettings;
+  now: number;
+  /** Days with logged meals up to and including `date`; < 2 means calibrating. */
+  daysWithData: number;
+}
+
+/**
+ * The daily score of one day.
+ *
+ * Component values on a day without digestive meals describe the log as it stands: no intake logged,
+ * so no eating span and no late calories (fasted_ratio and circadian 100), while regularity and
+ * overnight come from the days and nights around it. That is why such a finished day, when nothing at
+ * all was logged, is UNSCORABLE: the log cannot tell a fast from a day not logged. (A day with only
+ * drinks under 15 kcal logged is SCORED: the user logged, and logged no food.)
+ */
+export function dailyScore(input: DailyScoreInput): DailyScore {
+  const { date, settings, now } = input;
+  const meals = input.meals.filter((m) => m.timestamp <= now);
+  const day = dayMetrics(date, meals, input.sleeps, settings, now);
+
+  // fasted_ratio
+  const spanValue = day.eatingSpanMin === null ? 100 : fromAnchors(day.eatingSpanMin / 60, EATING_SPAN_ANCHORS_H);
+  const fastValue = day.overnightFastMin === null ? null : fromAnchors(day.overnightFastMin / 60, OVERNIGHT_FAST_ANCHORS_H);
+  const fastedRatio =
+    day.digestive.length === 0
+      ? 100
+      : fastValue === null
+        ? spanValue
+        : FASTED_RATIO_FAST_WEIGHT * fastValue + (1 - FASTED_RATIO_FAST_WEIGHT) * spanValue;
+
+  // regularity: this day and the 14 before it
+  const midpoints: number[] = [];
+  for (const d of datesBetween(addDays(date, -REGULARITY_WINDOW_DAYS), date)) {
+    const m = d === date ? day.midpointMin : dayMetricsMidpoint(d, meals, settings);
+    if (m !== null) midpoints.push(m);
+  }
+  const midpointSd = standardDeviation(midpoints) ?? 0;
+  const regularity = fromAnchors(midpointSd, REGULARITY_SD_ANCHORS_MIN);
+
+  // circadian
+  const lateShare = day.totalKcal > 0 ? day.lateKcal / day.totalKcal : 0;
+  const circadian = fromAnchors(lateShare, LATE_SHARE_ANCHORS);
+
+  // overnight: last night, logged or estimated
+  const night = mainSleepEndingOn(date, input.sleeps, settings, now);
+  let overnight: number;
+  let overnightBedtime: number;
+  let overnightBedtimeSource: 'sleep' | 'learned' | 'default';
+  if (night) {
+    overnight = analyseNight(night.start, meals, night).score;
+    overnightBedtime = night.start;
+    overnightBedtimeSource = 'sleep';
+  } else {
+    const usual = usualBedtime(input.sleeps, settings, day.start);
+    overnightBedtime = bedtimeAfterDay(addDays(date, -1), usual.minuteOfDay, settings);
+    overnight = analyseNight(overnightBedtime, meals, null, Math.max(overnightBedtime, day.start)).score;
+    overnightBedtimeSource = usual.source;
+  }
+
+  const components = {
+    overnight: component(overnight),
+    fastedRatio: component(fastedRatio),
+    regularity: component(regularity),
+    circadian: component(circadian),
+  };
+  const weighted =
+    DAILY_WEIGHTS.overnight * components.overnight.value +
+    DAILY_WEIGHTS.fastedRatio * components.fastedRatio.value +
+    DAILY_WEIGHTS.regularity * components.regularity.value +
+    DAILY_WEIGHTS.circadian * components.circadian.value;
+
+  let scoreState: ScoreState;
+  let score: number | null;
+  if (now < day.start) {
+    scoreState = 'PENDING';
+    score = null;
+  } else if (now < day.end) {
+    scoreState = 'PENDING';
+    score = clampScore(weighted);
+  } else if (day.loggedMeals > 0) {
+    scoreState = 'SCORED';
+    score = clampScore(weighted);
+  } else {
+    scoreState = 'UNSCORABLE';
+    score = null;
+  }
+
+  const calibrating = input.daysWithData < CALIBRATION_MIN_DAYS;
+  let confidence = MAX_CONFIDENCE;
+  if (calibrating) confidence *= CALIBRATION_CONFIDENCE_FACTOR;
+  if (!night) confidence *= ESTIMATED_OVERNIGHT_CONFIDENCE_FACTOR;
+  if (day.digestive.length > 0 && day.overnightFastMin === null) confidence *= UNKNOWN_FAST_CONFIDENCE_FACTOR;
+
+  return {
+    date,
+    score,
+    scoreState,
+    level: score === null ? null : levelOf(score),
+    components,
+    calibrating,
+    confidence: roundConfidence(confidence),
+    overnightSource: night ? 'sleep' : 'estimated',
+    basis: {
+      firstMealAt: day.firstMealAt,
+      lastMealAt: day.lastMealAt,
+      eatingSpanMin: day.eatingSpanMin === null ? null : Math.round(day.eatingSpanMin),
+      overnightFastMin: day.overnightFastMin === null ? null : Math.round(day.overnightFastMin),
+      midpointSdMin: Math.round(midpointSd),
+      midpointDays: midpoints.length,
+      totalKcal: Math.round(day.totalKcal),
+      lateKcal: Math.round(day.lateKcal),
+      lateSharePct: Math.round(lateShare * 100),
+      overnightSleepId: night?.id ?? null,
+      overnightBedtime,
+      overnightBedtimeSource,
+      nightBedtime: day.nightBedtime,
+      nightBedtimeSource: day.nightBedtimeSource,
+    },
+  };
+}
+
+/** Midpoint of a day's eating window (minutes after day start), or null without digestive meals. */
+function dayMetricsMidpoint(date: string, meals: readonly EngineMeal[], settings: EngineSettings): number | null {
+  const { start, end } = userDayBounds(date, settings);
+  let first: number | null = null;
+  let last: number | null = null;
+  for (const m of meals) {
+    if (m.timestamp < start || m.timestamp >= end || !isDigestiveMeal(m)) continue;
+    if (first === null || m.timestamp < first) first = m.timestamp;
+    if (last === null || m.timestamp > last) last = m.timestamp;
+  }
+  if (first === null || last === null) return null;
+  return (localMinuteOfDay((first + last) / 2, settings.timezone) - dayStartMinutes(settings) + 1440) % 1440;
+}
+
+export interface DailyScoresInput {
+  startDate: string;
+  endDate: string;
+  /** Meals in dailyScoreInputWindows(startDate, endDate).meals. */
+  meals: readonly EngineMeal[];
+  /** Sleeps in dailyScoreInputWindows(startDate, endDate).sleeps. */
+  sleeps: readonly EngineSleep[];
+  settings: EngineSettings;
+  now: number;
+  /** Days with logged meals strictly before startDate. */
+  daysWithDataBefore: number;
+}
+
+/** Daily scores for every date of [startDate, endDate], ascending. */
+export function dailyScores(input: DailyScoresInput): DailyScore[] {
+  const loggedDays = new Set<string>();
+  for (const m of input.meals) {
+    if (m.timestamp > input.now) continue;
+    const d = userDay(m.timestamp, input.settings);
+    if (d >= input.startDate && d <= input.endDate) loggedDays.add(d);
+  }
+  let daysWithData = input.daysWithDataBefore;
+  return datesBetween(input.startDate, input.endDate).map((date) => {
+    if (loggedDays.has(date)) daysWithData++;
+    return dailyScore({ date, meals: input.meals, sleeps: input.sleeps, settings: input.settings, now: input.now, daysWithData });
+  });
+}
