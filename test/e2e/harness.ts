@@ -223,3 +223,106 @@ export async function waitForToday(page: Page): Promise<void> {
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** A small deterministic PRNG (mulberry32), so seeded histories are the same on every run. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface MenuItem {
+  description: string;
+  foods: readonly { name: string; calories: number }[];
+  macros: { protein_g: number; carbs_g: number; fat_g: number; fiber_g: number };
+  sodium_mg: number;
+  caffeine_mg: number;
+}
+
+const MENU: Record<'breakfast' | 'lunch' | 'dinner' | 'snack', readonly MenuItem[]> = {
+  breakfast: [
+    { description: 'Porridge with banana and honey', foods: [{ name: 'Oats', calories: 300 }, { name: 'Banana', calories: 105 }, { name: 'Honey', calories: 60 }], macros: { protein_g: 12, carbs_g: 82, fat_g: 7, fiber_g: 8 }, sodium_mg: 90, caffeine_mg: 0 },
+    { description: 'Eggs on sourdough, flat white', foods: [{ name: 'Two eggs', calories: 155 }, { name: 'Sourdough', calories: 180 }, { name: 'Flat white', calories: 110 }], macros: { protein_g: 26, carbs_g: 40, fat_g: 18, fiber_g: 2 }, sodium_mg: 520, caffeine_mg: 130 },
+    { description: 'Greek yoghurt, berries, granola', foods: [{ name: 'Greek yoghurt', calories: 190 }, { name: 'Berries', calories: 60 }, { name: 'Granola', calories: 140 }], macros: { protein_g: 20, carbs_g: 45, fat_g: 12, fiber_g: 5 }, sodium_mg: 80, caffeine_mg: 0 },
+  ],
+  lunch: [
+    { description: 'Lentil soup and rye bread', foods: [{ name: 'Lentil soup', calories: 330 }, { name: 'Rye bread', calories: 160 }], macros: { protein_g: 24, carbs_g: 70, fat_g: 9, fiber_g: 16 }, sodium_mg: 900, caffeine_mg: 0 },
+    { description: 'Chicken salad wrap', foods: [{ name: 'Wrap', calories: 210 }, { name: 'Chicken', calories: 190 }, { name: 'Salad', calories: 40 }], macros: { protein_g: 36, carbs_g: 38, fat_g: 16, fiber_g: 5 }, sodium_mg: 780, caffeine_mg: 0 },
+    { description: 'Rice bowl with tofu and greens', foods: [{ name: 'Rice', calories: 260 }, { name: 'Tofu', calories: 180 }, { name: 'Greens', calories: 50 }], macros: { protein_g: 24, carbs_g: 66, fat_g: 14, fiber_g: 6 }, sodium_mg: 640, caffeine_mg: 0 },
+  ],
+  dinner: [
+    { description: 'Salmon, potatoes and broccoli', foods: [{ name: 'Salmon', calories: 360 }, { name: 'Potatoes', calories: 220 }, { name: 'Broccoli', calories: 55 }], macros: { protein_g: 42, carbs_g: 48, fat_g: 26, fiber_g: 7 }, sodium_mg: 420, caffeine_mg: 0 },
+    { description: 'Pasta with tomato and parmesan', foods: [{ name: 'Pasta', calories: 420 }, { name: 'Tomato sauce', calories: 90 }, { name: 'Parmesan', calories: 110 }], macros: { protein_g: 26, carbs_g: 96, fat_g: 16, fiber_g: 6 }, sodium_mg: 780, caffeine_mg: 0 },
+    { description: 'Vegetable curry with rice', foods: [{ name: 'Curry', calories: 380 }, { name: 'Rice', calories: 260 }], macros: { protein_g: 18, carbs_g: 92, fat_g: 22, fiber_g: 10 }, sodium_mg: 980, caffeine_mg: 0 },
+  ],
+  snack: [
+    { description: 'Apple and almonds', foods: [{ name: 'Apple', calories: 95 }, { name: 'Almonds', calories: 160 }], macros: { protein_g: 6, carbs_g: 28, fat_g: 14, fiber_g: 7 }, sodium_mg: 2, caffeine_mg: 0 },
+    { description: 'Espresso and a biscuit', foods: [{ name: 'Espresso', calories: 5 }, { name: 'Biscuit', calories: 80 }], macros: { protein_g: 1, carbs_g: 11, fat_g: 4, fiber_g: 0 }, sodium_mg: 60, caffeine_mg: 65 },
+  ],
+};
+
+export type SeedMeal = { timestamp: string; meal_type: keyof typeof MENU; description: string; foods: { name: string; calories: number }[]; macros: Record<string, number>; micros: Record<string, number> };
+
+/**
+ * A plausible history of `days` days of meals (3 a day, a snack on some) ending the day before
+ * `endMs` (UTC days), plus nightly sleep. Deterministic.
+ */
+export function history(days: number, endMs: number, seed = 7): { meals: SeedMeal[]; sleep: { start: string; end: string; efficiency: number; awakenings: number }[] } {
+  const rnd = prng(seed);
+  const pick = (list: readonly MenuItem[]): MenuItem => list[Math.floor(rnd() * list.length)]!;
+  const jitter = (min: number) => Math.round((rnd() * 2 - 1) * min);
+  const dayMs = 86_400_000;
+  const firstMidnight = Math.floor(endMs / dayMs) * dayMs - days * dayMs;
+  const meals: SeedMeal[] = [];
+  const sleep: { start: string; end: string; efficiency: number; awakenings: number }[] = [];
+  for (let d = 0; d < days; d++) {
+    const midnight = firstMidnight + d * dayMs;
+    const plan: [keyof typeof MENU, number][] = [
+      ['breakfast', 7 * 60 + 30 + jitter(35)],
+      ['lunch', 12 * 60 + 45 + jitter(40)],
+      ['dinner', 19 * 60 + 10 + jitter(55)],
+    ];
+    if (rnd() < 0.45) plan.splice(2, 0, ['snack', 16 * 60 + jitter(50)]);
+    for (const [type, minute] of plan) {
+      const m = pick(MENU[type]);
+      const calories = m.foods.reduce((s, f) => s + f.calories, 0);
+      meals.push({
+        timestamp: iso(midnight + minute * 60_000),
+        meal_type: type,
+        description: m.description,
+        foods: m.foods.map((f) => ({ ...f })),
+        macros: { calories, ...m.macros },
+        micros: { sodium_mg: m.sodium_mg, caffeine_mg: m.caffeine_mg },
+      });
+    }
+    const bed = midnight + (23 * 60 + jitter(45)) * 60_000;
+    const wake = midnight + dayMs + (7 * 60 + jitter(30)) * 60_000;
+    if (wake < endMs) sleep.push({ start: iso(bed), end: iso(wake), efficiency: Math.round((0.82 + rnd() * 0.14) * 100) / 100, awakenings: Math.floor(rnd() * 4) });
+  }
+  return { meals, sleep };
+}
+
+/** Writes a history through the API, several requests at a time. */
+export async function seed(server: Server, data: ReturnType<typeof history>, concurrency = 8): Promise<void> {
+  const jobs: (() => Promise<void>)[] = [
+    ...data.meals.map((m) => async () => {
+      const r = await server.api('POST', '/v1/nutrition/meals', m);
+      if (r.status !== 200 && r.status !== 201) throw new Error(`seeding a meal failed: ${r.status} ${JSON.stringify(r.body)}`);
+    }),
+    ...data.sleep.map((s) => async () => {
+      const r = await server.api('POST', '/v1/sleep/sessions', { ...s, source: 'e2e' });
+      if (r.status !== 200 && r.status !== 201) throw new Error(`seeding sleep failed: ${r.status} ${JSON.stringify(r.body)}`);
+    }),
+  ];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < jobs.length) await jobs[next++]!();
+    }),
+  );
+}

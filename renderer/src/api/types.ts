@@ -204,8 +204,10 @@ export interface WebhookSubscription {
   created_at: string;
   /** Present in the create response only. */
   secret?: string;
-  /** Why the service disabled it, when it did (e.g. deliveries failing for 3 days). */
-  disabled_reason?: string | null;
+  /** Why the service disabled it (deliveries failing for 3 days); null when enabled or paused by hand. */
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  updated_at: string;
 }
 
 export interface WebhookTest {
@@ -218,25 +220,30 @@ export interface WebhookTest {
 }
 
 export interface DeliveryAttempt {
-  attempt?: number;
-  at?: string;
-  started_at?: string;
-  status_code?: number | null;
-  duration_ms?: number | null;
-  error?: string | null;
-  [extra: string]: unknown;
+  attempt: number;
+  started_at: string;
+  finished_at: string | null;
+  outcome: 'succeeded' | 'failed' | 'interrupted' | 'in_flight';
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
 }
 
 export interface WebhookDelivery {
-  object?: string;
+  object: 'webhook_delivery';
   id: string;
-  event_id?: string;
-  event_type?: string;
-  type?: string;
-  status?: string;
-  created_at?: string;
-  attempts?: DeliveryAttempt[];
-  [extra: string]: unknown;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  kind: 'event' | 'test' | 'redelivery';
+  redelivery_of: string | null;
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  status_detail: string | null;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+  attempts: DeliveryAttempt[];
 }
 
 /** An event as carried by `/v1/events/stream` (and by webhooks). */

@@ -1,10 +1,10 @@
 import { useMemo, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
 import { api, errorMessage, idempotencyKey } from '../api/client';
-import { WEBHOOK_EVENTS, type ApiKey, type List, type Settings, type WebhookDelivery, type WebhookSubscription, type WebhookTest } from '../api/types';
+import { WEBHOOK_EVENTS, type ApiKey, type DeliveryAttempt, type List, type Settings, type WebhookDelivery, type WebhookSubscription, type WebhookTest } from '../api/types';
 import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, toFieldErrors, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
-import { fmtDateTime } from '../lib/time';
+import { fmtDateTime, fmtTime } from '../lib/time';
 import { ScreenHead } from './Today';
 
 const SCOPES: { scope: string; what: string }[] = [
@@ -226,7 +226,8 @@ function ApiKeys() {
 function Webhooks() {
   const app = useApp();
   const subs = useResource((signal) => api.get<List<WebhookSubscription>>('/v1/webhooks', undefined, signal), []);
-  useServiceEvents(['webhook.', 'webhook_subscription.'], subs.reload, 300);
+  // The service tells the app live when it disables a failing subscription.
+  useServiceEvents(['webhook_subscription.'], subs.reload, 300);
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>(['meal.created', 'digestion.state_changed']);
   const [secret, setSecret] = useState('');
@@ -403,22 +404,28 @@ function WebhookRow({ sub, onChange, tz }: { sub: WebhookSubscription; onChange:
   );
 }
 
-function deliveryOutcome(d: WebhookDelivery): { label: string; tone: string } {
-  const s = (d.status ?? '').toLowerCase();
-  if (['succeeded', 'delivered', 'success'].includes(s)) return { label: 'Delivered', tone: 'positive' };
-  if (['failed', 'exhausted'].includes(s)) return { label: 'Failed', tone: 'attention' };
-  return { label: s ? s[0]!.toUpperCase() + s.slice(1) : 'Pending', tone: 'neutral' };
+const DELIVERY_STATUS: Record<WebhookDelivery['status'], { label: string; tone: string }> = {
+  succeeded: { label: 'Delivered', tone: 'positive' },
+  failed: { label: 'Failed', tone: 'attention' },
+  pending: { label: 'Retrying', tone: 'pending' },
+  canceled: { label: 'Canceled', tone: 'neutral' },
+};
+
+function attemptText(a: DeliveryAttempt): string {
+  const what = a.status_code !== null ? `HTTP ${a.status_code}` : a.outcome === 'in_flight' ? 'in flight' : (a.error ?? a.outcome);
+  return `#${a.attempt} ${what}${a.duration_ms !== null ? ` · ${a.duration_ms} ms` : ''}`;
 }
 
 function Deliveries({ base, tz, refreshKey }: { base: string; tz: string; refreshKey: string }) {
   const app = useApp();
   const list = useResource((signal) => api.get<List<WebhookDelivery>>(`${base}/deliveries`, { limit: 20 }, signal), [base, refreshKey]);
-  useServiceEvents(['webhook.', 'webhook_delivery.'], list.reload, 500);
+  // Attempts land over about 31 s of retries; each one is announced on the live stream.
+  useServiceEvents(['webhook_delivery.'], list.reload, 300);
 
   async function redeliver(d: WebhookDelivery) {
     try {
       await api.post(`${base}/deliveries/${encodeURIComponent(d.id)}/redeliver`, undefined, idempotencyKey());
-      app.toast('Sent again.');
+      app.toast('Queued to send again.');
       list.reload();
     } catch (err) {
       app.toast(errorMessage(err), { tone: 'error' });
@@ -432,7 +439,7 @@ function Deliveries({ base, tz, refreshKey }: { base: string; tz: string; refres
       {list.data && !list.data.data.length ? <Empty>No deliveries yet.</Empty> : null}
       {list.data?.data.length ? (
         <table className="delivery-table">
-          <caption className="visually-hidden">Recent deliveries</caption>
+          <caption>Recent deliveries</caption>
           <thead>
             <tr>
               <th scope="col">Event</th>
@@ -445,30 +452,31 @@ function Deliveries({ base, tz, refreshKey }: { base: string; tz: string; refres
           </thead>
           <tbody>
             {list.data.data.map((d) => {
-              const o = deliveryOutcome(d);
+              const o = DELIVERY_STATUS[d.status] ?? { label: d.status, tone: 'neutral' };
               return (
                 <tr key={d.id} data-testid="delivery-row">
                   <th scope="row">
-                    <code>{d.event_type ?? d.type ?? 'event'}</code>
+                    <code>{d.event_type}</code>
+                    {d.kind !== 'event' ? <span className="muted small"> ({d.kind})</span> : null}
                     <br />
-                    <span className="muted small">{d.created_at ? fmtDateTime(d.created_at, tz) : d.id}</span>
+                    <span className="muted small">{fmtDateTime(d.created_at, tz)}</span>
                   </th>
                   <td>
                     <Chip tone={o.tone}>{o.label}</Chip>
+                    {d.status_detail ? <p className="muted small">{d.status_detail}</p> : null}
+                    {d.status === 'pending' && d.next_attempt_at ? <p className="muted small">Next try {fmtTime(d.next_attempt_at, tz)}</p> : null}
                   </td>
                   <td>
                     <ol className="attempts">
-                      {(d.attempts ?? []).map((a, i) => (
-                        <li key={i}>
-                          #{a.attempt ?? i + 1} {a.status_code ? `HTTP ${a.status_code}` : a.error ? a.error : '—'}
-                          {typeof a.duration_ms === 'number' ? ` · ${Math.round(a.duration_ms)} ms` : ''}
-                          {a.at ?? a.started_at ? <span className="muted"> · {fmtDateTime((a.at ?? a.started_at)!, tz)}</span> : null}
+                      {d.attempts.map((a) => (
+                        <li key={a.attempt} className={`attempt attempt--${a.outcome}`}>
+                          {attemptText(a)} <span className="muted">· {fmtTime(a.started_at, tz)}</span>
                         </li>
                       ))}
                     </ol>
                   </td>
                   <td>
-                    <button type="button" className="btn btn--small btn--ghost" onClick={() => void redeliver(d)}>
+                    <button type="button" className="btn btn--small btn--ghost" onClick={() => void redeliver(d)} aria-label={`Redeliver ${d.event_type} from ${fmtDateTime(d.created_at, tz)}`}>
                       Redeliver
                     </button>
                   </td>
@@ -598,18 +606,17 @@ async function download(path: string, fallbackName: string) {
   setTimeout(() => URL.revokeObjectURL(href), 10_000);
 }
 
-function summarize(result: unknown): string {
-  if (!result || typeof result !== 'object') return 'Imported.';
-  const parts: string[] = [];
-  const walk = (obj: Record<string, unknown>, prefix: string) => {
-    for (const [k, v] of Object.entries(obj)) {
-      if (k === 'object') continue;
-      if (typeof v === 'number') parts.push(`${prefix}${k.replace(/_/g, ' ')}: ${v}`);
-      else if (v && typeof v === 'object' && !Array.isArray(v)) walk(v as Record<string, unknown>, `${prefix}${k.replace(/_/g, ' ')} `);
-    }
-  };
-  walk(result as Record<string, unknown>, '');
-  return parts.length ? parts.join(' · ') : 'Imported.';
+interface ImportResult {
+  object: 'import_result';
+  meals: { imported: number; skipped: number };
+  sleep_sessions: { imported: number; skipped: number };
+  settings: 'applied' | 'kept';
+}
+
+function summarize(r: ImportResult): string {
+  const part = (n: { imported: number; skipped: number }, what: string) =>
+    `${n.imported} ${what} imported${n.skipped ? `, ${n.skipped} already here (skipped)` : ''}`;
+  return `${part(r.meals, 'meals')}; ${part(r.sleep_sessions, 'sleep sessions')}. Settings ${r.settings === 'applied' ? 'restored' : 'kept as they are'}.`;
 }
 
 function DataCard() {
@@ -639,7 +646,7 @@ function DataCard() {
         setResult({ ok: false, text: `${file.name} is not JSON. Choose a file made by “Export everything”.` });
         return;
       }
-      const res = await api.post<unknown>('/v1/import', doc, idempotencyKey());
+      const res = await api.post<ImportResult>('/v1/import', doc, idempotencyKey());
       setResult({ ok: true, text: `Imported ${file.name}. ${summarize(res)}` });
     });
     if (fileRef.current) fileRef.current.value = '';
