@@ -1,0 +1,106 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { digestionWindows } from '../../server/engine/windows.js';
+import { digestiveState } from '../../server/engine/state.js';
+import { mealKinetics } from '../../server/engine/meal-model.js';
+import { addDays } from '../../server/time/tz.js';
+import type { EngineMeal, EngineSleep, MealSuggestionKind } from '../../server/engine/types.js';
+import { MINUTE, UTC_SETTINGS, at, meal, sleep } from './helpers.js';
+
+const DAY = '2026-05-20';
+
+function windows(meals: EngineMeal[], now: number, sleeps: EngineSleep[] = []) {
+  return digestionWindows({ meals, sleeps, settings: UTC_SETTINGS, now, daysWithData: 10 });
+}
+
+function suggestion(w: ReturnType<typeof windows>, kind: MealSuggestionKind) {
+  return w.nextMealSuggestions.find((s) => s.kind === kind);
+}
+
+describe('sleep_ready_at', () => {
+  test('a big dinner: the stomach is 75 % empty later than 3 h after eating', () => {
+    const dinner = meal(at(DAY, 19), 800);
+    const w = windows([dinner], at(DAY, 20));
+    const quarterLeft = mealKinetics(dinner)!.sleepReadyOwnMin; // ≈ 253 min
+    assert.ok(quarterLeft > 180);
+    assert.equal(w.sleepReadyAt, Math.round(dinner.timestamp + quarterLeft * MINUTE));
+  });
+
+  test('a small snack: 3 h after eating decides', () => {
+    const snack = meal(at(DAY, 19), 100);
+    const w = windows([snack], at(DAY, 20));
+    assert.ok(mealKinetics(snack)!.sleepReadyOwnMin < 180);
+    assert.equal(w.sleepReadyAt, snack.timestamp + 180 * MINUTE);
+  });
+
+  test('a later small snack after a big dinner moves it', () => {
+    const dinner = meal(at(DAY, 19), 800);
+    const snack = meal(at(DAY, 22), 150);
+    const without = windows([dinner], at(DAY, 22, 30));
+    const withSnack = windows([dinner, snack], at(DAY, 22, 30));
+    assert.ok(withSnack.sleepReadyAt >= snack.timestamp + 180 * MINUTE);
+    assert.ok(withSnack.sleepReadyAt > without.sleepReadyAt);
+  });
+
+  test('drinks under 15 kcal do not move it', () => {
+    const dinner = meal(at(DAY, 19), 800);
+    const tea = meal(at(DAY, 22), 2, { description: 'herbal tea' });
+    assert.equal(windows([dinner, tea], at(DAY, 22, 30)).sleepReadyAt, windows([dinner], at(DAY, 22, 30)).sleepReadyAt);
+  });
+
+  test('with no digestive meal in the last 24 h it is now; fasted_at matches the state', () => {
+    const now = at(DAY, 10);
+    const w = windows([meal(now - 30 * 60 * MINUTE, 500)], now);
+    assert.equal(w.sleepReadyAt, now);
+    assert.equal(w.calculatedAt, now);
+    const dinner = meal(at(DAY, 19), 800);
+    assert.equal(windows([dinner], at(DAY, 20)).fastedAt, digestiveState([dinner], at(DAY, 20), { daysWithData: 10 }).fastedAt);
+  });
+});
+
+describe('next meal suggestions', () => {
+  test('latest dinner = usual bedtime − 3 h (23:00 when no night is logged)', () => {
+    const w = windows([meal(at(DAY, 8), 400)], at(DAY, 12));
+    const s = suggestion(w, 'latest_dinner')!;
+    assert.equal(s.at, at(DAY, 20));
+    assert.equal(s.basis.bedtimeSource, 'default');
+    assert.match(s.reason, /20:00/);
+    assert.match(s.reason, /assumed/);
+  });
+
+  test('latest dinner follows the learned bedtime', () => {
+    const nights = [1, 2, 3].map((d) => sleep(at(addDays(DAY, -d), 22), at(addDays(DAY, -d + 1), 6)));
+    const s = suggestion(windows([], at(DAY, 12), nights), 'latest_dinner')!;
+    assert.equal(s.at, at(DAY, 19));
+    assert.equal(s.basis.nights, 3);
+  });
+
+  test('no latest-dinner suggestion once that time has passed', () => {
+    assert.equal(suggestion(windows([], at(DAY, 21)), 'latest_dinner'), undefined);
+  });
+
+  test("eating window closes 12 h after today's first meal", () => {
+    const w = windows([meal(at(DAY, 7, 30), 400), meal(at(DAY, 12), 600)], at(DAY, 13));
+    const s = suggestion(w, 'eating_window_close')!;
+    assert.equal(s.at, at(DAY, 19, 30));
+    assert.equal(s.basis.firstMealAt, at(DAY, 7, 30));
+    assert.equal(suggestion(windows([], at(DAY, 13)), 'eating_window_close'), undefined);
+  });
+
+  test('after an evening meal: earliest first meal for a 13 h fast; not after lunch', () => {
+    const dinner = meal(at(DAY, 19), 700);
+    const s = suggestion(windows([dinner], at(DAY, 21)), 'earliest_first_meal')!;
+    assert.equal(s.at, at(addDays(DAY, 1), 8));
+    assert.equal(suggestion(windows([meal(at(DAY, 12), 700)], at(DAY, 13)), 'earliest_first_meal'), undefined);
+  });
+
+  test('suggestions are in time order and all lie ahead', () => {
+    const now = at(DAY, 12);
+    const w = windows([meal(at(DAY, 8), 400)], now);
+    assert.ok(w.nextMealSuggestions.length >= 2);
+    for (let i = 0; i < w.nextMealSuggestions.length; i++) {
+      assert.ok(w.nextMealSuggestions[i]!.at > now);
+      if (i > 0) assert.ok(w.nextMealSuggestions[i]!.at >= w.nextMealSuggestions[i - 1]!.at);
+    }
+  });
+});
