@@ -29,6 +29,8 @@ export interface Receiver {
   received: Received[];
   /** Resolves once `n` requests have arrived (rejects after timeoutMs). */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  /** Resolves once `pred` holds for the requests received so far. */
+  waitUntil(pred: (received: Received[]) => boolean, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
 
@@ -78,6 +80,14 @@ export async function startReceiver(reply: (r: Received) => Reply = () => ({ sta
           },
         });
       });
+    },
+    async waitUntil(pred, timeoutMs = 5000) {
+      const start = Date.now();
+      while (!pred(received)) {
+        if (Date.now() - start > timeoutMs) throw new Error(`receiver condition not met in ${timeoutMs} ms; got ${received.map((r) => r.json?.type).join(', ')}`);
+        await sleep(10);
+      }
+      return received;
     },
     async close() {
       for (const res of held) res.destroy();
