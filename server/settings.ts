@@ -1,6 +1,7 @@
 import type { AppContext } from './app-context.js';
 import type { Db } from './db/connection.js';
 import { recomputeMealDays } from './db/meals.js';
+import { recomputeSleepDays } from './db/sleep.js';
 import { getSettings, saveSettings, type SettingsRecord, type Units } from './db/settings.js';
 import { newId } from './ids.js';
 import { addDays, dayOf, isoUtc, parseClock, systemTimeZone } from './time/tz.js';
@@ -57,6 +58,9 @@ export function updateSettings(app: AppContext, patch: Partial<Pick<SettingsReco
     saveSettings(app.db, next);
     if (next.dayStart !== before.dayStart) {
       recomputeMealDays(app.db, (ts, offset) => mealDay(ts, offset, next.dayStart));
+    }
+    if (next.dayStart !== before.dayStart || next.timezone !== before.timezone) {
+      recomputeSleepDays(app.db, (endMs) => dayOf(endMs, next.timezone, parseClock(next.dayStart)));
     }
     for (const hook of app.hooks.afterDataChange) hook(emit);
     return next;

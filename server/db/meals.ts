@@ -205,3 +205,8 @@ export function recomputeMealDays(db: Db, dayFor: (timestampMs: number, utcOffse
   }
   return changed;
 }
+
+/** Distinct user days with at least one meal strictly before `day`. */
+export function countMealDaysBefore(db: Db, day: string): number {
+  return (db.prepare('SELECT COUNT(DISTINCT day) AS n FROM meals WHERE day < ?').get(day) as { n: number }).n;
+}

@@ -103,3 +103,13 @@ export function listAllSleep(db: Db): SleepRecord[] {
 export function sleepExists(db: Db, id: string): boolean {
   return db.prepare('SELECT 1 FROM sleep_sessions WHERE id = ?').get(id) !== undefined;
 }
+
+/** Re-derives every session's day (after a settings change). */
+export function recomputeSleepDays(db: Db, dayFor: (endMs: number) => string): void {
+  const rows = db.prepare('SELECT id, end_ms, day FROM sleep_sessions').all() as Pick<SleepRow, 'id' | 'end_ms' | 'day'>[];
+  const update = db.prepare('UPDATE sleep_sessions SET day = ? WHERE id = ?');
+  for (const r of rows) {
+    const day = dayFor(r.end_ms);
+    if (day !== r.day) update.run(day, r.id);
+  }
+}

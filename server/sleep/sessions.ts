@@ -2,7 +2,8 @@ import type { AppContext } from '../app-context.js';
 import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
 import { newId } from '../ids.js';
 import { currentSettings } from '../settings.js';
-import { dayOf, isoUtc } from '../time/tz.js';
+import { announceOvernightScore } from '../scheduler/announcer.js';
+import { dayOf, isoUtc, parseClock } from '../time/tz.js';
 
 export interface SleepInput {
   startMs: number;
@@ -33,9 +34,10 @@ export class SleepOverlapError extends Error {
   }
 }
 
-/** The day a sleep belongs to: the local calendar date it ended on (the morning it ends). */
+/** The user's day a sleep belongs to: the day it ended on (zone and day start, as for meals). */
 export function sleepDay(app: AppContext, endMs: number): string {
-  return dayOf(endMs, currentSettings(app).timezone);
+  const settings = currentSettings(app);
+  return dayOf(endMs, settings.timezone, parseClock(settings.dayStart));
 }
 
 export function buildSleep(app: AppContext, input: SleepInput, id: string, nowMs: number): SleepRecord {
@@ -58,6 +60,7 @@ export function createSleep(app: AppContext, input: SleepInput): SleepRecord {
     if (overlap) throw new SleepOverlapError(overlap);
     const session = buildSleep(app, input, newId('sleep'), app.clock.now());
     insertSleep(app.db, session);
+    announceOvernightScore(app, emit, session.id);
     for (const hook of app.hooks.afterDataChange) hook(emit);
     return session;
   });

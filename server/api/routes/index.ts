@@ -1,12 +1,14 @@
 import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
+import { digestionRoutes } from './digestion.js';
 import { exportRoutes } from './export.js';
 import { mealRoutes } from './meals.js';
 import { sleepRoutes } from './sleep.js';
+import { snapshotRoutes } from './snapshot.js';
 import { systemRoutes } from './system.js';
 
 /**
  * Every /v1 route, one router per resource. The OpenAPI route is added by createRoutes, since it
  * describes this very list.
  */
-export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...sleepRoutes, ...apiKeyRoutes, ...exportRoutes];
+export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes, ...apiKeyRoutes, ...exportRoutes];
