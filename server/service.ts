@@ -10,6 +10,7 @@ import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
 import { resourceRoutes } from './api/routes/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { packageVersion, rendererDir } from './paths.js';
+import { createScheduler } from './scheduler/scheduler.js';
 import { initSettings } from './settings.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
@@ -31,6 +32,8 @@ export interface ServiceOptions {
   staticDir?: string | null;
   allowedHosts?: string[];
   rateLimit?: HttpOptions['rateLimit'];
+  /** How often the scheduler checks for changes caused by time passing (default 1 s). */
+  schedulerIntervalMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
 }
@@ -54,6 +57,8 @@ export interface Service {
   webhooks: WebhooksSubsystem;
   /** A one-time URL that opens the UI in a browser (CONTRACT §2 "App:" line). */
   createLaunchUrl(): string;
+  /** Runs one scheduler check now (tests move the clock, then call this); true when it announced. */
+  runScheduler(): boolean;
   /** A full-scope key for the desktop renderer (hidden from key listings). */
   createRendererKey(): string;
   stop(): Promise<void>;
@@ -75,7 +80,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
   const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
-  const subsystems: Subsystem[] = [webhooks];
+  const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
+  const subsystems: Subsystem[] = [webhooks, scheduler];
   const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
   const openapiDoc = () =>
     buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) });
@@ -130,6 +136,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     port,
     webhooks,
     createLaunchUrl: () => `${url}/?token=${createLaunchToken(db, clock.now())}`,
+    runScheduler: () => scheduler.tick(),
     createRendererKey: () => createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret,
     stop() {
       stopping ??= (async () => {
