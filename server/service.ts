@@ -121,6 +121,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const now = clock.now();
     deleteExpiredUiTokens(db, now);
     deleteIdempotencyOlderThan(db, now - 24 * 3600_000);
+    db.pragma('optimize');
   };
   housekeeping();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);

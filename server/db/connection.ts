@@ -45,6 +45,10 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     }
     db.pragma('foreign_keys = ON');
     migrate(db, options.migrations ?? allMigrations);
+    // Keeps the query planner's statistics current (SQLite's recommendation for long-lived
+    // connections: this mask at open, plain optimize periodically). Without them SQLite sorted a
+    // five-year meal history to page it instead of walking the time index (35 ms vs 1.5 ms).
+    if (!options.readonly) db.pragma('optimize = 0x10002');
     return db;
   } catch (err) {
     db.close();
