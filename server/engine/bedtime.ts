@@ -3,8 +3,9 @@
  * 23:30 and 00:30 average to 00:00, not to 12:00), or 23:00 when no night has been logged.
  */
 
-import { addDays, localMinuteOfDay, localTimeToInstant } from '../time/tz.js';
+import { addDays, localTimeToInstant } from '../time/tz.js';
 import { BEDTIME_LEARNING_DAYS, DEFAULT_BEDTIME_MIN, MIN_BEDTIME_RESULTANT, MIN_NIGHT_SLEEP_MIN, MS_PER_DAY, MS_PER_MINUTE } from './constants.js';
+import { localMinute } from './days.js';
 import type { EngineSettings, EngineSleep } from './types.js';
 
 export interface UsualBedtime {
@@ -45,7 +46,7 @@ export function usualBedtime(sleeps: readonly EngineSleep[], settings: EngineSet
   const from = before - BEDTIME_LEARNING_DAYS * MS_PER_DAY;
   const starts = sleeps
     .filter((s) => isNight(s) && s.start >= from && s.start < before)
-    .map((s) => localMinuteOfDay(s.start, settings.timezone));
+    .map((s) => localMinute(s.start, settings));
   const mean = circularMeanMinute(starts);
   if (!mean || mean.resultant < MIN_BEDTIME_RESULTANT) {
     return { minuteOfDay: DEFAULT_BEDTIME_MIN, source: 'default', nights: starts.length };

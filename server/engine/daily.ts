@@ -14,7 +14,7 @@
  * started is PENDING with no score.
  */
 
-import { addDays, localMinuteOfDay } from '../time/tz.js';
+import { addDays } from '../time/tz.js';
 import {
   CALIBRATION_CONFIDENCE_FACTOR,
   CALIBRATION_MIN_DAYS,
@@ -33,7 +33,7 @@ import {
   UNKNOWN_FAST_CONFIDENCE_FACTOR,
 } from './constants.js';
 import { bedtimeAfterDay, isNight, usualBedtime } from './bedtime.js';
-import { dayStartMinutes, datesBetween, userDay, userDayBounds } from './days.js';
+import { clockInUserDay, datesBetween, minuteInUserDay, userDay, userDayBounds } from './days.js';
 import { isDigestiveMeal, mealEnergy } from './meal-model.js';
 import { analyseNight } from './overnight.js';
 import { roundConfidence } from './phases.js';
@@ -69,9 +69,10 @@ function byTime(a: EngineMeal, b: EngineMeal): number {
 
 /** The longest night (≥ 3 h) that ended on user-day `date` and by `now`. */
 export function mainSleepEndingOn(date: string, sleeps: readonly EngineSleep[], settings: EngineSettings, now: number): EngineSleep | null {
+  const { start, end } = userDayBounds(date, settings);
   let best: EngineSleep | null = null;
   for (const s of sleeps) {
-    if (!isNight(s) || s.end > now || userDay(s.end, settings) !== date) continue;
+    if (s.end < start || s.end >= end || s.end > now || !isNight(s)) continue;
     if (!best || s.end - s.start > best.end - best.start) best = s;
   }
   return best;
@@ -107,8 +108,7 @@ export function dayMetrics(
 
   let midpointMin: number | null = null;
   if (first && last) {
-    const midpoint = (first.timestamp + last.timestamp) / 2;
-    midpointMin = (localMinuteOfDay(midpoint, settings.timezone) - dayStartMinutes(settings) + 1440) % 1440;
+    midpointMin = minuteInUserDay((first.timestamp + last.timestamp) / 2, settings);
   }
 
   // The night after this day: a logged night ending the next day, else the usual bedtime.
@@ -124,15 +124,13 @@ export function dayMetrics(
     nightBedtimeSource = usual.source;
   }
 
-  const dayStartMin = dayStartMinutes(settings);
-  const lateClockInDay = (LATE_EVENING_CLOCK_MIN - dayStartMin + 1440) % 1440;
+  const lateClockInDay = clockInUserDay(LATE_EVENING_CLOCK_MIN, settings);
   let totalKcal = 0;
   let lateKcal = 0;
   for (const m of digestive) {
     const kcal = mealEnergy(m).kcal;
     totalKcal += kcal;
-    const minuteInDay = (localMinuteOfDay(m.timestamp, settings.timezone) - dayStartMin + 1440) % 1440;
-    const lateByClock = minuteInDay >= lateClockInDay;
+    const lateByClock = minuteInUserDay(m.timestamp, settings) >= lateClockInDay;
     const nearSleep = m.timestamp >= nightBedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
     if (lateByClock || nearSleep) lateKcal += kcal;
   }
@@ -192,11 +190,7 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
         : FASTED_RATIO_FAST_WEIGHT * fastValue + (1 - FASTED_RATIO_FAST_WEIGHT) * spanValue;
 
   // regularity: this day and the 14 before it
-  const midpoints: number[] = [];
-  for (const d of datesBetween(addDays(date, -REGULARITY_WINDOW_DAYS), date)) {
-    const m = d === date ? day.midpointMin : dayMetricsMidpoint(d, meals, settings);
-    if (m !== null) midpoints.push(m);
-  }
+  const midpoints = eatingWindowMidpoints(addDays(date, -REGULARITY_WINDOW_DAYS), date, meals, settings);
   const midpointSd = standardDeviation(midpoints) ?? 0;
   const regularity = fromAnchors(midpointSd, REGULARITY_SD_ANCHORS_MIN);
 
@@ -282,18 +276,28 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
   };
 }
 
-/** Midpoint of a day's eating window (minutes after day start), or null without digestive meals. */
-function dayMetricsMidpoint(date: string, meals: readonly EngineMeal[], settings: EngineSettings): number | null {
-  const { start, end } = userDayBounds(date, settings);
-  let first: number | null = null;
-  let last: number | null = null;
+/**
+ * Eating-window midpoints (minutes after day start) of the days in [fromDate, toDate] that have
+ * digestive meals, in one pass over the meals.
+ */
+export function eatingWindowMidpoints(fromDate: string, toDate: string, meals: readonly EngineMeal[], settings: EngineSettings): number[] {
+  const from = userDayBounds(fromDate, settings).start;
+  const to = userDayBounds(toDate, settings).end;
+  const windows = new Map<string, { first: number; last: number }>();
   for (const m of meals) {
-    if (m.timestamp < start || m.timestamp >= end || !isDigestiveMeal(m)) continue;
-    if (first === null || m.timestamp < first) first = m.timestamp;
-    if (last === null || m.timestamp > last) last = m.timestamp;
+    if (m.timestamp < from || m.timestamp >= to || !isDigestiveMeal(m)) continue;
+    const d = userDay(m.timestamp, settings);
+    const w = windows.get(d);
+    if (!w) windows.set(d, { first: m.timestamp, last: m.timestamp });
+    else {
+      if (m.timestamp < w.first) w.first = m.timestamp;
+      if (m.timestamp > w.last) w.last = m.timestamp;
+    }
   }
-  if (first === null || last === null) return null;
-  return (localMinuteOfDay((first + last) / 2, settings.timezone) - dayStartMinutes(settings) + 1440) % 1440;
+  return datesBetween(fromDate, toDate)
+    .map((d) => windows.get(d))
+    .filter((w): w is { first: number; last: number } => w !== undefined)
+    .map((w) => minuteInUserDay((w.first + w.last) / 2, settings));
 }
 
 export interface DailyScoresInput {
@@ -317,9 +321,28 @@ export function dailyScores(input: DailyScoresInput): DailyScore[] {
     const d = userDay(m.timestamp, input.settings);
     if (d >= input.startDate && d <= input.endDate) loggedDays.add(d);
   }
+  // Each day needs only its own meals and those of the 15 days before: hand it that slice of the
+  // sorted meals rather than the whole range, so a long range costs linear, not quadratic, time.
+  const sorted = [...input.meals].sort(byTime);
+  const times = sorted.map((m) => m.timestamp);
   let daysWithData = input.daysWithDataBefore;
   return datesBetween(input.startDate, input.endDate).map((date) => {
     if (loggedDays.has(date)) daysWithData++;
-    return dailyScore({ date, meals: input.meals, sleeps: input.sleeps, settings: input.settings, now: input.now, daysWithData });
+    const from = userDayBounds(addDays(date, -REGULARITY_WINDOW_DAYS - 1), input.settings).start;
+    const to = userDayBounds(date, input.settings).end;
+    const meals = sorted.slice(lowerBound(times, from), lowerBound(times, to));
+    return dailyScore({ date, meals, sleeps: input.sleeps, settings: input.settings, now: input.now, daysWithData });
   });
+}
+
+/** First index whose value is ≥ x in an ascending array. */
+function lowerBound(sorted: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -3,7 +3,7 @@
  * can read exactly those rows.
  */
 
-import { addDays, dayBounds, dayOf, parseClock } from '../time/tz.js';
+import { addDays, dayBounds, dayOf, localMinuteOfDay, parseClock } from '../time/tz.js';
 import { BEDTIME_LEARNING_DAYS, LAST_MEAL_SEARCH_MIN, MAX_DIGESTION_LOOKBACK_MS, MS_PER_DAY, MS_PER_MINUTE, REGULARITY_WINDOW_DAYS } from './constants.js';
 import type { EngineMeal, EngineSettings } from './types.js';
 
@@ -12,9 +12,43 @@ export function dayStartMinutes(settings: EngineSettings): number {
   return parseClock(settings.dayStart);
 }
 
+/**
+ * Zone look-ups go through Intl and cost microseconds each; a 90-day score range makes tens of
+ * thousands of them on the same few hundred instants. These memos hold pure results only, per
+ * settings object (and reset if its zone or day start changes), so they change no answer; each
+ * table is cleared when it grows past a bound.
+ */
+const MEMO_LIMIT = 20_000;
+interface MemoTables {
+  timezone: string;
+  dayStart: string;
+  day: Map<number, string>;
+  bounds: Map<string, { start: number; end: number }>;
+  minute: Map<number, number>;
+}
+const memoTables = new WeakMap<EngineSettings, MemoTables>();
+
+function tablesFor(settings: EngineSettings): MemoTables {
+  let t = memoTables.get(settings);
+  if (!t || t.timezone !== settings.timezone || t.dayStart !== settings.dayStart) {
+    t = { timezone: settings.timezone, dayStart: settings.dayStart, day: new Map(), bounds: new Map(), minute: new Map() };
+    memoTables.set(settings, t);
+  }
+  return t;
+}
+
+function memo<K, V>(map: Map<K, V>, key: K, compute: () => V): V {
+  const hit = map.get(key);
+  if (hit !== undefined) return hit;
+  if (map.size >= MEMO_LIMIT) map.clear();
+  const value = compute();
+  map.set(key, value);
+  return value;
+}
+
 /** The user's day an instant belongs to: a meal at 00:30 with day start "04:00" counts for the previous day. */
 export function userDay(instant: number, settings: EngineSettings): string {
-  return dayOf(instant, settings.timezone, dayStartMinutes(settings));
+  return memo(tablesFor(settings).day, instant, () => dayOf(instant, settings.timezone, dayStartMinutes(settings)));
 }
 
 export function mealDay(meal: EngineMeal, settings: EngineSettings): string {
@@ -23,7 +57,23 @@ export function mealDay(meal: EngineMeal, settings: EngineSettings): string {
 
 /** [start, end) instants of a user's day (23 or 25 h long across DST changes). */
 export function userDayBounds(date: string, settings: EngineSettings): { start: number; end: number } {
-  return dayBounds(date, settings.timezone, dayStartMinutes(settings));
+  const b = memo(tablesFor(settings).bounds, date, () => dayBounds(date, settings.timezone, dayStartMinutes(settings)));
+  return { start: b.start, end: b.end };
+}
+
+/** Minutes after local midnight (0–1439) of an instant in the user's zone. */
+export function localMinute(instant: number, settings: EngineSettings): number {
+  return memo(tablesFor(settings).minute, instant, () => localMinuteOfDay(instant, settings.timezone));
+}
+
+/** Minutes after the user's day start (0–1439) of an instant, on the local clock. */
+export function minuteInUserDay(instant: number, settings: EngineSettings): number {
+  return (localMinute(instant, settings) - dayStartMinutes(settings) + 1440) % 1440;
+}
+
+/** Minutes after the user's day start of a local clock time. */
+export function clockInUserDay(minuteOfDay: number, settings: EngineSettings): number {
+  return (minuteOfDay - dayStartMinutes(settings) + 1440) % 1440;
 }
 
 /** An inclusive [from, to] span of instants to read rows for. */

@@ -233,7 +233,7 @@ export function ownMinutesToFractionLeft(t50Min: number, beta: number, fractionL
 /** Fraction of a meal still in the stomach after `ownMin` minutes of its own clock. */
 export function fractionLeftAfter(t50Min: number, beta: number, ownMin: number): number {
   if (ownMin <= 0) return 1;
-  return Math.pow(2, -Math.pow(ownMin / t50Min, beta));
+  return Math.exp(-Math.LN2 * Math.pow(ownMin / t50Min, beta));
 }
 
 function baseConfidence(meal: EngineMeal, source: EnergySource): number {

@@ -50,24 +50,38 @@ function compareKinetics(a: MealKinetics, b: MealKinetics): number {
   return a.timeMs - b.timeMs || (a.mealId < b.mealId ? -1 : a.mealId > b.mealId ? 1 : 0);
 }
 
+const SPEED_FLOOR = MIN_SHARED_EMPTYING_SPEED;
+const SPEED_EXPONENT = 1 - SHARED_DELIVERY_EXPONENT;
+const STEP_MIN = SIMULATION_STEP_MIN;
+
 /** Speed of a meal's own clock when `othersKcal` of other meals share the stomach. */
 export function sharedClockSpeed(kcal: number, othersKcal: number): number {
   if (othersKcal <= 0) return 1;
-  return Math.max(MIN_SHARED_EMPTYING_SPEED, Math.pow(kcal / (kcal + othersKcal), 1 - SHARED_DELIVERY_EXPONENT));
+  return Math.max(SPEED_FLOOR, Math.pow(kcal / (kcal + othersKcal), SPEED_EXPONENT));
 }
 
-interface ActiveMeal {
-  index: number;
-  tau: number;
-  nextMilestone: number;
-}
-
-/** Runs the shared stomach until every meal is 90 % emptied. Pure; cost ~ minutes with ≥ 2 meals in processing. */
+/**
+ * Runs the shared stomach until every meal is 90 % emptied. Pure. A meal alone is advanced in one
+ * exact stretch; while two or more meals are in processing the clocks advance one grid minute at a
+ * time (the hot loop: typed arrays, no allocation per step).
+ */
 export function runStomach(kinetics: readonly MealKinetics[], options: { recordTrajectories?: boolean } = {}): StomachRun {
   const order = [...kinetics].sort(compareKinetics);
   const n = order.length;
-  const arrival = order.map((k) => k.timeMs / MS_PER_MINUTE);
-  const milestones = order.map((k) => [k.fedEndOwnMin, k.sleepReadyOwnMin, k.processingEndOwnMin] as const);
+  const arrival = new Float64Array(n);
+  const kcal = new Float64Array(n);
+  const invT50 = new Float64Array(n);
+  const beta = new Float64Array(n);
+  const marks = new Float64Array(MILESTONES * n);
+  order.forEach((k, i) => {
+    arrival[i] = k.timeMs / MS_PER_MINUTE;
+    kcal[i] = k.kcal;
+    invT50[i] = 1 / k.t50Min;
+    beta[i] = k.beta;
+    marks[MILESTONES * i] = k.fedEndOwnMin;
+    marks[MILESTONES * i + 1] = k.sleepReadyOwnMin;
+    marks[MILESTONES * i + 2] = k.processingEndOwnMin;
+  });
   const courses: MealCourse[] = order.map((k) => ({
     kinetics: k,
     fedEndAt: NaN,
@@ -77,81 +91,96 @@ export function runStomach(kinetics: readonly MealKinetics[], options: { recordT
   }));
   const trajectories: Trajectory[] | null = options.recordTrajectories ? order.map(() => ({ times: [], taus: [] })) : null;
 
-  const advance = (a: ActiveMeal, from: number, dt: number, speed: number) => {
-    const course = courses[a.index]!;
-    const marks = milestones[a.index]!;
-    const tauEnd = a.tau + speed * dt;
-    while (a.nextMilestone < MILESTONES && marks[a.nextMilestone]! <= tauEnd) {
-      const crossingMin = from + Math.min(dt, (marks[a.nextMilestone]! - a.tau) / speed);
-      const at = crossingMin * MS_PER_MINUTE;
-      if (a.nextMilestone === 0) course.fedEndAt = at;
-      else if (a.nextMilestone === 1) course.sleepReadyAt = at;
+  const tau = new Float64Array(n);
+  const nextMilestone = new Uint8Array(n);
+  // Meals in processing, in (time, id) order, and per-position scratch for loads and speeds.
+  const active = new Int32Array(n);
+  const loads = new Float64Array(n);
+  const speeds = new Float64Array(n);
+  let activeCount = 0;
+
+  const advance = (i: number, from: number, dt: number, speed: number) => {
+    const t0 = tau[i]!;
+    const tauEnd = t0 + speed * dt;
+    let m = nextMilestone[i]!;
+    while (m < MILESTONES && marks[MILESTONES * i + m]! <= tauEnd) {
+      const at = (from + Math.min(dt, (marks[MILESTONES * i + m]! - t0) / speed)) * MS_PER_MINUTE;
+      const course = courses[i]!;
+      if (m === 0) course.fedEndAt = at;
+      else if (m === 1) course.sleepReadyAt = at;
       else course.processingEndAt = at;
-      a.nextMilestone++;
+      m++;
     }
-    a.tau = tauEnd;
-    if (speed < course.minSpeed) course.minSpeed = speed;
+    nextMilestone[i] = m;
+    tau[i] = tauEnd;
+    if (speed < courses[i]!.minSpeed) courses[i]!.minSpeed = speed;
   };
 
-  let active: ActiveMeal[] = [];
   let next = 0;
   let grid = 0;
-  while (next < n || active.length > 0) {
-    if (active.length === 0) grid = Math.floor(arrival[next]!);
+  while (next < n || activeCount > 0) {
+    if (activeCount === 0) grid = Math.floor(arrival[next]!);
 
-    const loads = active.map((a) => {
-      const k = order[a.index]!;
-      return k.kcal * fractionLeftAfter(k.t50Min, k.beta, a.tau);
-    });
-    const speeds = active.map((a, i) => {
+    let loadAtGrid = 0;
+    for (let p = 0; p < activeCount; p++) {
+      const i = active[p]!;
+      const t = tau[i]!;
+      loads[p] = t <= 0 ? kcal[i]! : kcal[i]! * Math.exp(-Math.LN2 * Math.pow(t * invT50[i]!, beta[i]!));
+      loadAtGrid += loads[p]!;
+    }
+    for (let p = 0; p < activeCount; p++) {
+      // Summed in meal order, never as total − own load, so that adding a meal can only raise it.
       let others = 0;
-      for (let j = 0; j < loads.length; j++) if (j !== i) others += loads[j]!;
-      return sharedClockSpeed(order[a.index]!.kcal, others);
-    });
+      for (let q = 0; q < activeCount; q++) if (q !== p) others += loads[q]!;
+      const k = kcal[active[p]!]!;
+      speeds[p] = others <= 0 ? 1 : Math.max(SPEED_FLOOR, Math.pow(k / (k + others), SPEED_EXPONENT));
+    }
 
-    // One meal alone runs at speed 1, so whole stretches until it finishes or the next meal arrives
-    // can be taken in one exact step.
+    // One meal alone runs at speed 1, so the whole stretch until it finishes or the next meal
+    // arrives is one exact step.
     let steps = 1;
-    if (active.length === 1) {
-      const a = active[0]!;
-      const untilDone = Math.ceil(milestones[a.index]![2] - a.tau);
+    if (activeCount === 1) {
+      const i = active[0]!;
+      const untilDone = Math.ceil(marks[MILESTONES * i + 2]! - tau[i]!);
       const untilArrival = next < n ? Math.floor(arrival[next]!) - grid : Infinity;
       steps = Math.max(1, Math.min(untilDone, untilArrival));
     }
-    const dt = steps * SIMULATION_STEP_MIN;
+    const dt = steps * STEP_MIN;
     const stepEnd = grid + dt;
 
-    if (trajectories) {
-      for (const a of active) {
-        trajectories[a.index]!.times.push(grid);
-        trajectories[a.index]!.taus.push(a.tau);
+    for (let p = 0; p < activeCount; p++) {
+      const i = active[p]!;
+      if (trajectories) {
+        trajectories[i]!.times.push(grid);
+        trajectories[i]!.taus.push(tau[i]!);
       }
+      advance(i, grid, dt, speeds[p]!);
     }
-    active.forEach((a, i) => advance(a, grid, dt, speeds[i]!));
 
     // Meals arriving inside this step see the loads at the step's start; they count for the others
     // from the next grid point on.
-    let loadAtGrid = 0;
-    for (const l of loads) loadAtGrid += l;
     while (next < n && arrival[next]! < stepEnd) {
-      const a: ActiveMeal = { index: next, tau: 0, nextMilestone: 0 };
       if (trajectories) {
         trajectories[next]!.times.push(arrival[next]!);
         trajectories[next]!.taus.push(0);
       }
-      advance(a, arrival[next]!, stepEnd - arrival[next]!, sharedClockSpeed(order[next]!.kcal, loadAtGrid));
-      active.push(a);
+      advance(next, arrival[next]!, stepEnd - arrival[next]!, sharedClockSpeed(kcal[next]!, loadAtGrid));
+      active[activeCount++] = next;
       next++;
     }
 
-    active = active.filter((a) => {
-      if (a.nextMilestone < MILESTONES) return true;
-      if (trajectories) {
-        trajectories[a.index]!.times.push(stepEnd);
-        trajectories[a.index]!.taus.push(a.tau);
+    // Meals that reached their processing end leave the shared computation (order is kept).
+    let kept = 0;
+    for (let p = 0; p < activeCount; p++) {
+      const i = active[p]!;
+      if (nextMilestone[i]! < MILESTONES) {
+        active[kept++] = i;
+      } else if (trajectories) {
+        trajectories[i]!.times.push(stepEnd);
+        trajectories[i]!.taus.push(tau[i]!);
       }
-      return false;
-    });
+    }
+    activeCount = kept;
     grid = stepEnd;
   }
   return { courses, trajectories };

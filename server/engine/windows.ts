@@ -3,7 +3,6 @@
  * where the model has a basis for them.
  */
 
-import { localMinuteOfDay } from '../time/tz.js';
 import {
   EATING_WINDOW_TARGET_MIN,
   MAX_DIGESTION_LOOKBACK_MS,
@@ -13,7 +12,7 @@ import {
   EVENING_MEAL_CLOCK_MIN,
 } from './constants.js';
 import { bedtimeAfterDay, formatClock, usualBedtime } from './bedtime.js';
-import { dayStartMinutes, userDay, userDayBounds } from './days.js';
+import { clockInUserDay, localMinute, minuteInUserDay, userDay, userDayBounds } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
 import { digestiveState, stomachAt } from './state.js';
 import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion } from './types.js';
@@ -31,7 +30,7 @@ export interface WindowsInput {
 const PRE_SLEEP_MS = PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
 
 function clockOf(instant: number, settings: EngineSettings): string {
-  return formatClock(localMinuteOfDay(instant, settings.timezone));
+  return formatClock(localMinute(instant, settings));
 }
 
 /**
@@ -101,8 +100,8 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
   }
 
   if (lastDigestive !== null) {
-    const minuteInDay = (localMinuteOfDay(lastDigestive, settings.timezone) - dayStartMinutes(settings) + 1440) % 1440;
-    const eveningInDay = (EVENING_MEAL_CLOCK_MIN - dayStartMinutes(settings) + 1440) % 1440;
+    const minuteInDay = minuteInUserDay(lastDigestive, settings);
+    const eveningInDay = clockInUserDay(EVENING_MEAL_CLOCK_MIN, settings);
     const earliest = lastDigestive + OVERNIGHT_FAST_TARGET_MIN * MS_PER_MINUTE;
     if (minuteInDay >= eveningInDay && earliest > now) {
       suggestions.push({
