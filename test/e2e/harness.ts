@@ -34,6 +34,8 @@ export interface Server {
   /** Set when started with a test clock: rewrite it to move the service's "now". */
   clockFile: string | undefined;
   setClock(ms: number): void;
+  /** The service's "now": its test clock when it has one, else the real time. */
+  now(): number;
   proc: ChildProcess;
   output: () => string;
   /** A key with every scope, for seeding and checking through the API. */
@@ -56,7 +58,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<Server> {
   const dbPath = join(dir, 'chyme.db');
   const env: NodeJS.ProcessEnv = { ...process.env };
   let clockFile: string | undefined;
+  let clockSet = { ms: Date.now(), at: Date.now() };
   if (opts.clockMs !== undefined) {
+    clockSet = { ms: opts.clockMs, at: Date.now() };
     clockFile = join(dir, 'clock.txt');
     writeFileSync(clockFile, String(opts.clockMs));
     env.CHYME_TEST_CLOCK_FILE = clockFile;
@@ -102,7 +106,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<Server> {
     setClock(ms) {
       if (!clockFile) throw new Error('server started without a test clock');
       writeFileSync(clockFile, String(ms));
+      clockSet = { ms, at: Date.now() };
     },
+    now: () => clockSet.ms + (Date.now() - clockSet.at),
     proc,
     output: () => out,
     key,

@@ -315,7 +315,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
 }
 
 /** Calories only, now: the fastest way to log something. */
-export function QuickAdd({ onSaved }: { onSaved: () => void }) {
+export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: () => void; label?: string }) {
   const app = useApp();
   const [calories, setCalories] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
@@ -353,7 +353,7 @@ export function QuickAdd({ onSaved }: { onSaved: () => void }) {
   const err = errors['macros.calories'] ?? Object.values(errors)[0];
   return (
     <form className="quick-add" onSubmit={submit} noValidate aria-label="Quick add calories">
-      <Field label="Quick add (kcal, now)" error={err}>
+      <Field label={label} error={err}>
         {({ id, describedBy, invalid }) => (
           <div className="input-row">
             <input id={id} type="text" inputMode="decimal" value={calories} placeholder="250" onChange={(e) => setCalories(e.target.value)} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />

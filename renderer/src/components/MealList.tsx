@@ -123,8 +123,8 @@ function CopyDay({ day, meals, actions }: { day: string; meals: Meal[]; actions:
   const [busy, setBusy] = useState(false);
   if (!open) {
     return (
-      <button type="button" className="btn btn--ghost btn--small" onClick={() => setOpen(true)} aria-label={`Copy ${dayLabel(day, app.today)} to another day`}>
-        <Icon name="copy" size={15} /> Copy day
+      <button type="button" className="btn btn--ghost btn--small" onClick={() => setOpen(true)}>
+        <Icon name="copy" size={15} /> Copy day<span className="visually-hidden"> ({dayLabel(day, app.today)}) to another day</span>
       </button>
     );
   }

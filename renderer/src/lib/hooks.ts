@@ -92,7 +92,11 @@ export function useNow(everyMs = 60_000): number {
       }, wait);
     };
     schedule();
-    return () => clearTimeout(timer);
+    const off = clock.onChange(() => setNow(clock.now()));
+    return () => {
+      clearTimeout(timer);
+      off();
+    };
   }, [everyMs]);
   return now;
 }

@@ -13,6 +13,7 @@ export { addDays, dayBounds, dayOf, localParts, localTimeToInstant, parseClock }
  * and `calculated_at` stamps it sends.
  */
 let offsetMs = 0;
+const clockListeners = new Set<() => void>();
 export const clock = {
   now: () => Date.now() + offsetMs,
   /** Aligns with a server timestamp that was generated just before it was received. */
@@ -21,7 +22,15 @@ export const clock = {
     const t = Date.parse(serverIso);
     if (Number.isNaN(t)) return;
     const next = t - Date.now();
-    if (Math.abs(next - offsetMs) > 1500) offsetMs = next;
+    if (Math.abs(next - offsetMs) > 1500) {
+      offsetMs = next;
+      for (const fn of clockListeners) fn();
+    }
+  },
+  /** Called when the service's clock turns out to differ from what was assumed. */
+  onChange(fn: () => void): () => void {
+    clockListeners.add(fn);
+    return () => clockListeners.delete(fn);
   },
 };
 

@@ -35,7 +35,7 @@ export function LogScreen() {
 
   return (
     <div className="screen" data-testid="log">
-      <ScreenHead title="Log a meal" subtitle="Quick to log, easy to fix later." />
+      <ScreenHead title="Meals" subtitle="Quick to log, easy to fix later." />
       <div className="log-grid">
         <Card className="card--form">
           <MealForm
@@ -46,14 +46,15 @@ export function LogScreen() {
         </Card>
         <div className="log-side">
           <Card title="Quick add">
-            <QuickAdd onSaved={meals.reload} />
+            <QuickAdd onSaved={meals.reload} label="Calories, logged now" />
           </Card>
           <Card title="Favourites">
             {favourites.length ? (
               <ul className="relog">
                 {favourites.map((f) => (
                   <li key={f.key}>
-                    <button type="button" className="relog__btn" onClick={() => void actions.relog(f)} aria-label={`Log ${mealTitle(f)} now`}>
+                    <button type="button" className="relog__btn" onClick={() => void actions.relog(f)}>
+                      <span className="visually-hidden">Log now: </span>
                       <span className="relog__title">{mealTitle(f)}</span>
                       <span className="relog__meta">
                         {capitalize(f.meal_type)} · {fmtNumber(f.macros.calories)} kcal
@@ -84,7 +85,8 @@ export function LogScreen() {
               <ul className="relog" data-testid="recent">
                 {recent.map((m) => (
                   <li key={m.id}>
-                    <button type="button" className="relog__btn" onClick={() => void actions.relog(m)} aria-label={`Log ${mealTitle(m)} again now`}>
+                    <button type="button" className="relog__btn" onClick={() => void actions.relog(m)}>
+                      <span className="visually-hidden">Log again now: </span>
                       <span className="relog__title">{mealTitle(m)}</span>
                       <span className="relog__meta">
                         {capitalize(m.meal_type)} · {fmtNumber(m.macros.calories)} kcal
