@@ -346,13 +346,14 @@ export const LATE_CAFFEINE_ANCHORS_MG: Anchors = [
 ];
 /**
  * Sleep duration (minutes) → value. 7 h or more is what adults need (AASM/SRS consensus, Watson et al.,
- * Sleep 2015; not in MODEL.md). ASSUMPTION: the shape below 7 h.
+ * Sleep 2015; not in MODEL.md), so 7 h is the edge of positive (85). ASSUMPTION: the rest of the shape
+ * (8 h → 100, under 6 h needs attention, 3 h → 0).
  */
 export const SLEEP_DURATION_ANCHORS_MIN: Anchors = [
   [180, 0],
-  [300, 40],
-  [360, 70],
-  [420, 100],
+  [360, 60],
+  [420, 85],
+  [480, 100],
 ];
 /** ASSUMPTION: sleep efficiency (0–1) → value; 85 % is the usual clinical cut-off. */
 export const SLEEP_EFFICIENCY_ANCHORS: Anchors = [

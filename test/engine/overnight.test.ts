@@ -43,6 +43,15 @@ describe('features of one night', () => {
     assert.ok(bare!.confidence < s!.confidence);
   });
 
+  test('sleep duration: 7 h or more is positive, under 6 h needs attention', () => {
+    const contribution = (hours: number) =>
+      scoresFor([sleep(at('2026-05-20', 23), at('2026-05-20', 23) + hours * 3600_000)], [dinner])[0]!.features.sleep_duration_min!.contribution;
+    assert.equal(contribution(8), 'positive');
+    assert.equal(contribution(7), 'positive');
+    assert.equal(contribution(6.5), 'neutral');
+    assert.equal(contribution(5.5), 'attention');
+  });
+
   test('scored, with an integer score and its level', () => {
     assert.equal(s!.scoreState, 'SCORED');
     assert.ok(Number.isInteger(s!.score));
