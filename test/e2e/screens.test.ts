@@ -19,7 +19,7 @@ const SCREENS: { name: string; hash: string; ready: string }[] = [
   { name: 'gut-score', hash: '#/score', ready: '[data-testid="trend-chart"]' },
   { name: 'timeline-day', hash: '#/timeline', ready: '[data-testid="timeline-day"] [data-testid="timeline-bar"]' },
   { name: 'timeline-week', hash: '#/timeline?view=week', ready: '[data-testid="timeline-week"] .phase--fed' },
-  { name: 'integrations', hash: '#/integrations', ready: '[data-testid="delivery-row"]' },
+  { name: 'integrations', hash: '#/integrations', ready: '[data-testid="webhook-row"]' },
 ];
 
 describe('every screen, light and dark', { skip: skip ?? false }, () => {
@@ -77,8 +77,9 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
           await page.goto(`${server.url}/${s.hash}`);
           await page.waitForSelector(s.ready, { timeout: 20_000 });
           if (s.name === 'integrations') {
-            // Show the deliveries of the webhook too.
-            await page.waitForSelector('[data-testid="webhook-row"]');
+            // Show the webhook's deliveries and their attempts too.
+            await page.getByTestId('webhook-row').first().getByRole('button', { name: 'Deliveries' }).click();
+            await page.waitForSelector('[data-testid="delivery-row"]');
           }
           await shoot(page, s.name, theme);
         }

@@ -194,6 +194,9 @@ function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) 
   const unscorable = data.filter((d) => d.state === 'UNSCORABLE').length;
   const scored = data.filter((d) => d.scored !== null).map((d) => d.scored!);
   const avg = scored.length ? Math.round(scored.reduce((a, b) => a + b, 0) / scored.length) : null;
+  // The axis starts low enough to show every point and the fair band (60), in steps of 10.
+  const values = data.flatMap((d) => (d.scored ?? d.pending) ?? []);
+  const floor = Math.max(0, Math.min(50, Math.floor((Math.min(...values, 60) - 5) / 10) * 10));
 
   if (!data.some((d) => d.scored !== null || d.pending !== null)) return <Empty>No scored days in this range yet.</Empty>;
   return (
@@ -212,7 +215,7 @@ function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) 
             <ReferenceArea y1={60} y2={70} className="band band--fair" ifOverflow="hidden" />
             <CartesianGrid vertical={false} className="grid-lines" />
             <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={24} className="axis" />
-            <YAxis domain={[0, 100]} ticks={[0, 60, 70, 85, 100]} tickLine={false} axisLine={false} width={44} className="axis" />
+            <YAxis domain={[floor, 100]} ticks={[floor, 60, 70, 85, 100]} allowDataOverflow tickLine={false} axisLine={false} width={44} className="axis" />
             <Tooltip content={<TrendTooltip />} cursor={{ className: 'chart-cursor' }} />
             <Area type="monotone" dataKey="scored" className="trend-area" fill="url(#trendFill)" connectNulls={false} isAnimationActive={false} dot={data.length <= 31 ? { r: 3, className: 'trend-dot' } : false} activeDot={{ r: 5 }} />
             <Line type="monotone" dataKey="bridge" className="trend-bridge" connectNulls dot={false} activeDot={false} isAnimationActive={false} legendType="none" />

@@ -5,7 +5,7 @@ import { Card, ErrorNote, Icon, Loading, Segmented } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, mealTitle } from '../lib/meals';
-import { addDays, clock, dayBounds, dayLabel, fmtDay, fmtDuration, fmtTime, localParts, minutesOf } from '../lib/time';
+import { addDays, clock, dayBounds, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, localParts, minutesOf } from '../lib/time';
 import { ScreenHead } from './Today';
 
 type View = 'day' | 'week';
@@ -39,10 +39,16 @@ function toBars(entries: readonly TimelineEntry[], meals: readonly Meal[]): Bar[
     .sort((a, b) => a.mealTime - b.mealTime);
 }
 
-/** Greedy lanes: a bar goes in the first lane free by its start, so overlapping meals stack. */
-function assignLanes(bars: readonly Bar[]): number[] {
-  const laneEnds: number[] = [];
+/**
+ * Greedy lanes: a bar goes in the first lane free by its start, so overlapping meals stack. Meals
+ * carried over from before the row's start are drawn clipped at the start, identical there, so they
+ * share the first lane.
+ */
+function assignLanes(bars: readonly Bar[], rowStart: number): number[] {
+  const spillEnd = Math.max(-Infinity, ...bars.filter((b) => b.mealTime < rowStart).map((b) => b.settlingEnd));
+  const laneEnds: number[] = spillEnd > -Infinity ? [spillEnd] : [];
   return bars.map((b) => {
+    if (b.mealTime < rowStart) return 0;
     let lane = laneEnds.findIndex((end) => end <= b.mealTime);
     if (lane < 0) lane = laneEnds.push(0) - 1;
     laneEnds[lane] = b.settlingEnd;
@@ -211,6 +217,12 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
   const x = (t: number) => LABEL_W + ((t - start) / (end - start)) * plotW;
   const ticks = axisTicks(start, end, app.tz, width < 640 ? 6 : 3);
   const lapped = overlaps(bars);
+  const dayStartMin = minutesOf(app.dayStart);
+  /** A time, with its day when that is not the day shown ("1:05 · Tomorrow"). */
+  const at = (ms: number) => {
+    const d = dayOf(ms, app.tz, dayStartMin);
+    return d === day ? fmtTime(ms, app.tz) : `${dayLabel(d, app.today)} ${fmtTime(ms, app.tz)}`;
+  };
 
   const summary = bars.length
     ? `${bars.length} meal${bars.length === 1 ? '' : 's'} on ${fmtDay(day, 'long')}${lapped.length ? `, overlapping ${lapped.length} time${lapped.length === 1 ? '' : 's'}` : ''}.`
@@ -233,10 +245,11 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
           ))}
           {bars.map((b, i) => {
             const y = top + i * rowH;
+            const spill = b.mealTime < start;
             return (
-              <g key={b.id} className="timeline-row" data-testid="timeline-bar" data-meal-id={b.id}>
+              <g key={b.id} className={`timeline-row ${spill ? 'is-spill' : ''}`} data-testid="timeline-bar" data-meal-id={b.id}>
                 <text className="row-label" x={8} y={y + rowH / 2 - 2}>
-                  <tspan className="row-label__time">{fmtTime(b.mealTime, app.tz)}</tspan>
+                  <tspan className="row-label__time">{at(b.mealTime)}</tspan>
                   <tspan x={8} dy={13} className="row-label__title">
                     {truncate(b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type), 20)}
                   </tspan>
@@ -277,11 +290,11 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
             {bars.map((b) => (
               <tr key={b.id}>
                 <th scope="row">
-                  {fmtTime(b.mealTime, app.tz)} · {b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type)}
+                  {at(b.mealTime)} · {b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type)}
                 </th>
-                <td>{fmtTime(b.fedEnd, app.tz)}</td>
-                <td>{fmtTime(b.processingEnd, app.tz)}</td>
-                <td>{fmtTime(b.settlingEnd, app.tz)}</td>
+                <td>{at(b.fedEnd)}</td>
+                <td>{at(b.processingEnd)}</td>
+                <td>{at(b.settlingEnd)}</td>
                 <td>{fmtDuration(b.entry.total_processing_min)}</td>
                 <td>{Math.round(b.entry.confidence * 100)}%</td>
               </tr>
@@ -301,7 +314,7 @@ function WeekChart({ lastDay, bars, now }: { lastDay: string; bars: Bar[]; now: 
   const rows = days.map((d) => {
     const { start, end } = dayBounds(d, app.tz, dayStartMin);
     const list = bars.filter((b) => b.settlingEnd > start && b.mealTime < end);
-    return { day: d, start, end, list, lanes: assignLanes(list) };
+    return { day: d, start, end, list, lanes: assignLanes(list, start) };
   });
   const laneH = 11;
   const gap = 14;

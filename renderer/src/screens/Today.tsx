@@ -8,7 +8,7 @@ import { Card, Chip, Empty, ErrorNote, Loading } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
-import { clock, fmtDay, fmtTime } from '../lib/time';
+import { clock, fmtDay, fmtDuration, fmtTime } from '../lib/time';
 
 const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
 
@@ -103,6 +103,7 @@ export function TodayScreen() {
             {windows?.sleep_ready_at ? (
               <p className="big-time" data-testid="sleep-ready">
                 {fmtTime(windows.sleep_ready_at, app.tz)}
+                <span className="big-time__rel">{relativeTo(Date.parse(windows.sleep_ready_at), Math.max(now, clock.now()))}</span>
               </p>
             ) : (
               <p className="big-time muted">—</p>
@@ -113,11 +114,11 @@ export function TodayScreen() {
           </Card>
           <ScoreGlance score={todayScore} onOpen={() => app.navigate('score')} />
           <Card title="So far today">
+            <p className="totals__energy">
+              {fmtNumber(t.calories)}
+              <span>kcal</span>
+            </p>
             <dl className="totals">
-              <div>
-                <dt>Energy</dt>
-                <dd>{fmtNumber(t.calories)} kcal</dd>
-              </div>
               <div>
                 <dt>Protein</dt>
                 <dd>{fmtNumber(t.protein_g)} g</dd>
@@ -196,6 +197,12 @@ function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen:
       {score?.score_state ? <Chip tone={score.score_state.toLowerCase()}>{score.score_state}</Chip> : null}
     </Card>
   );
+}
+
+/** "in 3 h 20 min", or "now" once it has passed. */
+function relativeTo(t: number, now: number): string {
+  const min = Math.round((t - now) / 60000);
+  return min <= 0 ? 'now' : `in ${fmtDuration(min)}`;
 }
 
 export function ScreenHead({ title, subtitle, children }: { title: string; subtitle?: string; children?: ReactNode }) {
