@@ -145,8 +145,10 @@ export class Dispatcher {
       // Sleep until the next due attempt (retry waits are kept to the millisecond), at most one
       // poll interval. Deliveries held back by a subscription's budget start when a slot frees.
       const next = nextDueMs(this.app.db, this.saturatedSubscriptions());
+      // Something may have become due since startDue looked (or a timer fired a hair early by
+      // the clock's reckoning): look again in 1 ms rather than a whole poll interval later.
       const wait = next === undefined ? delay : next - this.app.clock.now();
-      if (wait > 0) delay = Math.min(delay, wait);
+      delay = Math.max(1, Math.min(delay, wait));
     } catch {
       // The database may be closing; the next tick tries again.
     }

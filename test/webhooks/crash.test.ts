@@ -164,6 +164,10 @@ test('SIGKILL mid-attempt and mid-retry: the delivery resumes on schedule and co
     assert.deepEqual(d.attempts.map((a: any) => a.outcome), ['failed', 'failed', 'interrupted', 'failed', 'succeeded']);
     const started = d.attempts.map((a: any) => Date.parse(a.started_at));
     t.diagnostic(`recorded attempt offsets: ${started.map((s: number) => s - started[0]).join(', ')} ms`);
+    // Attempt 5 was due 4 s after attempt 4 ended, a schedule kept across the kill and restart.
+    const late = started[4] - Date.parse(d.attempts[3].finished_at) - 4000;
+    t.diagnostic(`attempt 5 started ${late} ms after its due time, in a process started after the kill`);
+    assert.ok(late >= 0 && late < 500, `on schedule after the restart (${late} ms late)`);
   } catch (err) {
     t.diagnostic(child.output());
     throw err;

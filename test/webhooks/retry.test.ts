@@ -157,18 +157,22 @@ describe('timeouts and independence (real time)', () => {
     console.log(`# healthy receiver latency (request start → received): median ${latencies.sort((a, b) => a - b)[5]} ms, max ${max} ms; API max ${Math.max(...apiTimes)} ms`);
   });
 
-  test('real-time retry spacing with the system clock is 1, 2, 4 s', async () => {
+  test('real-time retry spacing with the system clock is 1, 2, 4 s after each failed attempt ends', async () => {
     await t.stop();
     t = await startTestService({ clock: new RealClock(0) });
     let n = 0;
     const rx = await startReceiver(() => ({ status: ++n <= 3 ? 500 : 204 }));
     receivers.push(rx);
-    await createSubscription(t, { url: rx.url, events: ['meal.created'] });
+    const sub = await createSubscription(t, { url: rx.url, events: ['meal.created'] });
     await t.request('POST', '/v1/nutrition/meals', { body: { ...MEAL, timestamp: new Date().toISOString() } });
     await rx.waitFor(4, 12_000);
+    await t.service.webhooks.dispatcher.idle();
     const gaps = rx.received.slice(1).map((r, i) => r.at - rx.received[i]!.at);
-    console.log(`# real retry gaps: ${gaps.join(', ')} ms`);
-    [1000, 2000, 4000].forEach((want, i) => assert.ok(gaps[i]! >= want - 5 && gaps[i]! < want + 300, `gap ${i + 1}: ${gaps[i]} ms`));
+    const attempts = (await t.request('GET', `/v1/webhooks/${sub.id}/deliveries`)).body.data[0].attempts;
+    const lateness = attempts.slice(1).map((a: any, i: number) => Date.parse(a.started_at) - Date.parse(attempts[i].finished_at) - RETRY_DELAYS_MS[i]!);
+    console.log(`# real retry gaps at the receiver: ${gaps.join(', ')} ms; next attempt started ${lateness.join(', ')} ms after its due time`);
+    [1000, 2000, 4000].forEach((want, i) => assert.ok(gaps[i]! >= want && gaps[i]! < want + 200, `gap ${i + 1}: ${gaps[i]} ms`));
+    lateness.forEach((late: number, i: number) => assert.ok(late >= 0 && late < 100, `attempt ${i + 2} started ${late} ms after due`));
   });
 });
 

@@ -108,6 +108,11 @@ describe('webhook subscriptions: CRUD and validation', () => {
     assert.equal(resumed.body.status, 'enabled');
     assert.equal(resumed.body.disabled_at, null);
 
+    t.clock.advance(60_000);
+    const noop = await t.request('PATCH', `/v1/webhooks/${s.id}`, { body: { events: ['meal.updated', 'meal.deleted'] } });
+    assert.equal(noop.status, 200);
+    assert.equal(noop.body.updated_at, resumed.body.updated_at, 'a PATCH that changes nothing leaves updated_at alone');
+
     const bad = await t.request('PATCH', `/v1/webhooks/${s.id}`, { body: { status: 'paused' } });
     assert.equal(errorOf(bad).param, 'status');
     const badUrl = await t.request('PATCH', `/v1/webhooks/${s.id}`, { body: { url: 'mailto:x@y.z' } });

@@ -195,7 +195,10 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
           .transaction(() => {
             const sub = mustGet(app.db, params.id);
             const next: WebhookSubscriptionRecord = { ...sub };
-            if (body.url !== undefined) next.url = body.url;
+            if (body.url !== undefined && body.url !== sub.url) {
+              next.url = body.url;
+              next.failingSinceMs = null; // failures of the old URL say nothing about the new one
+            }
             if (body.events !== undefined) next.events = body.events;
             if (body.secret !== undefined && body.secret !== sub.secret) {
               next.previousSecret = sub.secret;
@@ -213,6 +216,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
               next.disabledReason = null;
               cancelPendingDeliveries(app.db, sub.id, now, 'canceled: the subscription was paused');
             }
+            if (JSON.stringify({ ...next, updatedMs: 0 }) === JSON.stringify({ ...sub, updatedMs: 0 })) return sub;
             next.updatedMs = now;
             updateSubscription(app.db, next);
             return next;
