@@ -69,6 +69,15 @@ describe('webhook deliveries', () => {
     const expected = createHmac('sha256', sub.secret).update(`${ts}.${r!.body}`).digest('hex');
     assert.equal(digest, expected);
     assert.equal(stripeVerifies(r!, 'the-wrong-secret-0000', t.clock.now()), false);
+
+    // Any secret of 16–256 characters without control characters works, spaces and non-ASCII too.
+    const odd = await createSubscription(t, { url: rx.url, events: ['meal.created'], secret: 'grüne Bohnen & Linsen 42' });
+    assert.equal(odd.secret, 'grüne Bohnen & Linsen 42');
+    const res = await t.request('POST', `/v1/webhooks/${odd.id}/test`);
+    assert.equal(res.body.delivered, true);
+    const ping = rx.received.at(-1)!;
+    assert.ok(stripeVerifies(ping, odd.secret, t.clock.now()));
+    assert.ok(verifySignature(ping.body, ping.headers['x-service-signature'], odd.secret, { now: t.clock.now() }));
   });
 
   test('every event type reaches the subscriptions that list it, and only those', async () => {

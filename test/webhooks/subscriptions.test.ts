@@ -46,12 +46,14 @@ describe('webhook subscriptions: CRUD and validation', () => {
       'https://homeassistant.local:8123/api/webhook/x',
       'http://10.0.0.5/a?b=c',
       'http://[::1]:8080/x',
+      'http://Hub.LAN:8123',
     ]) {
       const res = await t.request('POST', '/v1/webhooks', {
         body: { url, events: ['meal.created', 'meal.created', 'test.ping'], secret: 'my-own-secret-1234567' },
       });
       assert.equal(res.status, 201, `${url}: ${res.text}`);
       assert.equal(res.body.secret, 'my-own-secret-1234567');
+      assert.equal(res.body.url, url, 'kept exactly as given');
       assert.deepEqual(res.body.events, ['meal.created', 'test.ping']);
       await t.request('DELETE', `/v1/webhooks/${res.body.id}`);
     }
@@ -72,7 +74,8 @@ describe('webhook subscriptions: CRUD and validation', () => {
       [{ url: 'http://127.0.0.1/x', events: ['meal.created', 'meal.eaten'] }, 400, 'parameter_invalid', 'events.1'],
       [{ url: 'http://127.0.0.1/x', events: ['meal.created'], secret: 'short' }, 400, 'parameter_invalid', 'secret'],
       [{ url: 'http://127.0.0.1/x', events: ['meal.created'], secret: 'x'.repeat(257) }, 400, 'parameter_invalid', 'secret'],
-      [{ url: 'http://127.0.0.1/x', events: ['meal.created'], secret: 'has spaces in it ok?' }, 400, 'parameter_invalid', 'secret'],
+      [{ url: 'http://127.0.0.1/x', events: ['meal.created'], secret: 'line\nbreak-in-the-secret' }, 400, 'parameter_invalid', 'secret'],
+      [{ url: 'http://127.0.0.1/x', events: ['meal.created'], secret: 1234567890123456 }, 400, 'parameter_invalid', 'secret'],
       [{ url: 'http://127.0.0.1/x', events: ['meal.created'], description: 'x' }, 400, 'parameter_unknown', 'description'],
     ];
     for (const [body, status, code, param] of cases) {

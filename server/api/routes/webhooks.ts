@@ -54,7 +54,6 @@ const webhookUrl = z
     const problem = webhookUrlProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .transform((s) => new URL(s).href)
   .meta({ description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' });
 
 const eventList = z
@@ -68,8 +67,8 @@ const secretField = z
   .string({ message: 'must be a string' })
   .min(16, { message: 'must be at least 16 characters' })
   .max(256, { message: 'must be at most 256 characters' })
-  .regex(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces' })
-  .meta({ description: 'Shared signing secret, 16–256 printable ASCII characters. Generated (whsec_…) when absent.' });
+  .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' })
+  .meta({ description: 'Shared signing secret, 16–256 characters (HMAC key: its UTF-8 bytes). Generated (whsec_…) when absent.' });
 
 export const WebhookCreateSchema = z
   .strictObject({ url: webhookUrl, events: eventList, secret: secretField.optional() })
