@@ -1,12 +1,26 @@
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+
+/**
+ * The dev server injects an inline React Refresh preamble, inserts CSS as <style> elements and
+ * talks to its HMR websocket; the production CSP in index.html forbids all three. Relax it for `vite` (serve) only; builds keep it.
+ */
+const devCsp: Plugin = {
+  name: 'chyme-dev-csp',
+  apply: 'serve',
+  transformIndexHtml: (html) =>
+    html
+      .replace("script-src 'self'", "script-src 'self' 'unsafe-inline'")
+      .replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+      .replace("connect-src 'self'", "connect-src 'self' ws: wss:"),
+};
 
 // The renderer is a static bundle served by `chyme serve` (browser mode) and loaded by Electron from
 // the same in-process server, so every URL in it is relative: base './' and same-origin `/v1` calls.
 export default defineConfig({
   root: 'renderer',
   base: './',
-  plugins: [react()],
+  plugins: [react(), devCsp],
   build: {
     outDir: '../build/renderer',
     emptyOutDir: true,
@@ -18,7 +32,12 @@ export default defineConfig({
     chunkSizeWarningLimit: 600,
   },
   server: {
-    // `npm run dev:renderer` proxies the API to a running `chyme serve` (default port 7650).
-    proxy: { '/v1': { target: process.env.CHYME_API ?? 'http://127.0.0.1:7650', changeOrigin: false } },
+    // `npm run dev:renderer` proxies the API, and the one-time `/?token=` sign-in, to a running
+    // `chyme serve` (CHYME_API, default http://127.0.0.1:7650): open the App link with the Vite
+    // port instead of the server's. The Host header is kept, so the service's Host and Origin
+    // checks see the page's own origin.
+    proxy: Object.fromEntries(
+      ['/v1', '^/\\?token='].map((key) => [key, { target: process.env.CHYME_API ?? 'http://127.0.0.1:7650', changeOrigin: false }]),
+    ),
   },
 });

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { api, ApiError, onUnauthenticated } from './api/client';
+import { api, ApiError, onUnauthenticated, takePrefetched } from './api/client';
 import { onStatus, type StreamStatus } from './api/events';
 import type { Settings } from './api/types';
 import { ErrorNote, Icon, Loading } from './components/ui';
@@ -137,8 +137,7 @@ export function App() {
 
   const loadSettings = useCallback(() => {
     setBootError(null);
-    api
-      .get<Settings>('/v1/settings')
+    (takePrefetched<Settings>('/v1/settings') ?? api.get<Settings>('/v1/settings'))
       .then((s) => {
         setSettings(s);
         setSignedOut(false);

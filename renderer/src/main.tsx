@@ -1,8 +1,14 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
+import { prefetch } from './api/client';
 import { readStored } from './lib/hooks';
+import { SNAPSHOT_QUERY } from './screens/Today';
 import './styles.css';
+
+// The first screen's data, requested in parallel before the first render.
+prefetch('/v1/settings');
+if (/^#?\/?(today)?(\?|$)/.test(location.hash)) prefetch('/v1/snapshot', SNAPSHOT_QUERY);
 
 // Apply a chosen theme before the first paint (no inline script: the CSP forbids them).
 const theme = readStored<string>('chyme.theme', 'system');

@@ -151,3 +151,22 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+const prefetched = new Map<string, Promise<unknown>>();
+
+/**
+ * Starts a GET before React renders (at boot), so the first screen's data is already in flight
+ * while the app shell mounts. The first taker gets the response; later loads fetch afresh.
+ */
+export function prefetch(path: string, query?: Query): void {
+  const p = request('GET', path, { query });
+  p.catch(() => undefined); // the taker sees the error
+  prefetched.set(url(path, query), p);
+}
+
+export function takePrefetched<T>(path: string, query?: Query): Promise<T> | undefined {
+  const key = url(path, query);
+  const p = prefetched.get(key) as Promise<T> | undefined;
+  prefetched.delete(key);
+  return p;
+}

@@ -91,6 +91,7 @@ async function readStream(body: ReadableStream<Uint8Array>): Promise<void> {
 
 async function run(): Promise<void> {
   let delay = 1000;
+  let opened = false;
   for (;;) {
     setStatus('connecting');
     try {
@@ -100,8 +101,10 @@ async function run(): Promise<void> {
       if (res.ok && res.body) {
         setStatus('open');
         delay = 1000;
-        // A reconnect may have missed events: tell listeners to refresh what they show.
-        dispatch('stream.opened', JSON.stringify({ object: 'event', id: '', type: 'stream.opened', created: '', data: { object: {} } }));
+        // A reconnect may have missed events (the service replays from Last-Event-ID, but notices
+        // and a first connection after an outage are not replayed): listeners refresh what they show.
+        if (opened) dispatch('stream.opened', JSON.stringify({ object: 'event', id: '', type: 'stream.opened', created: '', data: { object: {} } }));
+        opened = true;
         await readStream(res.body);
       } else {
         await res.body?.cancel();

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import { api } from '../api/client';
+import { api, takePrefetched } from '../api/client';
 import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
@@ -10,7 +10,7 @@ import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
 import { clock, fmtDay, fmtDuration, fmtTime } from '../lib/time';
 
-const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
+export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
 
 export function listItems<T>(v: T[] | List<T> | undefined): T[] {
   if (!v) return [];
@@ -28,7 +28,7 @@ export function TodayScreen() {
   // The first render is one call: the snapshot of the last 7 days.
   const snap = useResource(async (signal) => {
     const t0 = performance.now();
-    const s = await api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal);
+    const s = await (takePrefetched<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY) ?? api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal));
     clock.sync(s.generated_at);
     performance.measure('chyme:snapshot', { start: t0 });
     return s;
