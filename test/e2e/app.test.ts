@@ -285,6 +285,63 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     assert.equal(back.body.description, 'Porridge with banana');
   });
 
+  test('edits with undo, deletes with undo, re-logs and favourites in one click, copies a day', async () => {
+    type Meals = { data: { id: string; description: string; timestamp: string; day: string }[] };
+    const day = new Date(server.now()).toISOString().slice(0, 10);
+    const yesterday = new Date(server.now() - 86_400_000).toISOString().slice(0, 10);
+    const mealsOn = async (d: string) => (await server.api<Meals>('GET', `/v1/nutrition/meals?start_date=${d}&end_date=${d}`)).body.data;
+    const toast = page.getByTestId('toast');
+    const undo = () => toast.getByRole('button', { name: 'Undo' }).click();
+
+    await go(page, 'Log meal', '[data-testid="meal-form"]');
+    // Edit, then undo the edit.
+    await page.getByRole('button', { name: 'Edit Porridge with banana' }).first().click();
+    const form = page.getByTestId('meal-form');
+    await form.getByRole('heading', { name: 'Edit meal' }).waitFor();
+    assert.equal(await form.getByLabel('Description').inputValue(), 'Porridge with banana');
+    await form.getByLabel('Description').fill('Porridge with berries');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await toast.filter({ hasText: 'Saved' }).waitFor();
+    await until(async () => (await mealsOn(day)).some((m) => m.description === 'Porridge with berries'), 'the edit to be saved');
+    await undo();
+    await until(async () => (await mealsOn(day)).some((m) => m.description === 'Porridge with banana'), 'the edit to be undone');
+    await page.getByTestId('meal-row').filter({ hasText: 'Porridge with banana' }).first().waitFor();
+
+    // Delete, then undo the delete: the meal is back with the same time.
+    const before = (await mealsOn(day)).find((m) => m.description === 'Porridge with banana')!;
+    await page.getByRole('button', { name: 'Delete Porridge with banana' }).first().click();
+    await toast.filter({ hasText: 'Deleted' }).waitFor();
+    await until(async () => !(await mealsOn(day)).some((m) => m.description === 'Porridge with banana'), 'the delete');
+    await undo();
+    const restored = await until(async () => (await mealsOn(day)).find((m) => m.description === 'Porridge with banana'), 'the delete to be undone');
+    assert.equal(restored.timestamp, before.timestamp);
+
+    // Re-log a recent meal in one click, and a favourite.
+    const count = async () => (await mealsOn(day)).filter((m) => m.description === 'Porridge with banana').length;
+    await page.getByTestId('recent').getByRole('button', { name: /^Log again now: Porridge with banana/ }).click();
+    await until(async () => (await count()) === 2, 'the re-logged meal');
+    await page.getByTestId('recent').getByRole('button', { name: 'Favourite Porridge with banana' }).click();
+    await page.getByRole('button', { name: /^Log now: Porridge with banana/ }).click();
+    await until(async () => (await count()) === 3, 'the favourite logged');
+
+    // Copy the whole day to yesterday, at the same times.
+    const todays = await mealsOn(day);
+    const dayGroup = page.getByRole('region', { name: 'Today' });
+    await dayGroup.getByRole('button', { name: /^Copy day/ }).click();
+    await dayGroup.locator('input[type="date"]').fill(yesterday);
+    await dayGroup.getByRole('button', { name: /^Copy \d+/ }).click();
+    await toast.filter({ hasText: 'Copied' }).waitFor();
+    const copies = await until(async () => {
+      const y = await mealsOn(yesterday);
+      return y.length >= todays.length ? y : undefined;
+    }, 'the copied day');
+    assert.deepEqual(
+      copies.map((m) => m.timestamp.slice(11)).sort(),
+      todays.map((m) => m.timestamp.slice(11)).sort(),
+      'copied at the same times of day',
+    );
+  });
+
   test('no console errors or CSP violations', () => {
     assert.deepEqual(app.problems, []);
   });
