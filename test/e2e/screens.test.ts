@@ -62,7 +62,8 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
   });
 
   async function shoot(page: Page, name: string, theme: string): Promise<void> {
-    // Let charts settle (ResizeObserver, fonts) before the picture.
+    // Let charts settle (ResizeObserver, fonts) before the picture, taken from the top.
+    await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(dir, `${name}-${theme}.png`), fullPage: true });
     const found = await axe(page);

@@ -27,10 +27,8 @@ export function TodayScreen() {
   const app = useApp();
   // The first render is one call: the snapshot of the last 7 days.
   const snap = useResource(async (signal) => {
-    const t0 = performance.now();
     const s = await (takePrefetched<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY) ?? api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal));
     clock.sync(s.generated_at);
-    performance.measure('chyme:snapshot', { start: t0 });
     return s;
   }, []);
   const [live, setLive] = useState<LiveState | null>(null);
@@ -70,8 +68,13 @@ export function TodayScreen() {
     return () => clearTimeout(t);
   }, [live, remaining]);
 
+  // For docs/performance.md: the first time Today shows its data (the e2e perf test reads it).
+  const marked = useRef(false);
   useEffect(() => {
-    if (snap.data) performance.mark('chyme:today-rendered');
+    if (snap.data && !marked.current) {
+      marked.current = true;
+      performance.mark('chyme:today-rendered');
+    }
   }, [snap.data]);
 
   if (!snap.data) {
