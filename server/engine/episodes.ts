@@ -6,8 +6,13 @@
  * stomach). For one meal this is exactly MODEL.md's "combined load under 10 % of its peak". For
  * overlapping meals the per-meal form is used because the peak form is not monotone: a large, fast
  * drink raises the peak and with it the threshold, so adding it could end digestion of a small solid
- * meal sooner than the meal alone. Settling then lasts SETTLING_MIN; a meal eaten during settling
- * starts processing again and joins the episode; after settling the user is fasted.
+ * meal sooner than the meal alone (a 100 kcal solid snack alone: 135 min; with a 300 kcal drink:
+ * 121 min). Settling then lasts SETTLING_MIN; a meal eaten during settling starts processing again
+ * and joins the episode; after settling the user is fasted.
+ *
+ * Per meal: its processing ends with the processing segment it was eaten in (a meal eaten during
+ * processing extends that segment for every meal in it), and its settling ends when the episode does
+ * — the stomach does not settle while a later meal is still being processed.
  */
 
 import { SETTLING_MIN, MS_PER_MINUTE } from './constants.js';
@@ -32,6 +37,8 @@ export interface DigestionEpisode {
   settlingEnd: number;
   /** Contiguous processing/settling segments covering [start, settlingEnd). */
   segments: DigestionSegment[];
+  /** For each course, the processing segment it was eaten in. */
+  courseSegments: DigestionSegment[];
 }
 
 /** Kinetics of the digestive meals (≥ 15 kcal) among `meals`. */
@@ -51,24 +58,29 @@ export function digestionEpisodes(run: StomachRun): DigestionEpisode[] {
     const t = course.kinetics.timeMs;
     const ownEnd = course.processingEndAt;
     if (!current || t >= current.settlingEnd) {
+      const segment: DigestionSegment = { state: 'processing', start: t, end: ownEnd };
       current = {
         courses: [course],
         start: t,
         processingEnd: ownEnd,
         settlingEnd: ownEnd + SETTLING_MS,
-        segments: [{ state: 'processing', start: t, end: ownEnd }],
+        segments: [segment],
+        courseSegments: [segment],
       };
       episodes.push(current);
       continue;
     }
     current.courses.push(course);
-    const lastSegment = current.segments[current.segments.length - 1]!;
     if (t >= current.processingEnd) {
       // Eaten while settling: settling is cut short and processing starts again.
+      const segment: DigestionSegment = { state: 'processing', start: t, end: Math.max(current.processingEnd, ownEnd) };
       current.segments.push({ state: 'settling', start: current.processingEnd, end: t });
-      current.segments.push({ state: 'processing', start: t, end: Math.max(current.processingEnd, ownEnd) });
+      current.segments.push(segment);
+      current.courseSegments.push(segment);
     } else {
-      lastSegment.end = Math.max(lastSegment.end, ownEnd);
+      const segment = current.segments[current.segments.length - 1]!;
+      segment.end = Math.max(segment.end, ownEnd);
+      current.courseSegments.push(segment);
     }
     current.processingEnd = Math.max(current.processingEnd, ownEnd);
     current.settlingEnd = current.processingEnd + SETTLING_MS;

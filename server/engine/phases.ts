@@ -1,10 +1,13 @@
 /**
  * Per-meal digestion phases — the timeline entries.
  *
- * fed_end is when the meal itself is half emptied in the shared stomach. processing_end and
- * settling_end are those of the meal's episode: a later meal extends an earlier meal's processing
- * and settling (they share one stomach) rather than restarting anything, so every meal of an episode
- * ends processing at the same instant.
+ * fed_end is when the meal itself is half emptied in the shared stomach. processing_end is the end of
+ * the processing the meal was eaten into: a meal eaten while another is processing extends that
+ * processing for both (they share one stomach; nothing restarts), so they end processing together.
+ * settling_end is when the stomach is next fasted: a meal eaten while an earlier one is settling
+ * extends the earlier meal's settling until the new meal has settled too. So settling_end −
+ * processing_end is 50 min, or more when a later meal kept the stomach busy. This matches the
+ * digestive state at every moment.
  *
  * Meals under 15 kcal are not digestive: they have no timeline entry.
  */
@@ -49,11 +52,12 @@ export function mealPhases(meals: readonly EngineMeal[], options: PhaseOptions):
   const run = runStomach(digestiveKinetics(meals));
   const entries: MealPhases[] = [];
   for (const episode of digestionEpisodes(run)) {
-    for (const course of episode.courses) {
+    episode.courses.forEach((course, i) => {
       const k = course.kinetics;
+      const segment = episode.courseSegments[i]!;
       const fedEndMin = Math.max(1, Math.round((course.fedEndAt - k.timeMs) / MS_PER_MINUTE));
-      const processingEndMin = Math.max(fedEndMin + 1, Math.round((episode.processingEnd - k.timeMs) / MS_PER_MINUTE));
-      const settlingEndMin = processingEndMin + SETTLING_MIN;
+      const processingEndMin = Math.max(fedEndMin + 1, Math.round((segment.end - k.timeMs) / MS_PER_MINUTE));
+      const settlingEndMin = Math.max(processingEndMin + SETTLING_MIN, Math.round((episode.settlingEnd - k.timeMs) / MS_PER_MINUTE));
       entries.push({
         mealId: k.mealId,
         mealTime: k.timeMs,
@@ -68,7 +72,7 @@ export function mealPhases(meals: readonly EngineMeal[], options: PhaseOptions):
         form: k.form,
         episodeMeals: episode.courses.length,
       });
-    }
+    });
   }
   return entries.sort((a, b) => b.mealTime - a.mealTime || (a.mealId < b.mealId ? 1 : a.mealId > b.mealId ? -1 : 0));
 }

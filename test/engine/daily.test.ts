@@ -33,7 +33,7 @@ describe('score states', () => {
   test('today is PENDING with a provisional integer score', () => {
     const s = score(DAY, meals, { now: at(DAY, 20) });
     assert.equal(s.scoreState, 'PENDING');
-    assert.ok(Number.isInteger(s.score) && s.score! >= 0 && s.score! <= 100);
+    assert.ok(Number.isInteger(s.score) && s.score! >= 0 && s.score! <= 100, 'Number.isInteger(s.score) && s.score! >= 0 && s.score! <= 100');
     assert.equal(s.level, levelOf(s.score!));
   });
 
@@ -45,20 +45,20 @@ describe('score states', () => {
   test('a finished day with meals is SCORED', () => {
     const s = score(DAY, meals);
     assert.equal(s.scoreState, 'SCORED');
-    assert.ok(Number.isInteger(s.score));
+    assert.ok(Number.isInteger(s.score), 'Number.isInteger(s.score)');
     assert.notEqual(s.level, null);
   });
 
   test('a past day with no meals is UNSCORABLE: score and level null, components still numeric', () => {
     const gap = meals.filter((m) => m.timestamp < at(DAY, 0) || m.timestamp >= at(addDays(DAY, 1), 0));
-    assert.ok(gap.length > 0 && gap.length < meals.length);
+    assert.ok(gap.length > 0 && gap.length < meals.length, 'gap.length > 0 && gap.length < meals.length');
     const s = score(DAY, gap);
     assert.equal(s.scoreState, 'UNSCORABLE');
     assert.equal(s.score, null);
     assert.equal(s.level, null);
     for (const c of Object.values(s.components)) {
       assert.equal(typeof c.value, 'number');
-      assert.ok(c.value >= 0 && c.value <= 100);
+      assert.ok(c.value >= 0 && c.value <= 100, 'c.value >= 0 && c.value <= 100');
     }
   });
 
@@ -78,7 +78,7 @@ describe('score states', () => {
     const two = score(DAY, dayOfMeals(DAY), { daysWithData: 2 });
     assert.equal(one.calibrating, true);
     assert.equal(two.calibrating, false);
-    assert.ok(one.confidence < two.confidence);
+    assert.ok(one.confidence < two.confidence, 'one.confidence < two.confidence');
   });
 
   test('dailyScores counts days with data through the range', () => {
@@ -121,7 +121,7 @@ describe('levels and contributions', () => {
         DAILY_WEIGHTS.circadian * c.circadian.value,
     );
     assert.equal(s.score, expected);
-    assert.ok(Math.abs(Object.values(DAILY_WEIGHTS).reduce((a, b) => a + b, 0) - 1) < 1e-12);
+    assert.ok(Math.abs(Object.values(DAILY_WEIGHTS).reduce((a, b) => a + b, 0) - 1) < 1e-12, 'Math.abs(Object.values(DAILY_WEIGHTS).reduce((a, b) => a + b, 0) - 1) < 1e-12');
   });
 });
 
@@ -132,7 +132,7 @@ describe('components follow the data', () => {
     assert.equal(late.components.circadian.contribution, 'attention');
     assert.equal(late.basis.lateSharePct, 41); // 800 of 1950 kcal
     assert.equal(early.components.circadian.contribution, 'positive');
-    assert.ok(late.score! < early.score!);
+    assert.ok(late.score! < early.score!, 'late.score! < early.score!');
   });
 
   test('circadian: meals within 3 h of a logged sleep count as late even before 20:00', () => {
@@ -170,7 +170,7 @@ describe('components follow the data', () => {
     const irregular = score(DAY, wandering);
     assert.equal(steady.basis.midpointSdMin, 0);
     assert.equal(steady.components.regularity.contribution, 'positive');
-    assert.ok((irregular.basis.midpointSdMin as number) > 120);
+    assert.ok((irregular.basis.midpointSdMin as number) > 120, '(irregular.basis.midpointSdMin as number) > 120');
     assert.equal(irregular.components.regularity.contribution, 'attention');
   });
 });
@@ -196,7 +196,7 @@ describe('overnight component', () => {
     assert.equal(earlyDinner.basis.overnightBedtime, at(before, 23));
     assert.equal(earlyDinner.components.overnight.contribution, 'positive'); // 5 h before 23:00
     assert.equal(lateDinner.components.overnight.contribution, 'attention'); // 1 h before 23:00
-    assert.ok(earlyDinner.components.overnight.value > lateDinner.components.overnight.value);
+    assert.ok(earlyDinner.components.overnight.value > lateDinner.components.overnight.value, 'earlyDinner.components.overnight.value > lateDinner.components.overnight.value');
   });
 
   test('the estimate uses the bedtime learned from logged nights (circular mean of start times)', () => {
@@ -215,6 +215,6 @@ describe('overnight component', () => {
     const meals = [...base, ...dayOfMeals(before), ...dayOfMeals(DAY)];
     const logged = score(DAY, meals, { sleeps: [sleep(at(before, 23), at(DAY, 7))] });
     const estimated = score(DAY, meals);
-    assert.ok(estimated.confidence < logged.confidence);
+    assert.ok(estimated.confidence < logged.confidence, 'estimated.confidence < logged.confidence');
   });
 });

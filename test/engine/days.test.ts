@@ -54,9 +54,9 @@ describe('input windows for the API', () => {
 
   test('daily scores read the 14 days before the range and the night after it', () => {
     const w = dailyScoreInputWindows('2026-05-10', '2026-05-12', { timezone: 'UTC', dayStart: '00:00' });
-    assert.ok(w.meals.from <= Date.UTC(2026, 3, 26));
+    assert.ok(w.meals.from <= Date.UTC(2026, 3, 26), 'w.meals.from <= Date.UTC(2026, 3, 26)');
     assert.equal(w.meals.to, Date.UTC(2026, 4, 13));
-    assert.ok(w.sleeps.to >= Date.UTC(2026, 4, 14));
+    assert.ok(w.sleeps.to >= Date.UTC(2026, 4, 14), 'w.sleeps.to >= Date.UTC(2026, 4, 14)');
   });
 
   test('timeline reads a look-back on both sides', () => {

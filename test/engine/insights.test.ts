@@ -56,17 +56,17 @@ describe('insights are derived from the data', () => {
 
   test('late dinners on 2 of 7 nights are not a pattern', () => {
     const { meals, sleeps } = week({ dinnerHour: (d) => (d === 2 || d === 5 ? 21.5 : 18.5) });
-    assert.ok(!kinds(insights(meals, sleeps)).includes('late_meal_before_sleep'));
+    assert.ok(!kinds(insights(meals, sleeps)).includes('late_meal_before_sleep'), '!kinds(insights(meals, sleeps)).includes(\'late_meal_before_sleep\')');
   });
 
   test('a steady week earns positive insights and no warnings', () => {
     const { meals, sleeps } = week();
     const list = insights(meals, sleeps);
-    assert.ok(list.length > 0);
+    assert.ok(list.length > 0, 'list.length > 0');
     assert.ok(list.every((i) => i.severity === 'positive'), kinds(list).join(','));
-    assert.ok(kinds(list).includes('meal_gap_before_sleep_kept'));
-    assert.ok(kinds(list).includes('compact_eating_window'));
-    assert.ok(kinds(list).includes('long_overnight_fast'));
+    assert.ok(kinds(list).includes('meal_gap_before_sleep_kept'), 'kinds(list).includes(\'meal_gap_before_sleep_kept\')');
+    assert.ok(kinds(list).includes('compact_eating_window'), 'kinds(list).includes(\'compact_eating_window\')');
+    assert.ok(kinds(list).includes('long_overnight_fast'), 'kinds(list).includes(\'long_overnight_fast\')');
   });
 
   test('eating over more than 14 h on most days, and fasting less than 13 h', () => {
@@ -83,8 +83,8 @@ describe('insights are derived from the data', () => {
   test('meal times that wander by hours', () => {
     const { meals, sleeps } = week({ firstHour: (d) => (d % 2 ? 6 : 13), dinnerHour: (d) => (d % 2 ? 17 : 23.5), bedHour: () => 23.9 });
     const found = insights(meals, sleeps).find((i) => i.kind === 'irregular_meal_timing')!;
-    assert.ok(found);
-    assert.ok((found.basis.midpointSdMin as number) > 120);
+    assert.ok(found, 'found');
+    assert.ok((found.basis.midpointSdMin as number) > 120, '(found.basis.midpointSdMin as number) > 120');
   });
 
   test('caffeine within 6 h of bed before worse sleep', () => {
@@ -94,7 +94,7 @@ describe('insights are derived from the data', () => {
       efficiency: (d) => (withCaffeine.has(d) ? 0.72 : 0.9),
     });
     const found = insights(meals, sleeps).find((i) => i.kind === 'caffeine_before_worse_sleep')!;
-    assert.ok(found);
+    assert.ok(found, 'found');
     assert.equal(found.basis.nightsWithLateCaffeine, 3);
     assert.equal(found.basis.nightsWithout, 4);
     assert.equal(found.basis.meanEfficiencyWith, 0.72);
@@ -104,7 +104,7 @@ describe('insights are derived from the data', () => {
 
   test('caffeine without worse sleep is no insight', () => {
     const { meals, sleeps } = week({ caffeine: (d) => (d % 2 ? 150 : 0) });
-    assert.ok(!kinds(insights(meals, sleeps)).includes('caffeine_before_worse_sleep'));
+    assert.ok(!kinds(insights(meals, sleeps)).includes('caffeine_before_worse_sleep'), '!kinds(insights(meals, sleeps)).includes(\'caffeine_before_worse_sleep\')');
   });
 });
 

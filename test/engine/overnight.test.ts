@@ -40,7 +40,7 @@ describe('features of one night', () => {
     const [bare] = scoresFor([sleep(night.start, night.end)], [dinner]);
     assert.equal(bare!.features.sleep_efficiency, undefined);
     assert.equal(bare!.features.awakenings, undefined);
-    assert.ok(bare!.confidence < s!.confidence);
+    assert.ok(bare!.confidence < s!.confidence, 'bare!.confidence < s!.confidence');
   });
 
   test('sleep duration: 7 h or more is positive, under 6 h needs attention', () => {
@@ -54,7 +54,7 @@ describe('features of one night', () => {
 
   test('scored, with an integer score and its level', () => {
     assert.equal(s!.scoreState, 'SCORED');
-    assert.ok(Number.isInteger(s!.score));
+    assert.ok(Number.isInteger(s!.score), 'Number.isInteger(s!.score)');
   });
 });
 
@@ -72,7 +72,7 @@ describe('gap from last meal to sleep (reflux and night-waking figures)', () => 
   });
 
   test('the gap score steps at 3 h and is full at 4 h', () => {
-    assert.ok(mealGapScore(179) < 60);
+    assert.ok(mealGapScore(179) < 60, 'mealGapScore(179) < 60');
     assert.equal(mealGapScore(180), 85);
     assert.equal(mealGapScore(240), 100);
     assert.equal(mealGapScore(0), 0);
@@ -82,7 +82,7 @@ describe('gap from last meal to sleep (reflux and night-waking figures)', () => 
     const night = sleep(at('2026-05-20', 23), at('2026-05-21', 7));
     const [early] = scoresFor([night], [meal(at('2026-05-20', 18, 30), 800)]);
     const [late] = scoresFor([night], [meal(at('2026-05-20', 22), 800)]);
-    assert.ok(late!.score! < early!.score!);
+    assert.ok(late!.score! < early!.score!, 'late!.score! < early!.score!');
     assert.equal(late!.features.late_calories!.value, 800);
   });
 

@@ -43,7 +43,7 @@ describe('calibration against measured returns of the fasted pattern (Schonfeld 
   test('the same 330 kcal as a solid meal takes far longer than as a drink', () => {
     const drink = only([meal(T0, 330, { description: 'protein shake' })]);
     const solid = only([meal(T0, 330, { description: 'cheese sandwich' })]);
-    assert.ok(solid.settlingEndMin > drink.settlingEndMin + 60);
+    assert.ok(solid.settlingEndMin > drink.settlingEndMin + 60, 'solid.settlingEndMin > drink.settlingEndMin + 60');
   });
 
   test('fed end is T50: half of a 530 kcal meal has left at ~126 min', () => {
@@ -59,9 +59,9 @@ describe('composition', () => {
   test('fat lengthens every phase at equal calories', () => {
     const lean = only([mixedMeal(T0, 600, base)]);
     const fatty = only([mixedMeal(T0, 600, { protein: 0.2, carbs: 0.2, fat: 0.6 })]);
-    assert.ok(fatty.fedEndMin > lean.fedEndMin);
-    assert.ok(fatty.processingEndMin > lean.processingEndMin);
-    assert.ok(fatty.settlingEndMin > lean.settlingEndMin);
+    assert.ok(fatty.fedEndMin > lean.fedEndMin, 'fatty.fedEndMin > lean.fedEndMin');
+    assert.ok(fatty.processingEndMin > lean.processingEndMin, 'fatty.processingEndMin > lean.processingEndMin');
+    assert.ok(fatty.settlingEndMin > lean.settlingEndMin, 'fatty.settlingEndMin > lean.settlingEndMin');
   });
 
   test('a fried version (400 → 550 kcal, the extra as fat) empties ~30–40 % slower (measured: 40 %)', () => {
@@ -76,28 +76,28 @@ describe('composition', () => {
     const five = only([meal(T0, 530, { fiberG: 5 })]);
     const lots = only([meal(T0, 530, { fiberG: 50 })]);
     const more = only([meal(T0, 530, { fiberG: 200 })]);
-    assert.ok(five.settlingEndMin > none.settlingEndMin);
+    assert.ok(five.settlingEndMin > none.settlingEndMin, 'five.settlingEndMin > none.settlingEndMin');
     assert.equal(five.settlingEndMin, 347);
-    assert.ok(lots.settlingEndMin > five.settlingEndMin);
+    assert.ok(lots.settlingEndMin > five.settlingEndMin, 'lots.settlingEndMin > five.settlingEndMin');
     assert.equal(more.settlingEndMin, lots.settlingEndMin, 'the fibre factor is capped');
   });
 
   test('protein above a quarter of calories lengthens phases', () => {
     const normal = only([mixedMeal(T0, 500, base)]);
     const high = only([mixedMeal(T0, 500, { protein: 0.6, carbs: 0.2, fat: 0.2 })]);
-    assert.ok(high.fedEndMin > normal.fedEndMin);
+    assert.ok(high.fedEndMin > normal.fedEndMin, 'high.fedEndMin > normal.fedEndMin');
   });
 
   test('more calories take longer', () => {
     const small = only([meal(T0, 200)]);
     const big = only([meal(T0, 900)]);
-    assert.ok(big.settlingEndMin > small.settlingEndMin);
+    assert.ok(big.settlingEndMin > small.settlingEndMin, 'big.settlingEndMin > small.settlingEndMin');
   });
 
   test('even an absurd meal reaches processing end within the clamp', () => {
     const p = only([meal(T0, 10_000, { fatG: 1000, fiberG: 300 })]);
-    assert.ok(p.processingEndMin <= MAX_OWN_PROCESSING_MIN);
-    assert.ok(p.fedEndMin < p.processingEndMin);
+    assert.ok(p.processingEndMin <= MAX_OWN_PROCESSING_MIN, 'p.processingEndMin <= MAX_OWN_PROCESSING_MIN');
+    assert.ok(p.fedEndMin < p.processingEndMin, 'p.fedEndMin < p.processingEndMin');
   });
 });
 
@@ -117,7 +117,7 @@ describe('energy and form', () => {
     const logged = only([meal(T0, 700, { mealType: 'dinner' })]);
     const assumed = only([meal(T0, null, { mealType: 'dinner', description: 'dinner' })]);
     assert.equal(assumed.kcal, 700);
-    assert.ok(assumed.confidence < logged.confidence);
+    assert.ok(assumed.confidence < logged.confidence, 'assumed.confidence < logged.confidence');
   });
 
   test('drinks are told from food by the head noun', () => {
@@ -173,8 +173,8 @@ describe('overlapping meals share one stomach', () => {
 
   test("a later meal extends the earlier meal's processing and settling", () => {
     const a = shared.get(first.id)!;
-    assert.ok(a.processingEndMin > firstAlone.processingEndMin);
-    assert.ok(a.settlingEndMin > firstAlone.settlingEndMin);
+    assert.ok(a.processingEndMin > firstAlone.processingEndMin, 'a.processingEndMin > firstAlone.processingEndMin');
+    assert.ok(a.settlingEndMin > firstAlone.settlingEndMin, 'a.settlingEndMin > firstAlone.settlingEndMin');
   });
 
   test('both meals end processing together, at the end of the shared episode', () => {
@@ -186,8 +186,8 @@ describe('overlapping meals share one stomach', () => {
 
   test('the later meal is slowed by what is already in the stomach', () => {
     const b = shared.get(second.id)!;
-    assert.ok(b.fedEndMin > secondAlone.fedEndMin);
-    assert.ok(b.processingEndMin > secondAlone.processingEndMin);
+    assert.ok(b.fedEndMin > secondAlone.fedEndMin, 'b.fedEndMin > secondAlone.fedEndMin');
+    assert.ok(b.processingEndMin > secondAlone.processingEndMin, 'b.processingEndMin > secondAlone.processingEndMin');
   });
 
   test('nothing restarts: the episode ends before a fresh meal of the combined content would', () => {
@@ -199,7 +199,7 @@ describe('overlapping meals share one stomach', () => {
   });
 
   test('overlap lowers confidence', () => {
-    assert.ok(shared.get(first.id)!.confidence < firstAlone.confidence);
+    assert.ok(shared.get(first.id)!.confidence < firstAlone.confidence, 'shared.get(first.id)!.confidence < firstAlone.confidence');
   });
 
   test('two half meals eaten together take about as long as the whole meal (±15 %)', () => {
@@ -212,12 +212,17 @@ describe('overlapping meals share one stomach', () => {
     }
   });
 
-  test('a meal eaten during settling joins the episode and moves processing end later', () => {
+  test("a meal eaten during settling keeps the earlier meal's processing end and extends its settling", () => {
     const lunch = meal(T0, 530);
     const snack = meal(T0 + 280 * MINUTE, 150); // lunch alone: processing ends at 267, settling at 317
     const p = phasesOf([lunch, snack]);
-    assert.equal(p.get(lunch.id)!.episodeMeals, 2);
-    assert.ok(p.get(lunch.id)!.processingEndMin > 280);
+    const l = p.get(lunch.id)!;
+    const s = p.get(snack.id)!;
+    assert.equal(l.episodeMeals, 2);
+    assert.equal(l.processingEndMin, 267, 'the lunch had finished processing before the snack');
+    assert.equal(l.mealTime + l.settlingEndMin * MINUTE, s.mealTime + s.settlingEndMin * MINUTE, 'both settle when the stomach is next fasted');
+    assert.ok(l.settlingEndMin > 280 + 50, `lunch settling ${l.settlingEndMin}`);
+    assert.equal(s.settlingEndMin - s.processingEndMin, SETTLING_MIN);
   });
 
   test('meals far apart stay separate episodes with their solo phases', () => {

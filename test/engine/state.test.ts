@@ -114,8 +114,8 @@ describe('what moves the state', () => {
     const before = digestiveState([lunch], T0 + 90 * MINUTE, settled);
     const after = digestiveState([lunch, dessert], T0 + 90 * MINUTE, settled);
     assert.equal(after.since, before.since);
-    assert.ok(after.minutesRemaining > before.minutesRemaining);
-    assert.ok(after.fastedAt > before.fastedAt);
+    assert.ok(after.minutesRemaining > before.minutesRemaining, 'after.minutesRemaining > before.minutesRemaining');
+    assert.ok(after.fastedAt > before.fastedAt, 'after.fastedAt > before.fastedAt');
     assert.equal(after.activeMeals, 2);
   });
 
@@ -123,7 +123,7 @@ describe('what moves the state', () => {
     const lunch = meal(T0, 530);
     for (let t = 0; t < 317; t += 7) {
       const s = digestiveState([lunch], T0 + t * MINUTE + 59_999, settled);
-      if (s.state !== 'fasted') assert.ok(s.minutesRemaining >= 1);
+      if (s.state !== 'fasted') assert.ok(s.minutesRemaining >= 1, 's.minutesRemaining >= 1');
     }
   });
 });
@@ -131,7 +131,7 @@ describe('what moves the state', () => {
 describe('confidence', () => {
   test('never above 0.8', () => {
     const s = digestiveState([mixedMeal(T0, 500, { protein: 0.2, carbs: 0.5, fat: 0.3 }, { fiberG: 6 })], T0 + HOUR, settled);
-    assert.ok(s.confidence <= MAX_CONFIDENCE);
+    assert.ok(s.confidence <= MAX_CONFIDENCE, 's.confidence <= MAX_CONFIDENCE');
     assert.equal(s.confidence, 0.8);
   });
 
@@ -141,24 +141,24 @@ describe('confidence', () => {
     const noMacros = digestiveState([meal(T0, 500)], T0 + HOUR, settled).confidence;
     const overlap = digestiveState([complete, mixedMeal(T0 + 30 * MINUTE, 300, { protein: 0.2, carbs: 0.5, fat: 0.3 }, { fiberG: 3 })], T0 + HOUR, settled).confidence;
     const calibrating = digestiveState([complete], T0 + HOUR, { daysWithData: 1 }).confidence;
-    assert.ok(noMacros < base);
-    assert.ok(overlap < base);
-    assert.ok(calibrating < base);
+    assert.ok(noMacros < base, 'noMacros < base');
+    assert.ok(overlap < base, 'overlap < base');
+    assert.ok(calibrating < base, 'calibrating < base');
   });
 });
 
 describe('look-back', () => {
   test('the look-back covers the longest possible digestion given the clamps', () => {
     const longestMs = (MAX_OWN_PROCESSING_MIN / MIN_SHARED_EMPTYING_SPEED + SETTLING_MIN) * MINUTE;
-    assert.ok(MAX_DIGESTION_LOOKBACK_MS >= longestMs);
+    assert.ok(MAX_DIGESTION_LOOKBACK_MS >= longestMs, 'MAX_DIGESTION_LOOKBACK_MS >= longestMs');
   });
 
   test('a worst case — a huge meal, then a tiny snack slowed by it — settles within the look-back', () => {
     const feast = meal(T0, 10_000, { fatG: 1000, fiberG: 100 });
     const snack = meal(T0 + 5 * MINUTE, 15);
     const s = digestiveState([feast, snack], T0 + 10 * MINUTE, settled);
-    assert.ok(s.fastedAt - snack.timestamp <= MAX_DIGESTION_LOOKBACK_MS);
-    assert.ok(s.fastedAt - feast.timestamp <= MAX_DIGESTION_LOOKBACK_MS);
+    assert.ok(s.fastedAt - snack.timestamp <= MAX_DIGESTION_LOOKBACK_MS, 's.fastedAt - snack.timestamp <= MAX_DIGESTION_LOOKBACK_MS');
+    assert.ok(s.fastedAt - feast.timestamp <= MAX_DIGESTION_LOOKBACK_MS, 's.fastedAt - feast.timestamp <= MAX_DIGESTION_LOOKBACK_MS');
   });
 
   test('reading only the look-back window gives the same state as reading a week', () => {
@@ -178,18 +178,18 @@ describe('stomach load', () => {
   test('half of a single meal is left at its fed end, and 10 % at its processing end', () => {
     const lunch = meal(T0, 530);
     const p = mealPhases([lunch], settled)[0]!;
-    assert.ok(Math.abs(stomachLoadAt([lunch], T0 + p.fedEndMin * MINUTE) - 265) < 3);
-    assert.ok(Math.abs(stomachLoadAt([lunch], T0 + p.processingEndMin * MINUTE) - 53) < 1);
+    assert.ok(Math.abs(stomachLoadAt([lunch], T0 + p.fedEndMin * MINUTE) - 265) < 3, 'Math.abs(stomachLoadAt([lunch], T0 + p.fedEndMin * MINUTE) - 265) < 3');
+    assert.ok(Math.abs(stomachLoadAt([lunch], T0 + p.processingEndMin * MINUTE) - 53) < 1, 'Math.abs(stomachLoadAt([lunch], T0 + p.processingEndMin * MINUTE) - 53) < 1');
   });
 
   test('loads add up when meals overlap and the series falls between meals', () => {
     const a = meal(T0, 400);
     const b = meal(T0 + 60 * MINUTE, 300);
     const justAfterB = stomachLoadAt([a, b], b.timestamp + 1000);
-    assert.ok(Math.abs(justAfterB - (stomachLoadAt([a], b.timestamp + 1000) + 300)) < 1);
+    assert.ok(Math.abs(justAfterB - (stomachLoadAt([a], b.timestamp + 1000) + 300)) < 1, 'Math.abs(justAfterB - (stomachLoadAt([a], b.timestamp + 1000) + 300)) < 1');
     const series = stomachLoadSeries([a], T0, T0 + 5 * HOUR, 10 * MINUTE);
     assert.equal(series.length, 31);
-    for (let i = 1; i < series.length; i++) assert.ok(series[i]!.kcal <= series[i - 1]!.kcal);
+    for (let i = 1; i < series.length; i++) assert.ok(series[i]!.kcal <= series[i - 1]!.kcal, 'series[i]!.kcal <= series[i - 1]!.kcal');
     assert.equal(series[0]!.kcal, 400);
   });
 });

@@ -22,14 +22,14 @@ describe('sleep_ready_at', () => {
     const dinner = meal(at(DAY, 19), 800);
     const w = windows([dinner], at(DAY, 20));
     const quarterLeft = mealKinetics(dinner)!.sleepReadyOwnMin; // ≈ 253 min
-    assert.ok(quarterLeft > 180);
+    assert.ok(quarterLeft > 180, 'quarterLeft > 180');
     assert.equal(w.sleepReadyAt, Math.round(dinner.timestamp + quarterLeft * MINUTE));
   });
 
   test('a small snack: 3 h after eating decides', () => {
     const snack = meal(at(DAY, 19), 100);
     const w = windows([snack], at(DAY, 20));
-    assert.ok(mealKinetics(snack)!.sleepReadyOwnMin < 180);
+    assert.ok(mealKinetics(snack)!.sleepReadyOwnMin < 180, 'mealKinetics(snack)!.sleepReadyOwnMin < 180');
     assert.equal(w.sleepReadyAt, snack.timestamp + 180 * MINUTE);
   });
 
@@ -38,8 +38,8 @@ describe('sleep_ready_at', () => {
     const snack = meal(at(DAY, 22), 150);
     const without = windows([dinner], at(DAY, 22, 30));
     const withSnack = windows([dinner, snack], at(DAY, 22, 30));
-    assert.ok(withSnack.sleepReadyAt >= snack.timestamp + 180 * MINUTE);
-    assert.ok(withSnack.sleepReadyAt > without.sleepReadyAt);
+    assert.ok(withSnack.sleepReadyAt >= snack.timestamp + 180 * MINUTE, 'withSnack.sleepReadyAt >= snack.timestamp + 180 * MINUTE');
+    assert.ok(withSnack.sleepReadyAt > without.sleepReadyAt, 'withSnack.sleepReadyAt > without.sleepReadyAt');
   });
 
   test('drinks under 15 kcal do not move it', () => {
@@ -97,10 +97,10 @@ describe('next meal suggestions', () => {
   test('suggestions are in time order and all lie ahead', () => {
     const now = at(DAY, 12);
     const w = windows([meal(at(DAY, 8), 400)], now);
-    assert.ok(w.nextMealSuggestions.length >= 2);
+    assert.ok(w.nextMealSuggestions.length >= 2, 'w.nextMealSuggestions.length >= 2');
     for (let i = 0; i < w.nextMealSuggestions.length; i++) {
-      assert.ok(w.nextMealSuggestions[i]!.at > now);
-      if (i > 0) assert.ok(w.nextMealSuggestions[i]!.at >= w.nextMealSuggestions[i - 1]!.at);
+      assert.ok(w.nextMealSuggestions[i]!.at > now, 'w.nextMealSuggestions[i]!.at > now');
+      if (i > 0) assert.ok(w.nextMealSuggestions[i]!.at >= w.nextMealSuggestions[i - 1]!.at, 'w.nextMealSuggestions[i]!.at >= w.nextMealSuggestions[i - 1]!.at');
     }
   });
 });
