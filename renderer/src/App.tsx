@@ -199,7 +199,7 @@ export function App() {
       },
     };
     // `now` re-derives `today` when the day turns.
-  }, [settings, now]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [settings, now]);
 
   if (signedOut) {
     return (

@@ -48,10 +48,22 @@ export function FormError({ errors }: { errors: FieldErrors }) {
   );
 }
 
-export function Card(props: { title?: ReactNode; actions?: ReactNode; className?: string; children: ReactNode; labelledBy?: string }) {
+export function ScreenHead({ title, subtitle, children }: { title: string; subtitle?: string; children?: ReactNode }) {
+  return (
+    <header className="screen__head">
+      <div>
+        <h1>{title}</h1>
+        {subtitle ? <p className="screen__sub">{subtitle}</p> : null}
+      </div>
+      {children ? <div className="screen__tools">{children}</div> : null}
+    </header>
+  );
+}
+
+export function Card(props: { title?: ReactNode; actions?: ReactNode; className?: string; children: ReactNode }) {
   const id = useId();
   return (
-    <section className={`card ${props.className ?? ''}`} aria-labelledby={props.title ? id : props.labelledBy}>
+    <section className={`card ${props.className ?? ''}`} aria-labelledby={props.title ? id : undefined}>
       {props.title || props.actions ? (
         <header className="card__head">
           {props.title ? <h2 id={id}>{props.title}</h2> : <span />}
@@ -205,11 +217,6 @@ const ICONS = {
   close: <path d="M6 6l12 12M18 6L6 18" />,
   chevronLeft: <path d="M15 5l-7 7 7 7" />,
   chevronRight: <path d="M9 5l7 7-7 7" />,
-  moonSleep: (
-    <>
-      <path d="M20 14.5A8 8 0 0 1 9.5 4a8 8 0 1 0 10.5 10.5z" />
-    </>
-  ),
   download: <path d="M12 4v11M7 10l5 5 5-5M5 20h14" />,
   upload: <path d="M12 20V9M7 14l5-5 5 5M5 4h14" />,
 } satisfies Record<string, ReactNode>;

@@ -40,7 +40,6 @@ export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps
         setLoading(false);
       });
     return () => ctrl.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
 
   const reload = useCallback(() => setTick((t) => t + 1), []);

@@ -1,11 +1,10 @@
 import { useMemo, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
 import { api, errorMessage, idempotencyKey } from '../api/client';
 import { WEBHOOK_EVENTS, type ApiKey, type DeliveryAttempt, type List, type Settings, type WebhookDelivery, type WebhookSubscription, type WebhookTest } from '../api/types';
-import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, toFieldErrors, type FieldErrors } from '../components/ui';
+import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, toFieldErrors, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, fmtTime } from '../lib/time';
-import { ScreenHead } from './Today';
 
 const SCOPES: { scope: string; what: string }[] = [
   { scope: 'nutrition:read', what: 'read meals' },
@@ -542,7 +541,7 @@ function SettingsCard() {
               <input id={id} type="time" value={form.day_start} onChange={(e) => setForm({ ...form, day_start: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} />
             )}
           </Field>
-          <Field label="Units" error={errors.units}>
+          <Field label="Units" error={errors.units} hint="Stored for integrations; nutrition shows kcal, g and mg either way.">
             {({ id, describedBy, invalid }) => (
               <select id={id} value={form.units} onChange={(e) => setForm({ ...form, units: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid}>
                 {unitOptions.map((u) => (

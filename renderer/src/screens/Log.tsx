@@ -3,12 +3,11 @@ import { api } from '../api/client';
 import type { Meal } from '../api/types';
 import { MealForm, QuickAdd } from '../components/MealForm';
 import { MealList, useMealActions } from '../components/MealList';
-import { Card, Empty, ErrorNote, Icon, Loading } from '../components/ui';
+import { Card, Empty, ErrorNote, Icon, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents, useStoredState } from '../lib/hooks';
 import { capitalize, contentKey, fmtNumber, mealTitle, recentDistinct, toFavourite, type Favourite } from '../lib/meals';
 import { addDays } from '../lib/time';
-import { ScreenHead } from './Today';
 
 const HISTORY_DAYS = 14;
 

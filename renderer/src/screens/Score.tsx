@@ -10,12 +10,11 @@ import {
   type OvernightScore,
   type SleepSession,
 } from '../api/types';
-import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, Segmented, toFieldErrors, type FieldErrors } from '../components/ui';
+import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, Segmented, toFieldErrors, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber } from '../lib/meals';
 import { addDays, dayLabel, fmtDateTime, fmtDay, fmtDuration, fmtTime, fromLocalInput, iso, localTimeToInstant, toLocalInput } from '../lib/time';
-import { ScreenHead } from './Today';
 
 const COMPONENT_INFO: Record<ComponentName, { title: string; moves: string }> = {
   overnight: {
@@ -436,7 +435,7 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
         </div>
         <div className="form-actions">
           <button type="submit" className="btn btn--primary" disabled={busy}>
-            <Icon name="moonSleep" size={16} /> Log sleep
+            <Icon name="moon" size={16} /> Log sleep
           </button>
         </div>
       </form>

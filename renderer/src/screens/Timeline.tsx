@@ -1,12 +1,11 @@
 import { useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import { api } from '../api/client';
 import type { Meal, TimelineEntry } from '../api/types';
-import { Card, ErrorNote, Icon, Loading, Segmented } from '../components/ui';
+import { Card, ErrorNote, Icon, Loading, ScreenHead, Segmented } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, mealTitle } from '../lib/meals';
 import { addDays, clock, dayBounds, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, localParts, minutesOf } from '../lib/time';
-import { ScreenHead } from './Today';
 
 type View = 'day' | 'week';
 

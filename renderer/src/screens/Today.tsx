@@ -1,10 +1,10 @@
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, takePrefetched } from '../api/client';
 import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
-import { Card, Chip, Empty, ErrorNote, Loading } from '../components/ui';
+import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
@@ -12,7 +12,7 @@ import { clock, fmtDay, fmtDuration, fmtTime } from '../lib/time';
 
 export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
 
-export function listItems<T>(v: T[] | List<T> | undefined): T[] {
+function listItems<T>(v: T[] | List<T> | undefined): T[] {
   if (!v) return [];
   return Array.isArray(v) ? v : v.data;
 }
@@ -206,16 +206,4 @@ function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen:
 function relativeTo(t: number, now: number): string {
   const min = Math.round((t - now) / 60000);
   return min <= 0 ? 'now' : `in ${fmtDuration(min)}`;
-}
-
-export function ScreenHead({ title, subtitle, children }: { title: string; subtitle?: string; children?: ReactNode }) {
-  return (
-    <header className="screen__head">
-      <div>
-        <h1>{title}</h1>
-        {subtitle ? <p className="screen__sub">{subtitle}</p> : null}
-      </div>
-      {children ? <div className="screen__tools">{children}</div> : null}
-    </header>
-  );
 }
