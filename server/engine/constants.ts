@@ -425,6 +425,23 @@ export const INSIGHT_CAFFEINE_EFFICIENCY_DROP = 0.05;
 export const INSIGHT_CAFFEINE_DURATION_DROP_MIN = 30;
 export const INSIGHT_CAFFEINE_AWAKENINGS_RISE = 1;
 
+// ---------------------------------------------------------------------------------------------
+// Cited figures quoted in explanations (reasons and insight details)
+// ---------------------------------------------------------------------------------------------
+
+/** Reflux odds ratio, bed < 3 h vs ≥ 4 h after dinner (Fujiwara, Am J Gastroenterol 2005). */
+export const REFLUX_ODDS_RATIO = 7.45;
+/** Night-waking odds ratio for eating within 3 h of bed (Chung, IJERPH 2020). */
+export const NIGHT_WAKING_ODDS_RATIO = 1.61;
+/** Hazard ratio for an overnight fast < 13 h (Marinac, JAMA Oncol 2016). */
+export const SHORT_FAST_HAZARD_RATIO = 1.36;
+/** Half of people eat over more than this many hours a day; 10–11 h improved sleep (Gill & Panda 2015). */
+export const MEDIAN_EATING_SPAN_H = 14.75;
+export const IMPROVED_EATING_SPAN_H = '10–11';
+/** Daytime vs late eating windows compared by Allison, Curr Biol 2021. */
+export const DAYTIME_EATING_WINDOW = '08–19 h';
+export const LATE_EATING_WINDOW = '12–23 h';
+
 export const MS_PER_MINUTE = MINUTE_MS;
 export const MS_PER_HOUR = HOUR_MS;
 export const MS_PER_DAY = 24 * HOUR_MS;

@@ -28,12 +28,22 @@ import {
   REGULARITY_SD_ANCHORS_MIN,
   REGULARITY_WINDOW_DAYS,
   EATING_WINDOW_TARGET_MIN,
+  FULL_GAP_MIN,
+  DAYTIME_EATING_WINDOW,
+  IMPROVED_EATING_SPAN_H,
+  LATE_EATING_WINDOW,
+  LATE_EVENING_CLOCK_MIN,
+  MEDIAN_EATING_SPAN_H,
+  NIGHT_WAKING_ODDS_RATIO,
+  REFLUX_ODDS_RATIO,
+  SHORT_FAST_HAZARD_RATIO,
 } from './constants.js';
-import { isNight } from './bedtime.js';
+import { formatClock, isNight } from './bedtime.js';
 import { dayMetrics, type DayMetrics } from './daily.js';
 import { datesBetween, userDay } from './days.js';
 import { analyseNight } from './overnight.js';
 import { mean, median, standardDeviation } from './scoring.js';
+import { formatDuration } from './format.js';
 import type { EngineMeal, EngineSettings, EngineSleep, Insight, InsightSeverity, Basis } from './types.js';
 
 export interface InsightsInput {
@@ -51,21 +61,14 @@ export interface InsightsInput {
 const LONG_SPAN_MIN = EATING_SPAN_ANCHORS_H[2]![0] * 60;
 /** Late-calorie share above which a day counts as late (MODEL.md anchors: > 25 % attention). */
 const LATE_SHARE_ATTENTION = LATE_SHARE_ANCHORS[2]![0];
-/** Midpoint SD thresholds (MODEL.md anchors: ≤ 60 positive, > 120 attention). */
+/** Midpoint SD thresholds (MODEL.md anchors: ≤ 60 min positive, > 120 min attention). */
 const REGULAR_SD_MIN = REGULARITY_SD_ANCHORS_MIN[1]![0];
 const IRREGULAR_SD_MIN = REGULARITY_SD_ANCHORS_MIN[2]![0];
+const GAP = formatDuration(PRE_SLEEP_WINDOW_MIN);
+const FAST = formatDuration(OVERNIGHT_FAST_TARGET_MIN);
 
 export function insightId(kind: string, date: string): string {
   return `ins_${createHash('sha256').update(`${kind}|${date}`).digest('hex').slice(0, 24)}`;
-}
-
-/** "2 h 10 min", "45 min", "13 h" */
-export function formatDuration(minutes: number): string {
-  const m = Math.round(minutes);
-  const h = Math.floor(m / 60);
-  const rest = m % 60;
-  if (h === 0) return `${rest} min`;
-  return rest === 0 ? `${h} h` : `${h} h ${rest} min`;
 }
 
 function insight(kind: string, date: string, severity: InsightSeverity, title: string, detail: string, basis: Basis): Insight {
@@ -119,16 +122,24 @@ export function digestionInsights(input: InsightsInput): Insight[] {
     const late = nights.filter((n) => n.gapMin < PRE_SLEEP_WINDOW_MIN);
     const medianGap = median(nights.map((n) => n.gapMin))!;
     if (isPattern(late.length, nights.length)) {
+      const medianLateGap = median(late.map((n) => n.gapMin))!;
       out.push(
         insight(
           'late_meal_before_sleep',
           lastDate(late.map((n) => n.date)),
           'warning',
           `Late meals on ${late.length} of ${nights.length} nights`,
-          `On ${late.length} of ${nights.length} logged nights your last meal was less than 3 h before sleep ` +
-            `(median gap ${formatDuration(medianGap)}). Going to bed within 3 h of eating is linked to reflux ` +
-            '(odds ratio 7.45 against 4 h or more) and to waking at night (odds ratio 1.61).',
-          { nights: nights.length, lateNights: late.length, medianGapMin: Math.round(medianGap), thresholdMin: PRE_SLEEP_WINDOW_MIN },
+          `On ${late.length} of ${nights.length} logged nights your last meal was less than ${GAP} before sleep ` +
+            `(on those nights the median gap was ${formatDuration(medianLateGap)}). Going to bed within ${GAP} of eating is linked to reflux ` +
+            `(odds ratio ${REFLUX_ODDS_RATIO} against ${formatDuration(FULL_GAP_MIN)} or more) and to waking at night ` +
+            `(odds ratio ${NIGHT_WAKING_ODDS_RATIO}).`,
+          {
+            nights: nights.length,
+            lateNights: late.length,
+            medianLateGapMin: Math.round(medianLateGap),
+            medianGapMin: Math.round(medianGap),
+            thresholdMin: PRE_SLEEP_WINDOW_MIN,
+          },
         ),
       );
     } else if (late.length === 0 && nights.length >= INSIGHT_POSITIVE_MIN_DAYS) {
@@ -138,8 +149,8 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'meal_gap_before_sleep_kept',
           lastDate(nights.map((n) => n.date)),
           'positive',
-          `3 h or more between your last meal and sleep on all ${nights.length} nights`,
-          `Your shortest gap was ${formatDuration(minGap)} (median ${formatDuration(medianGap)}). A gap of 3 h or more ` +
+          `${GAP} or more between your last meal and sleep on all ${nights.length} nights`,
+          `Your shortest gap was ${formatDuration(minGap)} (median ${formatDuration(medianGap)}). A gap of ${GAP} or more ` +
             'keeps the risk of night-time reflux and waking low.',
           { nights: nights.length, minGapMin: Math.round(minGap), medianGapMin: Math.round(medianGap), thresholdMin: PRE_SLEEP_WINDOW_MIN },
         ),
@@ -159,10 +170,10 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'long_eating_span',
           lastDate(long.map((d) => d.date)),
           'warning',
-          `Eating span over 14 h on ${long.length} of ${spanDays.length} days`,
-          `From first to last meal you ate over more than 14 h on ${long.length} of ${spanDays.length} days ` +
-            `(median ${formatDuration(medianSpan)}). Shortening the eating span to 10–11 h improved sleep in a study ` +
-            'where half of people ate over more than 14.75 h.',
+          `Eating span over ${formatDuration(LONG_SPAN_MIN)} on ${long.length} of ${spanDays.length} days`,
+          `From first to last meal you ate over more than ${formatDuration(LONG_SPAN_MIN)} on ${long.length} of ` +
+            `${spanDays.length} days (median ${formatDuration(medianSpan)}). Shortening the eating span to ` +
+            `${IMPROVED_EATING_SPAN_H} h improved sleep in a study where half of people ate over more than ${MEDIAN_EATING_SPAN_H} h.`,
           { days: spanDays.length, longDays: long.length, medianSpanMin: Math.round(medianSpan), thresholdMin: LONG_SPAN_MIN },
         ),
       );
@@ -173,7 +184,7 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'compact_eating_window',
           lastDate(spanDays.map((d) => d.date)),
           'positive',
-          `Eating span within 12 h on all ${spanDays.length} days`,
+          `Eating span within ${formatDuration(EATING_WINDOW_TARGET_MIN)} on all ${spanDays.length} days`,
           `Your longest eating span was ${formatDuration(maxSpan)} (median ${formatDuration(medianSpan)}).`,
           { days: spanDays.length, maxSpanMin: Math.round(maxSpan), medianSpanMin: Math.round(medianSpan), thresholdMin: EATING_WINDOW_TARGET_MIN },
         ),
@@ -193,9 +204,10 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'short_overnight_fast',
           lastDate(short.map((d) => d.date)),
           'warning',
-          `Overnight fast under 13 h on ${short.length} of ${fastDays.length} days`,
-          `Your overnight fast was shorter than 13 h on ${short.length} of ${fastDays.length} days (median ` +
-            `${formatDuration(medianFast)}). Fasts under 13 h are associated with worse outcomes (hazard ratio 1.36).`,
+          `Overnight fast under ${FAST} on ${short.length} of ${fastDays.length} days`,
+          `Your overnight fast was shorter than ${FAST} on ${short.length} of ${fastDays.length} days (median ` +
+            `${formatDuration(medianFast)}). Fasts under ${FAST} are associated with worse outcomes (hazard ratio ` +
+            `${SHORT_FAST_HAZARD_RATIO}).`,
           { days: fastDays.length, shortDays: short.length, medianFastMin: Math.round(medianFast), thresholdMin: OVERNIGHT_FAST_TARGET_MIN },
         ),
       );
@@ -206,7 +218,7 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'long_overnight_fast',
           lastDate(fastDays.map((d) => d.date)),
           'positive',
-          `Overnight fast of 13 h or more on all ${fastDays.length} days`,
+          `Overnight fast of ${FAST} or more on all ${fastDays.length} days`,
           `Your shortest overnight fast was ${formatDuration(minFast)} (median ${formatDuration(medianFast)}).`,
           { days: fastDays.length, minFastMin: Math.round(minFast), medianFastMin: Math.round(medianFast), thresholdMin: OVERNIGHT_FAST_TARGET_MIN },
         ),
@@ -227,7 +239,7 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'warning',
           'Meal times vary a lot from day to day',
           `The middle of your eating window moved by ${formatDuration(sd)} (standard deviation) over ` +
-            `${midpointDays.length} days. Irregular meal timing is linked to worse metabolic markers; under 1 h is regular.`,
+            `${midpointDays.length} days. Irregular meal timing is linked to worse metabolic markers; under ${formatDuration(REGULAR_SD_MIN)} is regular.`,
           { days: midpointDays.length, midpointSdMin: Math.round(sd), thresholdMin: IRREGULAR_SD_MIN },
         ),
       );
@@ -258,9 +270,10 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           lastDate(lateDays.map((d) => d.date)),
           'warning',
           `Over a quarter of calories eaten late on ${lateDays.length} of ${calorieDays.length} days`,
-          `On ${lateDays.length} of ${calorieDays.length} days more than 25 % of your calories came after 20:00 or within ` +
-            `3 h of sleep (median ${Math.round(medianShare * 100)} %). Eating in the daytime (08–19 h) beat eating late ` +
-            '(12–23 h) for weight and insulin.',
+          `On ${lateDays.length} of ${calorieDays.length} days more than ${LATE_SHARE_ATTENTION * 100} % of your calories ` +
+            `came after ${formatClock(LATE_EVENING_CLOCK_MIN)} or within ${GAP} of sleep (median ` +
+            `${Math.round(medianShare * 100)} %). Eating in the daytime (${DAYTIME_EATING_WINDOW}) beat eating late ` +
+            `(${LATE_EATING_WINDOW}) for weight and insulin.`,
           { days: calorieDays.length, lateDays: lateDays.length, medianLateSharePct: Math.round(medianShare * 100), thresholdPct: LATE_SHARE_ATTENTION * 100 },
         ),
       );
@@ -288,7 +301,7 @@ export function digestionInsights(input: InsightsInput): Insight[] {
       worse.push(`efficiency ${Math.round(effWith * 100)} % instead of ${Math.round(effWithout * 100)} %`);
     }
     if (awWith !== null && awWithout !== null && awWith - awWithout >= INSIGHT_CAFFEINE_AWAKENINGS_RISE) {
-      worse.push(`${(awWith - awWithout).toFixed(1)} more awakenings`);
+      worse.push(`${Math.round((awWith - awWithout) * 10) / 10} more awakenings`);
     }
     if (worse.length > 0) {
       out.push(
@@ -296,9 +309,10 @@ export function digestionInsights(input: InsightsInput): Insight[] {
           'caffeine_before_worse_sleep',
           lastDate(withCaffeine.map((n) => n.date)),
           'warning',
-          `Worse sleep after caffeine within ${CAFFEINE_WINDOW_MIN / 60} h of bed`,
-          `On the ${withCaffeine.length} nights with ${INSIGHT_LATE_CAFFEINE_MG} mg or more of caffeine in the 6 h before sleep ` +
-            `you had ${worse.join(', ')} than on the ${withoutCaffeine.length} nights without. Caffeine even 6 h before bed ` +
+          `Worse sleep after caffeine within ${formatDuration(CAFFEINE_WINDOW_MIN)} of bed`,
+          `On the ${withCaffeine.length} nights with ${INSIGHT_LATE_CAFFEINE_MG} mg or more of caffeine in the ` +
+            `${formatDuration(CAFFEINE_WINDOW_MIN)} before sleep you had ${worse.join(', ')} than on the ` +
+            `${withoutCaffeine.length} nights without. Caffeine even ${formatDuration(CAFFEINE_WINDOW_MIN)} before bed ` +
             'can shorten sleep; it does not change how fast the stomach empties.',
           {
             nightsWithLateCaffeine: withCaffeine.length,

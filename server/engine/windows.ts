@@ -10,8 +10,15 @@ import {
   OVERNIGHT_FAST_TARGET_MIN,
   PRE_SLEEP_WINDOW_MIN,
   EVENING_MEAL_CLOCK_MIN,
+  FULL_GAP_MIN,
+  IMPROVED_EATING_SPAN_H,
+  MEDIAN_EATING_SPAN_H,
+  NIGHT_WAKING_ODDS_RATIO,
+  REFLUX_ODDS_RATIO,
+  SHORT_FAST_HAZARD_RATIO,
 } from './constants.js';
 import { bedtimeAfterDay, formatClock, usualBedtime } from './bedtime.js';
+import { formatDuration } from './format.js';
 import { clockInUserDay, localMinute, minuteInUserDay, userDay, userDayBounds } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
 import { digestiveState, stomachAt } from './state.js';
@@ -73,8 +80,9 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
       kind: 'latest_dinner',
       at: latestDinner,
       reason:
-        `Finish eating by ${clockOf(latestDinner, settings)}: ${bedtimeWhy}, and going to bed less than 3 h after ` +
-        'eating is linked to reflux (odds ratio 7.45 against 4 h or more) and night waking (odds ratio 1.61).',
+        `Finish eating by ${clockOf(latestDinner, settings)}: ${bedtimeWhy}, and going to bed less than ` +
+        `${formatDuration(PRE_SLEEP_WINDOW_MIN)} after eating is linked to reflux (odds ratio ${REFLUX_ODDS_RATIO} against ` +
+        `${formatDuration(FULL_GAP_MIN)} or more) and night waking (odds ratio ${NIGHT_WAKING_ODDS_RATIO}).`,
       basis: { bedtimeAt: bedtime, bedtimeClock: formatClock(usual.minuteOfDay), bedtimeSource: usual.source, nights: usual.nights, gapMin: PRE_SLEEP_WINDOW_MIN },
     });
   }
@@ -94,7 +102,8 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
       at: close,
       reason:
         `Your first meal today was at ${clockOf(firstToday, settings)}; finishing by ${clockOf(close, settings)} keeps ` +
-        "today's eating span within 12 h (half of people eat over more than 14.75 h a day; 10–11 h improved sleep).",
+        `today's eating span within ${formatDuration(EATING_WINDOW_TARGET_MIN)} (half of people eat over more than ` +
+        `${MEDIAN_EATING_SPAN_H} h a day; ${IMPROVED_EATING_SPAN_H} h improved sleep).`,
       basis: { firstMealAt: firstToday, targetSpanMin: EATING_WINDOW_TARGET_MIN },
     });
   }
@@ -109,7 +118,8 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
         at: earliest,
         reason:
           `Your last meal was at ${clockOf(lastDigestive, settings)}; a first meal from ${clockOf(earliest, settings)} ` +
-          'gives a 13 h overnight fast (fasts under 13 h are associated with worse outcomes, hazard ratio 1.36).',
+          `gives a ${formatDuration(OVERNIGHT_FAST_TARGET_MIN)} overnight fast (shorter fasts are associated with worse ` +
+          `outcomes, hazard ratio ${SHORT_FAST_HAZARD_RATIO}).`,
         basis: { lastMealAt: lastDigestive, targetFastMin: OVERNIGHT_FAST_TARGET_MIN },
       });
     }

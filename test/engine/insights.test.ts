@@ -48,7 +48,7 @@ describe('insights are derived from the data', () => {
     const found = insights(meals, sleeps).find((i) => i.kind === 'late_meal_before_sleep')!;
     assert.ok(found, 'expected a late_meal_before_sleep insight');
     assert.equal(found.severity, 'warning');
-    assert.deepEqual(found.basis, { nights: 7, lateNights: 4, medianGapMin: 90, thresholdMin: 180 });
+    assert.deepEqual(found.basis, { nights: 7, lateNights: 4, medianLateGapMin: 90, medianGapMin: 90, thresholdMin: 180 });
     assert.equal(found.title, 'Late meals on 4 of 7 nights');
     assert.match(found.detail, /1 h 30 min/);
     assert.equal(found.date, '2026-05-17'); // the latest late night (day 5) ended on the 17th
