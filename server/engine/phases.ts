@@ -46,7 +46,7 @@ export function roundConfidence(c: number): number {
  *
  * Overlap matters in both directions, so to get exact entries for meals in [from, to) pass the meals
  * in [from − MAX_DIGESTION_LOOKBACK_MS, to + MAX_DIGESTION_LOOKBACK_MS) and keep the entries inside
- * [from, to) (see timelineInputBounds).
+ * [from, to) (see timelineInputWindow).
  */
 export function mealPhases(meals: readonly EngineMeal[], options: PhaseOptions): MealPhases[] {
   const run = runStomach(digestiveKinetics(meals));
