@@ -61,6 +61,8 @@ export interface MealInput {
 export interface Component {
   value: number;
   contribution: Contribution;
+  /** "estimated" when the service had to estimate it (e.g. overnight without logged sleep). */
+  source?: string;
 }
 
 export type ComponentName = 'overnight' | 'fasted_ratio' | 'regularity' | 'circadian';
@@ -74,6 +76,7 @@ export interface DailyScore {
   level: Level | null;
   components: Partial<Record<ComponentName, Component>>;
   calibrating: boolean;
+  confidence?: number;
 }
 
 export interface OvernightFeature {
@@ -115,12 +118,18 @@ export interface TimelineEntry {
   confidence: number;
 }
 
+export interface MealSuggestion {
+  kind: string;
+  at: string;
+  reason: string;
+}
+
 export interface Windows {
   object: 'digestion.windows';
   sleep_ready_at: string | null;
   fasted_at?: string | null;
+  next_meal_suggestions?: MealSuggestion[];
   calculated_at?: string;
-  [extra: string]: unknown;
 }
 
 export interface Insight {

@@ -131,6 +131,9 @@ function TodayScore({ score, isToday }: { score: DailyScore; isToday: boolean })
             {score.calibrating ? <Chip tone="calibrating">Calibrating</Chip> : null}
           </p>
           <p>{scoreNote(score)}</p>
+          {typeof score.confidence === 'number' ? (
+            <p className="muted small">Confidence {Math.round(score.confidence * 100)}%: digestion varies 20–40% from person to person and day to day.</p>
+          ) : null}
           {score.calibrating ? (
             <p className="muted">Chyme is still learning your pattern: with less than two days of data, scores are less reliable.</p>
           ) : null}
@@ -144,7 +147,10 @@ function TodayScore({ score, isToday }: { score: DailyScore; isToday: boolean })
             <li key={name} className={`component component--${c?.contribution ?? 'none'}`} data-testid={`component-${name}`}>
               <div className="component__head">
                 <h3>{info.title}</h3>
-                {c ? <Chip tone={c.contribution}>{CONTRIBUTION_LABEL[c.contribution]}</Chip> : null}
+                <span>
+                  {c?.source === 'estimated' ? <Chip tone="pending">Estimated</Chip> : null}
+                  {c ? <Chip tone={c.contribution}>{CONTRIBUTION_LABEL[c.contribution]}</Chip> : null}
+                </span>
               </div>
               <p className="component__value">
                 <span className="component__num">{c ? fmtNumber(c.value) : '—'}</span>

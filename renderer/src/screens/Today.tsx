@@ -8,7 +8,7 @@ import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
-import { clock, fmtDay, fmtDuration, fmtTime } from '../lib/time';
+import { clock, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, minutesOf } from '../lib/time';
 
 export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
 
@@ -98,24 +98,10 @@ export function TodayScreen() {
     <div className="screen" data-testid="today">
       <ScreenHead title="Today" subtitle={fmtDay(app.today, 'long')} />
       <div className="today-grid">
-        <Card className="card--dial" title="Digestive state">
-          {live ? <Dial state={live.state} remaining={remaining} now={Math.max(now, clock.now())} tz={app.tz} /> : <Empty>No state yet.</Empty>}
-        </Card>
         <div className="today-side">
-          <Card title="Ready for sleep">
-            {windows?.sleep_ready_at ? (
-              <p className="big-time" data-testid="sleep-ready">
-                {fmtTime(windows.sleep_ready_at, app.tz)}
-                <span className="big-time__rel">{relativeTo(Date.parse(windows.sleep_ready_at), Math.max(now, clock.now()))}</span>
-              </p>
-            ) : (
-              <p className="big-time muted">—</p>
-            )}
-            <p className="muted small">
-              Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.
-            </p>
+          <Card className="card--dial" title="Digestive state">
+            {live ? <Dial state={live.state} remaining={remaining} now={Math.max(now, clock.now())} tz={app.tz} /> : <Empty>No state yet.</Empty>}
           </Card>
-          <ScoreGlance score={todayScore} onOpen={() => app.navigate('score')} />
           <Card title="So far today">
             <p className="totals__energy">
               {fmtNumber(t.calories)}
@@ -140,6 +126,25 @@ export function TodayScreen() {
               </div>
             </dl>
           </Card>
+        </div>
+        <div className="today-side">
+          <Card title="Ready for sleep">
+            {windows?.sleep_ready_at ? <SleepReady at={Date.parse(windows.sleep_ready_at)} now={Math.max(now, clock.now())} /> : <p className="big-time muted">—</p>}
+            <p className="muted small">
+              Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.
+            </p>
+            {windows?.next_meal_suggestions?.length ? (
+              <ul className="suggestions">
+                {windows.next_meal_suggestions.map((s) => (
+                  <li key={s.kind + s.at}>
+                    <p className="suggestion__at">{suggestionTitle(s.kind, fmtTime(s.at, app.tz))}</p>
+                    <p className="muted small">{s.reason}</p>
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+          </Card>
+          <ScoreGlance score={todayScore} onOpen={() => app.navigate('score')} />
         </div>
       </div>
 
@@ -202,8 +207,23 @@ function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen:
   );
 }
 
-/** "in 3 h 20 min", or "now" once it has passed. */
-function relativeTo(t: number, now: number): string {
-  const min = Math.round((t - now) / 60000);
-  return min <= 0 ? 'now' : `in ${fmtDuration(min)}`;
+/** When lying down is fine: a time still to come, or "now" once it has passed. */
+function SleepReady({ at, now }: { at: number; now: number }) {
+  const app = useApp();
+  const min = Math.round((at - now) / 60000);
+  const day = dayOf(at, app.tz, minutesOf(app.dayStart));
+  const label = dayLabel(day, app.today);
+  const when = `${fmtTime(at, app.tz)}${day === app.today ? '' : ` ${/^(Yesterday|Tomorrow)$/.test(label) ? label.toLowerCase() : `on ${label}`}`}`;
+  return (
+    <p className="big-time" data-testid="sleep-ready">
+      {min > 0 ? fmtTime(at, app.tz) : 'Now'}
+      <span className="big-time__rel">{min > 0 ? `in ${fmtDuration(min)}` : `since ${when}`}</span>
+    </p>
+  );
+}
+
+function suggestionTitle(kind: string, time: string): string {
+  if (kind === 'latest_dinner') return `Last meal by ${time}`;
+  if (kind === 'eating_window_close') return `Eating window closes at ${time}`;
+  return `${kind.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase())}: ${time}`;
 }
