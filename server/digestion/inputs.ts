@@ -20,6 +20,7 @@ export function engineMeal(m: MealRecord): EngineMeal {
     sodiumMg: m.sodiumMg,
     caffeineMg: m.caffeineMg,
     foods: m.foods,
+    utcOffsetMin: m.utcOffsetMin,
   };
 }
 

@@ -25,6 +25,7 @@ import {
   LATE_EVENING_CLOCK_MIN,
   LATE_SHARE_ANCHORS,
   MAX_CONFIDENCE,
+  MS_PER_DAY,
   MS_PER_MINUTE,
   OVERNIGHT_FAST_ANCHORS_H,
   PRE_SLEEP_WINDOW_MIN,
@@ -33,7 +34,7 @@ import {
   UNKNOWN_FAST_CONFIDENCE_FACTOR,
 } from './constants.js';
 import { bedtimeAfterDay, isNight, usualBedtime } from './bedtime.js';
-import { clockInUserDay, datesBetween, minuteInUserDay, userDay, userDayBounds } from './days.js';
+import { clockInUserDay, datesBetween, mealDay, mealMinuteInUserDay, userDayBounds } from './days.js';
 import { isDigestiveMeal, mealEnergy } from './meal-model.js';
 import { analyseNight } from './overnight.js';
 import { roundConfidence } from './phases.js';
@@ -91,7 +92,8 @@ export function dayMetrics(
 ): DayMetrics {
   const { start, end } = userDayBounds(date, settings);
   const previousStart = userDayBounds(addDays(date, -1), settings).start;
-  const ofDay = meals.filter((m) => m.timestamp >= start && m.timestamp < end);
+  // A meal's day comes from where it was eaten, which can differ from the zone's day bounds.
+  const ofDay = meals.filter((m) => m.timestamp >= start - MS_PER_DAY && m.timestamp < end + MS_PER_DAY && mealDay(m, settings) === date);
   const digestive = ofDay.filter(isDigestiveMeal).sort(byTime);
   const first = digestive[0] ?? null;
   const last = digestive[digestive.length - 1] ?? null;
@@ -108,7 +110,7 @@ export function dayMetrics(
 
   let midpointMin: number | null = null;
   if (first && last) {
-    midpointMin = minuteInUserDay((first.timestamp + last.timestamp) / 2, settings);
+    midpointMin = (mealMinuteInUserDay(first, settings) + mealMinuteInUserDay(last, settings)) / 2;
   }
 
   // The night after this day: a logged night ending the next day, else the usual bedtime.
@@ -130,7 +132,7 @@ export function dayMetrics(
   for (const m of digestive) {
     const kcal = mealEnergy(m).kcal;
     totalKcal += kcal;
-    const lateByClock = minuteInUserDay(m.timestamp, settings) >= lateClockInDay;
+    const lateByClock = mealMinuteInUserDay(m, settings) >= lateClockInDay;
     const nearSleep = m.timestamp >= nightBedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
     if (lateByClock || nearSleep) lateKcal += kcal;
   }
@@ -281,23 +283,25 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
  * digestive meals, in one pass over the meals.
  */
 export function eatingWindowMidpoints(fromDate: string, toDate: string, meals: readonly EngineMeal[], settings: EngineSettings): number[] {
-  const from = userDayBounds(fromDate, settings).start;
-  const to = userDayBounds(toDate, settings).end;
-  const windows = new Map<string, { first: number; last: number }>();
+  // A day earlier and later than the zone's bounds: a meal's own offset can move it across them.
+  const from = userDayBounds(fromDate, settings).start - MS_PER_DAY;
+  const to = userDayBounds(toDate, settings).end + MS_PER_DAY;
+  const windows = new Map<string, { first: EngineMeal; last: EngineMeal }>();
   for (const m of meals) {
     if (m.timestamp < from || m.timestamp >= to || !isDigestiveMeal(m)) continue;
-    const d = userDay(m.timestamp, settings);
+    const d = mealDay(m, settings);
+    if (d < fromDate || d > toDate) continue;
     const w = windows.get(d);
-    if (!w) windows.set(d, { first: m.timestamp, last: m.timestamp });
+    if (!w) windows.set(d, { first: m, last: m });
     else {
-      if (m.timestamp < w.first) w.first = m.timestamp;
-      if (m.timestamp > w.last) w.last = m.timestamp;
+      if (m.timestamp < w.first.timestamp) w.first = m;
+      if (m.timestamp > w.last.timestamp) w.last = m;
     }
   }
   return datesBetween(fromDate, toDate)
     .map((d) => windows.get(d))
-    .filter((w): w is { first: number; last: number } => w !== undefined)
-    .map((w) => minuteInUserDay((w.first + w.last) / 2, settings));
+    .filter((w): w is { first: EngineMeal; last: EngineMeal } => w !== undefined)
+    .map((w) => (mealMinuteInUserDay(w.first, settings) + mealMinuteInUserDay(w.last, settings)) / 2);
 }
 
 export interface DailyScoresInput {
@@ -318,7 +322,7 @@ export function dailyScores(input: DailyScoresInput): DailyScore[] {
   const loggedDays = new Set<string>();
   for (const m of input.meals) {
     if (m.timestamp > input.now) continue;
-    const d = userDay(m.timestamp, input.settings);
+    const d = mealDay(m, input.settings);
     if (d >= input.startDate && d <= input.endDate) loggedDays.add(d);
   }
   // Each day needs only its own meals and those of the 15 days before: hand it that slice of the
@@ -329,7 +333,8 @@ export function dailyScores(input: DailyScoresInput): DailyScore[] {
   return datesBetween(input.startDate, input.endDate).map((date) => {
     if (loggedDays.has(date)) daysWithData++;
     const from = userDayBounds(addDays(date, -REGULARITY_WINDOW_DAYS - 1), input.settings).start;
-    const to = userDayBounds(date, input.settings).end;
+    // Through the next day too: a meal eaten at another offset can belong to `date` yet fall after its bounds.
+    const to = userDayBounds(addDays(date, 1), input.settings).end;
     const meals = sorted.slice(lowerBound(times, from), lowerBound(times, to));
     return dailyScore({ date, meals, sleeps: input.sleeps, settings: input.settings, now: input.now, daysWithData });
   });

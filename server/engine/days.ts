@@ -51,8 +51,17 @@ export function userDay(instant: number, settings: EngineSettings): string {
   return memo(tablesFor(settings).day, instant, () => dayOf(instant, settings.timezone, dayStartMinutes(settings)));
 }
 
+/** The user's day of a meal: from the offset it was eaten at when known, else the settings' zone. */
 export function mealDay(meal: EngineMeal, settings: EngineSettings): string {
-  return userDay(meal.timestamp, settings);
+  if (meal.utcOffsetMin == null) return userDay(meal.timestamp, settings);
+  return new Date(meal.timestamp + (meal.utcOffsetMin - dayStartMinutes(settings)) * MS_PER_MINUTE).toISOString().slice(0, 10);
+}
+
+/** Minutes after the user's day start (0–1439) of a meal, on the clock where it was eaten. */
+export function mealMinuteInUserDay(meal: EngineMeal, settings: EngineSettings): number {
+  if (meal.utcOffsetMin == null) return minuteInUserDay(meal.timestamp, settings);
+  const local = Math.floor((meal.timestamp / MS_PER_MINUTE + meal.utcOffsetMin) % 1440);
+  return (((local - dayStartMinutes(settings)) % 1440) + 1440) % 1440;
 }
 
 /** [start, end) instants of a user's day (23 or 25 h long across DST changes). */

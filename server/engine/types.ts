@@ -30,6 +30,12 @@ export interface EngineMeal {
   sodiumMg: number | null;
   caffeineMg: number | null;
   foods: EngineFood[];
+  /**
+   * Offset from UTC (minutes) where the meal was eaten. When given, it decides the meal's day and
+   * local clock time (so a meal eaten while travelling keeps its day); otherwise the settings'
+   * zone does. Digestion itself always runs on the instant.
+   */
+  utcOffsetMin?: number | null;
 }
 
 export interface EngineSleep {

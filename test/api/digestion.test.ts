@@ -349,3 +349,20 @@ describe('scheduler', () => {
     await t.stop();
   });
 });
+
+describe('a meal eaten at another offset', () => {
+  test('is scored on the day it is listed under', async () => {
+    const t = await startTestService();
+    try {
+      const meal = await t.request('POST', '/v1/nutrition/meals', {
+        body: { timestamp: '2026-11-20T23:30:00-08:00', meal_type: 'dinner', macros: { calories: 700 } },
+      });
+      assert.equal(meal.body.day, '2026-11-20');
+      const scores = (await t.request('GET', '/v1/digestion/scores/daily?start_date=2026-11-20&end_date=2026-11-21')).body.data;
+      assert.equal(scores[0].score_state, 'SCORED', 'Berlin calls this instant 21 Nov 08:30, but it was dinner on the 20th');
+      assert.equal(scores[1].score_state, 'UNSCORABLE');
+    } finally {
+      await t.stop();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mealDay, userDayBounds, dailyScoreInputWindows, stateInputWindow, timelineInputWindow } from '../../server/engine/days.js';
-import { dailyScore } from '../../server/engine/daily.js';
+import { mealDay, mealMinuteInUserDay, userDayBounds, dailyScoreInputWindows, stateInputWindow, timelineInputWindow } from '../../server/engine/days.js';
+import { dailyScore, dailyScores } from '../../server/engine/daily.js';
 import { MAX_DIGESTION_LOOKBACK_MS } from '../../server/engine/constants.js';
 import type { EngineSettings } from '../../server/engine/types.js';
 import { HOUR, meal } from './helpers.js';
@@ -63,5 +63,33 @@ describe('input windows for the API', () => {
     const w = timelineInputWindow('2026-05-10', '2026-05-10', { timezone: 'UTC', dayStart: '00:00' });
     assert.equal(w.from, Date.UTC(2026, 4, 9));
     assert.equal(w.to, Date.UTC(2026, 4, 12));
+  });
+});
+
+describe('meals eaten at another offset (travel)', () => {
+  const settings = { timezone: 'Europe/Berlin', dayStart: '00:00' };
+  // 23:30 in California on 21 Nov is 08:30 on 22 Nov in Berlin.
+  const californiaDinner = { ...meal(Date.UTC(2026, 10, 22, 7, 30), 650), utcOffsetMin: -8 * 60 };
+
+  test('the meal keeps the day and clock time of where it was eaten', () => {
+    assert.equal(mealDay(californiaDinner, settings), '2026-11-21');
+    assert.equal(mealMinuteInUserDay(californiaDinner, settings), 23 * 60 + 30);
+    assert.equal(mealDay({ ...californiaDinner, utcOffsetMin: null }, settings), '2026-11-22', 'without an offset the zone decides');
+  });
+
+  test('daily scores count it on that day, as a late meal', () => {
+    const now = Date.UTC(2026, 10, 23, 12);
+    const scores = dailyScores({
+      startDate: '2026-11-21',
+      endDate: '2026-11-22',
+      meals: [californiaDinner],
+      sleeps: [],
+      settings,
+      now,
+      daysWithDataBefore: 0,
+    });
+    assert.equal(scores[0]!.scoreState, 'SCORED', '21 Nov has the meal');
+    assert.equal(scores[1]!.scoreState, 'UNSCORABLE', '22 Nov has nothing');
+    assert.ok(scores[0]!.components.circadian.value < 60, `a 23:30 dinner is late: ${scores[0]!.components.circadian.value}`);
   });
 });
