@@ -3,6 +3,9 @@ import type { AppContext } from '../app-context.js';
 import { insertMeal, listAllMeals, mealExists, type MealRecord } from '../db/meals.js';
 import { insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
 import { saveSettings } from '../db/settings.js';
+import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
+import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
+import { subscriptionResource } from '../webhooks/resources.js';
 import { MEAL_TYPES } from '../db/meals.js';
 import { mealResource } from '../nutrition/meals.js';
 import { currentSettings, mealDay } from '../settings.js';
@@ -14,8 +17,9 @@ export const EXPORT_FORMAT = 'chyme.export';
 export const EXPORT_FORMAT_VERSION = 1;
 
 /** Everything the user owns, as one JSON document (webhook secrets are never exported). */
-export function exportDocument(app: AppContext, extraSections: Record<string, unknown[]> = {}): Record<string, unknown> {
+export function exportDocument(app: AppContext): Record<string, unknown> {
   const settings = currentSettings(app);
+  const now = app.clock.now();
   return {
     object: 'export',
     format: EXPORT_FORMAT,
@@ -25,7 +29,7 @@ export function exportDocument(app: AppContext, extraSections: Record<string, un
     settings: { timezone: settings.timezone, day_start: settings.dayStart, units: settings.units },
     meals: listAllMeals(app.db).map(mealResource),
     sleep_sessions: listAllSleep(app.db).map(sleepResource),
-    ...extraSections,
+    webhook_subscriptions: listSubscriptions(app.db).map((sub) => subscriptionResource(sub, now)),
   };
 }
 
@@ -83,6 +87,17 @@ const ImportSleep = z.object({
   created_at: isoInstant.optional(),
 });
 
+const ImportSubscription = z.object({
+  id: z.string().regex(/^whsub_[0-9A-Za-z]{1,60}$/, { message: 'must be a subscription id (whsub_…)' }),
+  url: webhookUrl,
+  events: eventList,
+  created_at: isoInstant.optional(),
+});
+
+/** Why an imported subscription waits disabled: its secret is never exported. */
+export const IMPORTED_SUBSCRIPTION_REASON =
+  'Imported from an export, which never carries signing secrets: set a new secret on your receiver and here, then enable it.';
+
 export const ImportDocumentSchema = z
   .object({
     format: z.literal(EXPORT_FORMAT, { message: `must be "${EXPORT_FORMAT}" (a file made by Chyme's export)` }),
@@ -96,7 +111,7 @@ export const ImportDocumentSchema = z
       .optional(),
     meals: z.array(ImportMeal).max(200_000).default([]),
     sleep_sessions: z.array(ImportSleep).max(50_000).default([]),
-    webhook_subscriptions: z.array(z.unknown()).optional(),
+    webhook_subscriptions: z.array(ImportSubscription).max(MAX_SUBSCRIPTIONS).default([]),
   })
   .meta({ id: 'ImportDocument' });
 
@@ -118,7 +133,10 @@ export class ImportRecordError extends Error {
  * skipped. Settings are restored only into an empty database, where they cannot re-date
  * existing meals. No per-record events are sent (a restore is not a stream of new meals).
  */
-export function importDocument(app: AppContext, doc: ImportDocument): { meals: ImportCounts; sleep_sessions: ImportCounts; settings: 'applied' | 'kept' } {
+export function importDocument(
+  app: AppContext,
+  doc: ImportDocument,
+): { meals: ImportCounts; sleep_sessions: ImportCounts; webhook_subscriptions: ImportCounts; settings: 'applied' | 'kept' } {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
     if (Date.parse(s.end) <= Date.parse(s.start)) throw new ImportRecordError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
@@ -128,6 +146,11 @@ export function importDocument(app: AppContext, doc: ImportDocument): { meals: I
     if (seen.has(m.id)) throw new ImportRecordError(`meals.${i}.id`, `meals.${i}: id ${m.id} appears twice in the file.`);
     seen.add(m.id);
   });
+
+  const newSubscriptions = doc.webhook_subscriptions.filter((s) => !getSubscription(app.db, s.id)).length;
+  if (countSubscriptions(app.db) + newSubscriptions > MAX_SUBSCRIPTIONS) {
+    throw new ImportRecordError('webhook_subscriptions', `Importing ${newSubscriptions} subscriptions would exceed the limit of ${MAX_SUBSCRIPTIONS}.`);
+  }
 
   return app.bus.write((emit) => {
     const now = app.clock.now();
@@ -187,7 +210,31 @@ export function importDocument(app: AppContext, doc: ImportDocument): { meals: I
       insertSleep(app.db, record);
       sleep.imported++;
     }
+    // Subscriptions come back paused with a fresh secret: the export never carried the old one,
+    // and deliveries signed with a secret nobody knows would only fail.
+    const subscriptions: ImportCounts = { imported: 0, skipped: 0 };
+    for (const s of doc.webhook_subscriptions) {
+      if (getSubscription(app.db, s.id)) {
+        subscriptions.skipped++;
+        continue;
+      }
+      insertSubscription(app.db, {
+        id: s.id,
+        url: s.url,
+        events: s.events,
+        secret: generateSecret(),
+        previousSecret: null,
+        previousSecretExpiresMs: null,
+        status: 'disabled',
+        disabledReason: IMPORTED_SUBSCRIPTION_REASON,
+        disabledMs: now,
+        failingSinceMs: null,
+        createdMs: s.created_at ? Date.parse(s.created_at) : now,
+        updatedMs: now,
+      });
+      subscriptions.imported++;
+    }
     for (const hook of app.hooks.afterDataChange) hook(emit);
-    return { meals, sleep_sessions: sleep, settings: settingsOutcome };
+    return { meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
   });
 }

@@ -79,7 +79,13 @@ describe('export and import', () => {
       });
     }
     await source.request('POST', '/v1/sleep/sessions', { body: { start: '2026-11-21T22:00:00Z', end: '2026-11-22T06:00:00Z', efficiency: 0.9 } });
+    const hook = await source.request('POST', '/v1/webhooks', {
+      body: { url: 'http://127.0.0.1:9/hook', events: ['meal.created'], secret: 'a-secret-of-twenty-chars' },
+    });
+    assert.equal(hook.status, 201, hook.text);
     const exported = await source.request('GET', '/v1/export');
+    assert.equal(exported.text.includes('a-secret-of-twenty-chars'), false, 'secrets are never exported');
+    assert.deepEqual(exported.body.webhook_subscriptions.map((s: any) => s.id), [hook.body.id]);
     assert.equal(exported.status, 200);
     assert.equal(exported.body.format_version, 1);
     assert.match(exported.headers.get('content-disposition') ?? '', /attachment; filename="chyme-export-2026-11-22\.json"/);
@@ -87,7 +93,17 @@ describe('export and import', () => {
 
     const imported = await target.request('POST', '/v1/import', { body: exported.body });
     assert.equal(imported.status, 200, imported.text);
-    assert.deepEqual(imported.body, { object: 'import_result', meals: { imported: 5, skipped: 0 }, sleep_sessions: { imported: 1, skipped: 0 }, settings: 'applied' });
+    assert.deepEqual(imported.body, {
+      object: 'import_result',
+      meals: { imported: 5, skipped: 0 },
+      sleep_sessions: { imported: 1, skipped: 0 },
+      webhook_subscriptions: { imported: 1, skipped: 0 },
+      settings: 'applied',
+    });
+    const restored = (await target.request('GET', `/v1/webhooks/${hook.body.id}`)).body;
+    assert.equal(restored.url, 'http://127.0.0.1:9/hook');
+    assert.equal(restored.status, 'disabled', 'an imported subscription waits for a new secret');
+    assert.match(restored.disabled_reason, /secret/);
 
     const reexported = await target.request('GET', '/v1/export');
     assert.deepEqual(reexported.body.meals, exported.body.meals);

@@ -10,6 +10,7 @@ const ImportResultSchema = z
     object: z.literal('import_result'),
     meals: z.object({ imported: z.number().int(), skipped: z.number().int() }),
     sleep_sessions: z.object({ imported: z.number().int(), skipped: z.number().int() }),
+    webhook_subscriptions: z.object({ imported: z.number().int(), skipped: z.number().int() }),
     settings: z.enum(['applied', 'kept']),
   })
   .meta({ id: 'ImportResult' });

@@ -47,7 +47,7 @@ export function webhookUrlProblem(raw: string): string | undefined {
   return undefined;
 }
 
-const webhookUrl = z
+export const webhookUrl = z
   .string({ message: 'must be a string' })
   .max(MAX_URL_LENGTH, { message: `must be at most ${MAX_URL_LENGTH} characters` })
   .superRefine((s, ctx) => {
@@ -56,7 +56,7 @@ const webhookUrl = z
   })
   .meta({ description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' });
 
-const eventList = z
+export const eventList = z
   .array(z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }), { message: 'must be an array of event names' })
   .min(1, { message: 'must name at least one event' })
   .max(50, { message: 'must name at most 50 events' })
