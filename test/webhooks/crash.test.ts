@@ -137,10 +137,18 @@ test('SIGKILL mid-attempt and mid-retry: the delivery resumes on schedule and co
     const killedAt = Date.now();
     await sleep(500);
     child = await serve(dbPath);
+    const readyAt = Date.now();
     await rx.waitFor(5, 10_000);
     const gap = rx.received[4]!.at - rx.received[3]!.at;
-    t.diagnostic(`attempt 5 came ${gap} ms after attempt 4 (due after 4000 ms), ${rx.received[4]!.at - killedAt} ms after the kill`);
-    assert.ok(gap >= 3990 && gap < 5500, `resumed on schedule, not early and not much later (gap ${gap} ms)`);
+    const dueAt = rx.received[3]!.at + 4000;
+    t.diagnostic(
+      `attempt 5 came ${gap} ms after attempt 4 (due after 4000 ms), ${rx.received[4]!.at - killedAt} ms after the kill, ${rx.received[4]!.at - readyAt} ms after the restarted service was ready`,
+    );
+    assert.ok(gap >= 3990, `not early (gap ${gap} ms)`);
+    // On schedule: at the due time, or, when the restart itself ended later (a loaded machine
+    // can take seconds to start a process), right after it.
+    const lateBy = rx.received[4]!.at - Math.max(dueAt, readyAt);
+    assert.ok(lateBy < 1500, `resumed on schedule: ${lateBy} ms after max(due, ready)`);
 
     // Nothing after the success, even across another restart.
     await sleep(2500);
