@@ -105,8 +105,16 @@ export function groupByDay(meals: readonly Meal[]): [string, Meal[]][] {
     .map(([d, list]) => [d, list.sort((a, b) => a.timestamp.localeCompare(b.timestamp))]);
 }
 
-export const fmtNumber = (n: number, digits = 0) =>
-  n.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+const numberFormats = new Map<number, Intl.NumberFormat>();
+/** A number in the user's locale ("1,065"), with at most `digits` decimals. */
+export function fmtNumber(n: number, digits = 0): string {
+  let f = numberFormats.get(digits);
+  if (!f) {
+    f = new Intl.NumberFormat(undefined, { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+    numberFormats.set(digits, f);
+  }
+  return f.format(n);
+}
 
 export function capitalize(s: string): string {
   return s ? s[0]!.toUpperCase() + s.slice(1).replace(/_/g, ' ') : s;
