@@ -257,15 +257,21 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           </p>
         ) : null}
         {state.foods.length === 0 ? <p className="field__hint">Optional. Calories of foods add up when the meal’s calories are left blank.</p> : null}
+        {state.foods.length ? (
+          <p className="foods__row foods__header" aria-hidden="true">
+            <span>Food</span>
+            <span>Calories (kcal)</span>
+          </p>
+        ) : null}
         <ol className="foods__list">
           {state.foods.map((f, i) => (
             <li key={f.key} className="foods__row">
-              <Field label={`Food ${i + 1}`} error={errors[`foods.${i}.name`]} className="foods__name">
+              <Field label={`Food ${i + 1}`} error={errors[`foods.${i}.name`]} className="foods__name" hideLabel>
                 {({ id, describedBy, invalid }) => (
                   <input id={id} type="text" value={f.name} onChange={(e) => setFood(f.key, { name: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
                 )}
               </Field>
-              <Field label={`Food ${i + 1} calories (kcal)`} error={errors[`foods.${i}.calories`]} className="foods__cal">
+              <Field label={`Food ${i + 1} calories (kcal)`} error={errors[`foods.${i}.calories`]} className="foods__cal" hideLabel>
                 {({ id, describedBy, invalid }) => (
                   <input id={id} type="text" inputMode="decimal" value={f.calories} onChange={(e) => setFood(f.key, { calories: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
                 )}

@@ -7,6 +7,8 @@ export function Field(props: {
   error?: string | undefined;
   hint?: ReactNode;
   className?: string;
+  /** Keep the label for assistive technology only (a visible column header says it). */
+  hideLabel?: boolean;
   children: (ids: { id: string; describedBy: string | undefined; invalid: boolean }) => ReactNode;
 }) {
   const id = useId();
@@ -15,7 +17,9 @@ export function Field(props: {
   const describedBy = [errId, hintId].filter(Boolean).join(' ') || undefined;
   return (
     <div className={`field ${props.error ? 'field--invalid' : ''} ${props.className ?? ''}`}>
-      <label htmlFor={id}>{props.label}</label>
+      <label htmlFor={id} className={props.hideLabel ? 'visually-hidden' : undefined}>
+        {props.label}
+      </label>
       {props.children({ id, describedBy, invalid: Boolean(props.error) })}
       {props.hint && !props.error ? (
         <p className="field__hint" id={hintId}>
