@@ -21,7 +21,7 @@ import { addDays } from '../../time/tz.js';
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema, isoDateTime, listOf } from '../schemas.js';
-import { checkDateRange, dateString, idString, queryInt } from '../validation.js';
+import { checkDateRange, cursorPosition, dateString, idString, queryInt } from '../validation.js';
 
 const contribution = z.enum(['positive', 'neutral', 'attention']);
 const componentSchema = z.object({ value: z.number(), contribution });
@@ -165,11 +165,8 @@ export const digestionRoutes = [
     handler({ app, query }) {
       checkDateRange(query.start_date, query.end_date);
       let entries = timelineEntries(app, query.start_date, query.end_date);
-      if (query.starting_after !== undefined) {
-        const at = mealPosition(app.db, query.starting_after);
-        if (!at) throw errors.invalidCursor('starting_after', query.starting_after);
-        entries = entries.filter((e) => e.mealTime < at.timestampMs || (e.mealTime === at.timestampMs && e.mealId < at.id));
-      }
+      const at = cursorPosition((id) => mealPosition(app.db, id), query.starting_after);
+      if (at) entries = entries.filter((e) => e.mealTime < at.timestampMs || (e.mealTime === at.timestampMs && e.mealId < at.id));
       const limit = query.limit ?? 50;
       return { body: { object: 'list', data: entries.slice(0, limit).map(timelineResource), has_more: entries.length > limit } };
     },

@@ -4,7 +4,7 @@ import { createMeal, MealValidationError, mealResource, patchMeal, removeMeal, t
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf, MealSchema } from '../schemas.js';
-import { dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
+import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
 
 const mealType = z.enum(MEAL_TYPES as [string, ...string[]], {
   message: `must be one of ${MEAL_TYPES.join(', ')}`,
@@ -116,12 +116,8 @@ export const mealRoutes = [
     }),
     responses: { 200: { description: 'A page of meals', schema: listOf(MealSchema, 'MealList') }, ...errorResponses },
     handler({ app, query }) {
-      if (query.end_date < query.start_date) throw errors.parameterInvalid('end_date', 'end_date must not be before start_date.');
-      let after;
-      if (query.starting_after !== undefined) {
-        after = mealPosition(app.db, query.starting_after);
-        if (!after) throw errors.invalidCursor('starting_after', query.starting_after);
-      }
+      checkDateOrder(query.start_date, query.end_date);
+      const after = cursorPosition((id) => mealPosition(app.db, id), query.starting_after);
       const page = listMealsPage(app.db, {
         startDay: query.start_date,
         endDay: query.end_date,

@@ -4,7 +4,7 @@ import { createSleep, removeSleep, SleepOverlapError, sleepResource } from '../.
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, isoDateTime, listOf } from '../schemas.js';
-import { dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
+import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
 
 export const SleepSessionSchema = z
   .object({
@@ -85,12 +85,8 @@ export const sleepRoutes = [
     }),
     responses: { 200: { description: 'A page of sessions', schema: listOf(SleepSessionSchema, 'SleepSessionList') } },
     handler({ app, query }) {
-      if (query.end_date < query.start_date) throw errors.parameterInvalid('end_date', 'end_date must not be before start_date.');
-      let after;
-      if (query.starting_after !== undefined) {
-        after = sleepPosition(app.db, query.starting_after);
-        if (!after) throw errors.invalidCursor('starting_after', query.starting_after);
-      }
+      checkDateOrder(query.start_date, query.end_date);
+      const after = cursorPosition((id) => sleepPosition(app.db, id), query.starting_after);
       const page = listSleepPage(app.db, { startDay: query.start_date, endDay: query.end_date, after, limit: query.limit ?? 50 });
       return { body: { object: 'list', data: page.sessions.map(sleepResource), has_more: page.hasMore } };
     },
