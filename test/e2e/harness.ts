@@ -145,11 +145,49 @@ export async function startServer(opts: ServerOptions = {}): Promise<Server> {
   return server;
 }
 
+const LOCK = join(tmpdir(), 'chyme-e2e-browser.lock');
+
+function lockHolderAlive(): boolean {
+  try {
+    const pid = Number(readFileSync(join(LOCK, 'pid'), 'utf8'));
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One browser-driving e2e file at a time: `npm test` runs two test files at once, and two
+ * Chromiums plus two services on a small machine make each other's timings (and the performance
+ * budgets) meaningless. A directory is the lock (mkdir is atomic); a dead holder's lock is taken
+ * over. Released by closing the browser.
+ */
+async function acquireBrowserLock(): Promise<() => void> {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(join(LOCK, 'pid'), String(process.pid));
+      return () => rmSync(LOCK, { recursive: true, force: true });
+    } catch {
+      // Just created by another process (no pid yet), or held: wait, unless its holder is gone.
+      await new Promise((r) => setTimeout(r, 500));
+      if (existsSync(join(LOCK, 'pid')) && !lockHolderAlive()) rmSync(LOCK, { recursive: true, force: true });
+    }
+  }
+}
+
 export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+  const release = await acquireBrowserLock();
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  }).catch((err: unknown) => {
+    release();
+    throw err;
   });
+  browser.on('disconnected', release);
+  return browser;
 }
 
 export interface AppPage {
