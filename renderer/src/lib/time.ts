@@ -124,8 +124,3 @@ export function isoInZone(ms: number, tz: string): string {
   const sign = off < 0 ? '-' : '+';
   return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}${sign}${pad(Math.trunc(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
 }
-
-/** Minutes after the start of `day` (honouring day start) at which instant `ms` falls. */
-export function minuteInDay(ms: number, day: string, tz: string, dayStart: string): number {
-  return (ms - dayBounds(day, tz, minutesOf(dayStart)).start) / 60000;
-}

@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
 import { api, errorMessage, idempotencyKey } from '../api/client';
 import { WEBHOOK_EVENTS, type ApiKey, type DeliveryAttempt, type List, type Settings, type WebhookDelivery, type WebhookSubscription, type WebhookTest } from '../api/types';
-import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, toFieldErrors, type FieldErrors } from '../components/ui';
+import { Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, toFieldErrors, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, fmtTime } from '../lib/time';
