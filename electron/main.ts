@@ -4,7 +4,7 @@
  * ordinary client of the `/v1` API; the preload bridge only hands it an API key and the
  * notification preferences.
  */
-import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, Notification, session, shell, Tray, type IpcMainInvokeEvent, type NativeImage } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, nativeTheme, Notification, session, shell, Tray, type IpcMainInvokeEvent, type NativeImage } from 'electron';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +38,7 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.on('second-instance', () => showWindow());
-  app.whenReady().then(start, (err: unknown) => fatal(err));
+  app.whenReady().then(start).catch(fatal);
 }
 
 function fatal(err: unknown): void {
@@ -101,7 +101,8 @@ function createWindow(url: string): void {
     minHeight: 560,
     title: 'Chyme',
     show: false,
-    backgroundColor: '#f5f3ee',
+    // The renderer's page colour (styles.css --bg), so the window never flashes the other theme.
+    backgroundColor: nativeTheme.shouldUseDarkColors ? '#111316' : '#f5f3ee',
     autoHideMenuBar: true,
     webPreferences: {
       preload: PRELOAD,
