@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { runCli, startServe } from '../helpers/cli.js';
+import { ROOT, runCli, startServe } from '../helpers/cli.js';
 
 const tempDb = () => join(mkdtempSync(join(tmpdir(), 'chyme-cli-')), 'chyme.db');
 
@@ -109,5 +112,33 @@ describe('chyme keys', () => {
     const r = runCli(['keys', 'list', '--db', db]);
     assert.equal(r.status, 3);
     assert.match(r.stderr, /newer Chyme/);
+  });
+});
+
+describe('npm start', () => {
+  const electronBinary = (() => {
+    try {
+      const path = createRequire(import.meta.url)('electron') as unknown;
+      return typeof path === 'string' && existsSync(path);
+    } catch {
+      return false;
+    }
+  })();
+
+  test('without the Electron binary it says so and falls back to chyme serve', { skip: electronBinary ? 'Electron is installed here' : false }, async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'electron', 'start.mjs'), '--port', '0', '--db', tempDb(), '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!/^App: http:\/\/\S+$/m.test(out) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      assert.match(out, /Electron is unavailable/);
+      assert.match(out, /^Chyme listening on http:\/\/127\.0\.0\.1:\d+$/m);
+      assert.match(out, /^App: http:\/\/127\.0\.0\.1:\d+\/\?token=\w+$/m);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
   });
 });
