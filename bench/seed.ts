@@ -60,6 +60,7 @@ export function seedHistory(db: Db, opts: { lastDay: string; days: number; timez
           mealType: m.type,
           description: `${m.type} on ${day}`,
           calories: kcal,
+          caloriesSource: 'logged',
           proteinG: Math.round((kcal * 0.2) / 4),
           carbsG: Math.round((kcal * 0.5) / 4),
           fatG: Math.round((kcal * 0.3) / 9),

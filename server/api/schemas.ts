@@ -40,6 +40,9 @@ export const MealSchema = z
       fat_g: z.number(),
       fiber_g: z.number().nullable(),
     }),
+    calories_source: z.enum(['logged', 'foods', 'macros']).meta({
+      description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
+    }),
     micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
     foods: z.array(z.object({ name: z.string(), calories: z.number() })),
     utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),

@@ -8,6 +8,9 @@ export interface Food {
   calories: number;
 }
 
+/** Where a meal's calories came from: typed in, or derived from its foods or macros. */
+export type CaloriesSource = 'logged' | 'foods' | 'macros';
+
 export interface MealRecord {
   id: string;
   timestampMs: number;
@@ -16,6 +19,7 @@ export interface MealRecord {
   mealType: MealType;
   description: string;
   calories: number;
+  caloriesSource: CaloriesSource;
   proteinG: number | null;
   carbsG: number | null;
   fatG: number | null;
@@ -35,6 +39,7 @@ interface MealRow {
   meal_type: MealType;
   description: string;
   calories: number;
+  calories_source: CaloriesSource;
   protein_g: number | null;
   carbs_g: number | null;
   fat_g: number | null;
@@ -55,6 +60,7 @@ function fromRow(r: MealRow): MealRecord {
     mealType: r.meal_type,
     description: r.description,
     calories: r.calories,
+    caloriesSource: r.calories_source,
     proteinG: r.protein_g,
     carbsG: r.carbs_g,
     fatG: r.fat_g,
@@ -76,6 +82,7 @@ function toParams(m: MealRecord) {
     meal_type: m.mealType,
     description: m.description,
     calories: m.calories,
+    calories_source: m.caloriesSource,
     protein_g: m.proteinG,
     carbs_g: m.carbsG,
     fat_g: m.fatG,
@@ -89,18 +96,18 @@ function toParams(m: MealRecord) {
 }
 
 const COLUMNS =
-  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, created_ms, updated_ms';
+  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, created_ms, updated_ms';
 
 export function insertMeal(db: Db, meal: MealRecord): void {
   db.prepare(
-    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @created_ms, @updated_ms)`,
+    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @created_ms, @updated_ms)`,
   ).run(toParams(meal));
 }
 
 export function updateMeal(db: Db, meal: MealRecord): void {
   db.prepare(
     `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
-       description = @description, calories = @calories, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
+       description = @description, calories = @calories, calories_source = @calories_source, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
        fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(meal));

@@ -171,4 +171,15 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'where meal calories came from',
+    sql: `
+      -- 'logged' (typed in), 'foods' (the sum of the foods) or 'macros' (4/4/9 kcal per gram).
+      -- Derived calories follow their source on edit; logged ones are never overwritten. Meals
+      -- stored before this migration count as logged, the choice that never changes a number.
+      ALTER TABLE meals ADD COLUMN calories_source TEXT NOT NULL DEFAULT 'logged'
+        CHECK (calories_source IN ('logged', 'foods', 'macros'));
+    `,
+  },
 ];

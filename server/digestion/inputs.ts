@@ -12,7 +12,8 @@ export function engineMeal(m: MealRecord): EngineMeal {
     timestamp: m.timestampMs,
     mealType: m.mealType,
     description: m.description,
-    calories: m.calories,
+    // Derived calories go to the engine as unknown, so it weighs their source in its confidence.
+    calories: m.caloriesSource === 'logged' ? m.calories : null,
     proteinG: m.proteinG,
     carbsG: m.carbsG,
     fatG: m.fatG,

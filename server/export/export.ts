@@ -73,6 +73,7 @@ const ImportMeal = z.object({
   micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
   foods: z.array(z.object({ name: z.string().trim().min(1).max(200), calories: num(10_000) })).max(100).default([]),
   utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
+  calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
   created_at: isoInstant.optional(),
   updated_at: isoInstant.optional(),
 });
@@ -177,6 +178,7 @@ export function importDocument(
         mealType: m.meal_type as MealRecord['mealType'],
         description: m.description,
         calories: m.macros.calories,
+        caloriesSource: m.calories_source,
         proteinG: m.macros.protein_g ?? null,
         carbsG: m.macros.carbs_g ?? null,
         fatG: m.macros.fat_g ?? null,

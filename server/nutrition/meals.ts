@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import type { Emit } from '../events/bus.js';
-import { deleteMeal, getMeal, insertMeal, updateMeal, type Food, type MealRecord, type MealType } from '../db/meals.js';
+import { deleteMeal, getMeal, insertMeal, updateMeal, type CaloriesSource, type Food, type MealRecord, type MealType } from '../db/meals.js';
 import { newId } from '../ids.js';
 import { currentSettings, mealDay } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
@@ -34,6 +34,7 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
       fat_g: m.fatG ?? 0,
       fiber_g: m.fiberG,
     },
+    calories_source: m.caloriesSource,
     micros: { sodium_mg: m.sodiumMg ?? 0, caffeine_mg: m.caffeineMg },
     foods: m.foods.map((f) => ({ name: f.name, calories: f.calories })),
     utc_offset_min: m.utcOffsetMin,
@@ -50,16 +51,15 @@ export class MealValidationError extends Error {
 
 export const MAX_MEAL_CALORIES = 10_000;
 
-/**
- * Calories for a meal: as logged; else the sum of its foods; else from macros (4/4/9 kcal per g).
- */
-function resolveCalories(macros: MealInput['macros'], foods: Food[]): number {
-  if (macros?.calories != null) return macros.calories;
-  if (foods.length > 0) return foods.reduce((sum, f) => sum + f.calories, 0);
+type Macros = Partial<Record<'protein_g' | 'carbs_g' | 'fat_g', number | null>>;
+
+/** Calories derived from what else was logged: the sum of the foods, else 4/4/9 kcal per gram of macros. */
+function derivedCalories(macros: Macros | undefined, foods: Food[]): { calories: number; source: CaloriesSource } {
+  if (foods.length > 0) return { calories: foods.reduce((sum, f) => sum + f.calories, 0), source: 'foods' };
   const p = macros?.protein_g ?? 0;
   const c = macros?.carbs_g ?? 0;
   const f = macros?.fat_g ?? 0;
-  return 4 * p + 4 * c + 9 * f;
+  return { calories: 4 * p + 4 * c + 9 * f, source: 'macros' };
 }
 
 function checkCalories(calories: number): number {
@@ -82,6 +82,8 @@ export function buildMeal(app: AppContext, input: MealInput, id: string, nowMs: 
   const settings = currentSettings(app);
   const foods = input.foods ?? [];
   const utcOffsetMin = offsetFor(app, input.timestampMs, input.utcOffsetMin);
+  const energy =
+    input.macros?.calories != null ? { calories: input.macros.calories, source: 'logged' as const } : derivedCalories(input.macros, foods);
   return {
     id,
     timestampMs: input.timestampMs,
@@ -89,7 +91,8 @@ export function buildMeal(app: AppContext, input: MealInput, id: string, nowMs: 
     day: mealDay(input.timestampMs, utcOffsetMin, settings.dayStart),
     mealType: input.mealType,
     description: input.description ?? '',
-    calories: checkCalories(resolveCalories(input.macros, foods)),
+    calories: checkCalories(energy.calories),
+    caloriesSource: energy.source,
     proteinG: input.macros?.protein_g ?? null,
     carbsG: input.macros?.carbs_g ?? null,
     fatG: input.macros?.fat_g ?? null,
@@ -129,12 +132,6 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
     const settings = currentSettings(app);
     const now = app.clock.now();
     const foods = patch.foods ?? before.foods;
-    const foodsSum = before.foods.reduce((s, f) => s + f.calories, 0);
-    // Calories that were the sum of the foods follow the foods when only the foods change.
-    const caloriesFollowFoods = before.foods.length > 0 && Math.abs(before.calories - foodsSum) < 0.01;
-    let calories = before.calories;
-    if (patch.macros?.calories != null) calories = patch.macros.calories;
-    else if (patch.foods && caloriesFollowFoods) calories = foods.reduce((s, f) => s + f.calories, 0);
     const timestampMs = patch.timestampMs ?? before.timestampMs;
     const utcOffsetMin =
       patch.timestampMs !== undefined ? offsetFor(app, timestampMs, patch.utcOffsetMin ?? null) : before.utcOffsetMin;
@@ -142,6 +139,11 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
       patch.macros && k in patch.macros ? (patch.macros[k] ?? null) : old;
     const pickMicro = <K extends keyof NonNullable<MealInput['micros']>>(k: K, old: number | null) =>
       patch.micros && k in patch.micros ? (patch.micros[k] ?? null) : old;
+    const macros = { protein_g: pick('protein_g', before.proteinG), carbs_g: pick('carbs_g', before.carbsG), fat_g: pick('fat_g', before.fatG) };
+    // Typed-in calories change only when new ones are typed; derived ones follow what they came from.
+    let energy = { calories: before.calories, source: before.caloriesSource };
+    if (patch.macros?.calories != null) energy = { calories: patch.macros.calories, source: 'logged' };
+    else if (before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined)) energy = derivedCalories(macros, foods);
     const after: MealRecord = {
       ...before,
       timestampMs,
@@ -149,10 +151,11 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
       day: mealDay(timestampMs, utcOffsetMin, settings.dayStart),
       mealType: patch.mealType ?? before.mealType,
       description: patch.description ?? before.description,
-      calories: checkCalories(calories),
-      proteinG: pick('protein_g', before.proteinG),
-      carbsG: pick('carbs_g', before.carbsG),
-      fatG: pick('fat_g', before.fatG),
+      calories: checkCalories(energy.calories),
+      caloriesSource: energy.source,
+      proteinG: macros.protein_g,
+      carbsG: macros.carbs_g,
+      fatG: macros.fat_g,
       fiberG: pick('fiber_g', before.fiberG),
       sodiumMg: pickMicro('sodium_mg', before.sodiumMg),
       caffeineMg: pickMicro('caffeine_mg', before.caffeineMg),

@@ -381,3 +381,39 @@ describe('idempotency', () => {
     assert.equal(errorOf(r).param, 'Idempotency-Key');
   });
 });
+
+describe('where calories come from', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService();
+  });
+  after(() => t.stop());
+
+  const create = async (body: Record<string, unknown>) =>
+    (await t.request('POST', '/v1/nutrition/meals', { body: { timestamp: '2026-11-22T08:00:00Z', meal_type: 'lunch', ...body } })).body;
+  const patch = async (id: string, body: Record<string, unknown>) => (await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body })).body;
+
+  test('typed-in calories survive edits of the foods, even when they equalled the foods\' sum', async () => {
+    const meal = await create({ macros: { calories: 635 }, foods: [{ name: 'salmon', calories: 360 }, { name: 'rice', calories: 275 }] });
+    assert.equal(meal.calories_source, 'logged');
+    assert.equal((await patch(meal.id, { foods: [] })).macros.calories, 635);
+    assert.equal((await patch(meal.id, { foods: [{ name: 'salmon', calories: 360 }] })).macros.calories, 635);
+  });
+
+  test('calories from foods follow the foods; typing calories makes them logged', async () => {
+    const meal = await create({ foods: [{ name: 'soup', calories: 250 }] });
+    assert.equal(meal.calories_source, 'foods');
+    const more = await patch(meal.id, { foods: [{ name: 'soup', calories: 250 }, { name: 'bread', calories: 150 }] });
+    assert.equal(more.macros.calories, 400);
+    const typed = await patch(meal.id, { macros: { calories: 380 } });
+    assert.equal(typed.calories_source, 'logged');
+    assert.equal((await patch(meal.id, { foods: [{ name: 'soup', calories: 250 }] })).macros.calories, 380);
+  });
+
+  test('calories from macros follow the macros', async () => {
+    const meal = await create({ macros: { protein_g: 10, carbs_g: 10, fat_g: 10 } });
+    assert.equal(meal.calories_source, 'macros');
+    assert.equal(meal.macros.calories, 170);
+    assert.equal((await patch(meal.id, { macros: { fat_g: 20 } })).macros.calories, 260);
+  });
+});
