@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './logger.js';
 import { packageVersion, rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
 import { initSettings } from './settings.js';
+import { revokeInternalKeys } from './db/api-keys.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
@@ -138,7 +139,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     webhooks,
     createLaunchUrl: () => `${url}/?token=${createLaunchToken(db, clock.now())}`,
     runScheduler: () => scheduler.tick(),
-    createRendererKey: () => createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret,
+    // One live desktop key at a time: the previous launch's key is revoked, not left to pile up.
+    createRendererKey: () =>
+      db.transaction(() => {
+        revokeInternalKeys(db, clock.now());
+        return createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret;
+      })(),
     stop() {
       stopping ??= (async () => {
         clearInterval(housekeepingTimer);

@@ -78,3 +78,8 @@ export function touchApiKey(db: Db, id: string, atMs: number): void {
     atMs - 60_000,
   );
 }
+
+/** Revokes the app's own internal keys (the desktop renderer gets a fresh one each launch). */
+export function revokeInternalKeys(db: Db, atMs: number): number {
+  return db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE internal = 1 AND revoked_ms IS NULL').run(atMs).changes;
+}

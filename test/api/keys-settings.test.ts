@@ -98,3 +98,19 @@ describe('settings', () => {
     assert.equal((await t.request('GET', `/v1/nutrition/meals/${meal.id}`)).body.day, '2026-11-22');
   });
 });
+
+describe('the desktop renderer key', () => {
+  test('has every scope, is not listed, and each launch revokes the previous one', async () => {
+    const t = await startTestService();
+    try {
+      const first = t.service.createRendererKey();
+      assert.equal((await t.request('GET', '/v1/api_keys', { key: first })).status, 200, 'admin scope');
+      assert.equal((await t.request('GET', '/v1/api_keys')).body.data.some((k: any) => k.name === 'Desktop app'), false);
+      const second = t.service.createRendererKey();
+      assert.equal((await t.request('GET', '/v1/settings', { key: first })).status, 401);
+      assert.equal((await t.request('GET', '/v1/settings', { key: second })).status, 200);
+    } finally {
+      await t.stop();
+    }
+  });
+});
