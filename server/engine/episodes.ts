@@ -10,9 +10,9 @@
  * 121 min). Settling then lasts SETTLING_MIN; a meal eaten during settling starts processing again
  * and joins the episode; after settling the user is fasted.
  *
- * Per meal: its processing ends with the processing segment it was eaten in (a meal eaten during
- * processing extends that segment for every meal in it), and its settling ends when the episode does
- * — the stomach does not settle while a later meal is still being processed.
+ * Per meal (the timeline): its own processing ends when it is 90 % emptied in the shared stomach
+ * (later meals slow it, so it ends later than alone), and its settling SETTLING_MIN after that. The
+ * state is their union: processing while any meal is, settling until the last one has settled.
  */
 
 import { SETTLING_MIN, MS_PER_MINUTE } from './constants.js';

@@ -52,12 +52,14 @@ export function mealPhases(meals: readonly EngineMeal[], options: PhaseOptions):
   const run = runStomach(digestiveKinetics(meals));
   const entries: MealPhases[] = [];
   for (const episode of digestionEpisodes(run)) {
-    episode.courses.forEach((course, i) => {
+    for (const course of episode.courses) {
       const k = course.kinetics;
-      const segment = episode.courseSegments[i]!;
+      // Each meal's own phases in the shared stomach: a later meal slows its emptying (so it ends
+      // later than alone) but does not hold it in "processing" once it is 90 % emptied. The state,
+      // processing while any meal is and settling until the last one settles, is their union.
       const fedEndMin = Math.max(1, Math.round((course.fedEndAt - k.timeMs) / MS_PER_MINUTE));
-      const processingEndMin = Math.max(fedEndMin + 1, Math.round((segment.end - k.timeMs) / MS_PER_MINUTE));
-      const settlingEndMin = Math.max(processingEndMin + SETTLING_MIN, Math.round((episode.settlingEnd - k.timeMs) / MS_PER_MINUTE));
+      const processingEndMin = Math.max(fedEndMin + 1, Math.round((course.processingEndAt - k.timeMs) / MS_PER_MINUTE));
+      const settlingEndMin = processingEndMin + SETTLING_MIN;
       entries.push({
         mealId: k.mealId,
         mealTime: k.timeMs,
@@ -72,7 +74,7 @@ export function mealPhases(meals: readonly EngineMeal[], options: PhaseOptions):
         form: k.form,
         episodeMeals: episode.courses.length,
       });
-    });
+    }
   }
   return entries.sort((a, b) => b.mealTime - a.mealTime || (a.mealId < b.mealId ? 1 : a.mealId > b.mealId ? -1 : 0));
 }

@@ -15,7 +15,7 @@ import {
   MAX_DIGESTION_LOOKBACK_MS,
   MS_PER_MINUTE,
 } from './constants.js';
-import { digestionEpisodes, digestiveKinetics, type DigestionEpisode } from './episodes.js';
+import { digestionEpisodes, digestiveKinetics, SETTLING_MS, type DigestionEpisode } from './episodes.js';
 import { courseConfidence, roundConfidence } from './phases.js';
 import { runStomach, type StomachRun } from './stomach.js';
 import type { DigestiveState, EngineMeal } from './types.js';
@@ -92,7 +92,8 @@ export function digestiveState(meals: readonly EngineMeal[], now: number, option
     minutesRemaining: Math.max(1, Math.ceil((segment.end - now) / MS_PER_MINUTE)),
     since: Math.round(segment.start),
     fastedAt: Math.round(last.settlingEnd),
-    activeMeals: last.courses.length,
+    // Meals whose own digestion (processing, then settling) is still running.
+    activeMeals: last.courses.filter((c) => c.processingEndAt + SETTLING_MS > now).length,
     confidence: predicted,
     nextChangeAt: Math.round(segment.end),
   };

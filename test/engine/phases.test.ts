@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mealPhases } from '../../server/engine/phases.js';
+import { digestiveState } from '../../server/engine/state.js';
 import { mealEnergy, mealForm, mealKinetics, isDigestiveMeal } from '../../server/engine/meal-model.js';
 import { MAX_OWN_PROCESSING_MIN, SETTLING_MIN } from '../../server/engine/constants.js';
 import type { EngineMeal, MealPhases } from '../../server/engine/types.js';
@@ -177,11 +178,17 @@ describe('overlapping meals share one stomach', () => {
     assert.ok(a.settlingEndMin > firstAlone.settlingEndMin, 'a.settlingEndMin > firstAlone.settlingEndMin');
   });
 
-  test('both meals end processing together, at the end of the shared episode', () => {
+  test('the earlier meal is slowed by the later one, but ends its own processing when it is 90 % emptied', () => {
     const a = shared.get(first.id)!;
     const b = shared.get(second.id)!;
-    assert.equal(a.mealTime + a.processingEndMin * MINUTE, b.mealTime + b.processingEndMin * MINUTE);
+    assert.ok(a.processingEndMin > firstAlone.processingEndMin, `${a.processingEndMin} vs alone ${firstAlone.processingEndMin}`);
+    const aEnd = a.mealTime + a.processingEndMin * MINUTE;
+    const bEnd = b.mealTime + b.processingEndMin * MINUTE;
+    assert.ok(aEnd < bEnd, 'the breakfast is not held in processing until the later meal is done');
     assert.equal(a.episodeMeals, 2);
+    // The state is the union: processing until the last meal's own end.
+    assert.equal(digestiveState([first, second], aEnd + 2 * MINUTE, opts).state, 'processing');
+    assert.equal(digestiveState([first, second], bEnd + 2 * MINUTE, opts).state, 'settling');
   });
 
   test('the later meal is slowed by what is already in the stomach', () => {
@@ -212,7 +219,7 @@ describe('overlapping meals share one stomach', () => {
     }
   });
 
-  test("a meal eaten during settling keeps the earlier meal's processing end and extends its settling", () => {
+  test("a meal eaten during settling keeps the earlier meal's phases and sends the stomach back to processing", () => {
     const lunch = meal(T0, 530);
     const snack = meal(T0 + 280 * MINUTE, 150); // lunch alone: processing ends at 267, settling at 317
     const p = phasesOf([lunch, snack]);
@@ -220,9 +227,9 @@ describe('overlapping meals share one stomach', () => {
     const s = p.get(snack.id)!;
     assert.equal(l.episodeMeals, 2);
     assert.equal(l.processingEndMin, 267, 'the lunch had finished processing before the snack');
-    assert.equal(l.mealTime + l.settlingEndMin * MINUTE, s.mealTime + s.settlingEndMin * MINUTE, 'both settle when the stomach is next fasted');
-    assert.ok(l.settlingEndMin > 280 + 50, `lunch settling ${l.settlingEndMin}`);
+    assert.equal(l.settlingEndMin, 267 + SETTLING_MIN);
     assert.equal(s.settlingEndMin - s.processingEndMin, SETTLING_MIN);
+    assert.equal(digestiveState([lunch, snack], T0 + 290 * MINUTE, opts).state, 'processing', 'the snack restarts processing');
   });
 
   test('meals far apart stay separate episodes with their solo phases', () => {
