@@ -55,7 +55,13 @@ export function updateSettings(app: AppContext, patch: Partial<Pick<SettingsReco
   return app.bus.write((emit) => {
     const before = currentSettings(app);
     const next: SettingsRecord = { ...before, ...patch, updatedMs: app.clock.now() };
+    const changed = (['timezone', 'dayStart', 'units'] as const).filter((k) => next[k] !== before[k]);
+    if (changed.length === 0) return before;
     saveSettings(app.db, next);
+    const names = { timezone: 'timezone', dayStart: 'day_start', units: 'units' } as const;
+    emit('settings.updated', settingsResource(next), {
+      previousAttributes: Object.fromEntries(changed.map((k) => [names[k], before[k]])),
+    });
     if (next.dayStart !== before.dayStart) {
       recomputeMealDays(app.db, (ts, offset) => mealDay(ts, offset, next.dayStart));
     }

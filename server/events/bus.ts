@@ -3,7 +3,7 @@ import type { Db } from '../db/connection.js';
 import { insertEvent, type EventRecord } from '../db/events.js';
 import { newId } from '../ids.js';
 
-/** Every event the service announces (spec "Events", plus meal.deleted from issue 4). */
+/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4) and settings.updated. */
 export const EVENT_TYPES = [
   'meal.created',
   'meal.updated',
@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'overnight_score.created',
   'digestion.state_changed',
   'windows.updated',
+  'settings.updated',
   'test.ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { DailyScoreSchema, DigestiveStateSchema, OvernightScoreSchema, WindowsSchema } from '../api/routes/digestion.js';
+import { SettingsSchema } from '../api/routes/system.js';
 import { MealSchema } from '../api/schemas.js';
 import type { OpenApiExtras } from '../api/openapi.js';
 import type { EventType } from '../events/bus.js';
@@ -6,8 +8,7 @@ import type { EventType } from '../events/bus.js';
 /**
  * The bodies Chyme POSTs to subscribers, one schema per event type, for the `webhooks` section of
  * the OpenAPI document. Every body is the event envelope of CONTRACT §7; `data.object` is the
- * resource the event is about. Digestion resources are described by the fields the spec fixes
- * (more may be present).
+ * resource the event is about, described by the same schemas as the API's own responses.
  */
 
 const isoDateTime = z.string().meta({ format: 'date-time' });
@@ -32,42 +33,6 @@ function envelope<T extends EventType>(type: T, object: z.ZodType, id: string, w
     .meta({ id });
 }
 
-const component = z.object({ value: z.number(), contribution: z.enum(['positive', 'neutral', 'attention']) });
-
-const DailyScoreObject = z.looseObject({
-  object: z.literal('digestion.score'),
-  date: z.string().meta({ format: 'date' }),
-  score: z.number().int().nullable(),
-  score_state: z.enum(['SCORED', 'PENDING', 'UNSCORABLE']),
-  level: z.string().nullable(),
-  components: z.object({ overnight: component, fasted_ratio: component, regularity: component, circadian: component }),
-  calibrating: z.boolean(),
-});
-
-const OvernightScoreObject = z.looseObject({
-  object: z.literal('digestion.overnight_score'),
-  id: z.string(),
-  date: z.string().meta({ format: 'date' }),
-  score: z.number().int().nullable(),
-  score_state: z.enum(['SCORED', 'PENDING', 'UNSCORABLE']),
-  level: z.string().nullable(),
-});
-
-const StateObject = z.looseObject({
-  object: z.literal('digestion.state'),
-  state: z.enum(['fasted', 'processing', 'settling']),
-  minutes_remaining: z.number().int(),
-  confidence: z.number(),
-  active_meals: z.number().int(),
-  since: isoDateTime,
-  fasted_at: isoDateTime,
-});
-
-const WindowsObject = z.looseObject({
-  object: z.literal('digestion.windows'),
-  sleep_ready_at: isoDateTime,
-});
-
 const PingObject = z.object({
   object: z.literal('webhook_ping'),
   subscription_id: z.string(),
@@ -83,15 +48,19 @@ export const payloadSchemas: NonNullable<OpenApiExtras['webhooks']> = {
     schema: envelope('meal.updated', MealSchema, 'MealUpdatedEvent', true),
   },
   'meal.deleted': { summary: 'A meal was deleted (the last state of the meal, deleted: true)', schema: envelope('meal.deleted', DeletedMealObject, 'MealDeletedEvent') },
-  'gut_score.created': { summary: 'A new daily gut score', schema: envelope('gut_score.created', DailyScoreObject, 'GutScoreCreatedEvent') },
+  'gut_score.created': { summary: 'A new daily gut score', schema: envelope('gut_score.created', DailyScoreSchema, 'GutScoreCreatedEvent') },
   'overnight_score.created': {
     summary: 'A new overnight score',
-    schema: envelope('overnight_score.created', OvernightScoreObject, 'OvernightScoreCreatedEvent'),
+    schema: envelope('overnight_score.created', OvernightScoreSchema, 'OvernightScoreCreatedEvent'),
   },
   'digestion.state_changed': {
     summary: 'The digestive state moved (previous_attributes.state holds the state it left)',
-    schema: envelope('digestion.state_changed', StateObject, 'DigestionStateChangedEvent', true),
+    schema: envelope('digestion.state_changed', DigestiveStateSchema, 'DigestionStateChangedEvent', true),
   },
-  'windows.updated': { summary: 'The digestion windows were recalculated', schema: envelope('windows.updated', WindowsObject, 'WindowsUpdatedEvent') },
+  'windows.updated': { summary: 'The digestion windows were recalculated', schema: envelope('windows.updated', WindowsSchema, 'WindowsUpdatedEvent') },
+  'settings.updated': {
+    summary: 'Settings changed (time zone, day start or units; previous_attributes holds the old values)',
+    schema: envelope('settings.updated', SettingsSchema, 'SettingsUpdatedEvent', true),
+  },
   'test.ping': { summary: 'Sent by POST /v1/webhooks/{id}/test', schema: envelope('test.ping', PingObject, 'TestPingEvent') },
 };

@@ -85,6 +85,18 @@ describe('settings', () => {
     }
   });
 
+  test('a change announces settings.updated with the old values; a PATCH that changes nothing announces nothing', async () => {
+    const seen: any[] = [];
+    const off = t.service.app.bus.subscribe((e) => e.type === 'settings.updated' && seen.push(e.data));
+    await t.request('PATCH', '/v1/settings', { body: { units: 'imperial' } });
+    await t.request('PATCH', '/v1/settings', { body: { units: 'imperial' } });
+    await t.request('PATCH', '/v1/settings', { body: { units: 'metric' } });
+    off();
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0].object.units, 'imperial');
+    assert.deepEqual(seen[0].previous_attributes, { units: 'metric' });
+  });
+
   test('changing day_start re-derives meal days; meal instants never change', async () => {
     // 02:30 Berlin on 22 Nov: day 22 with day_start 00:00, day 21 with 04:00.
     const meal = (await t.request('POST', '/v1/nutrition/meals', { body: { timestamp: '2026-11-22T01:30:00Z', meal_type: 'snack' } })).body;

@@ -90,6 +90,7 @@ describe('webhook deliveries', () => {
       const meal = (await t.request('POST', '/v1/nutrition/meals', { body: MEAL })).body;
       await t.request('PATCH', `/v1/nutrition/meals/${meal.id}`, { body: { meal_type: 'dinner' } });
       await t.request('DELETE', `/v1/nutrition/meals/${meal.id}`);
+      await t.request('PATCH', '/v1/settings', { body: { units: 'imperial' } });
       // Digestion events come from the engine too (after the meal writes above); these, marked,
       // go through the same seam so every type is covered whatever the engine announces.
       t.service.app.bus.write((emit) => {
@@ -102,7 +103,8 @@ describe('webhook deliveries', () => {
         );
         emit('windows.updated', { object: 'digestion.windows', sleep_ready_at: '2026-11-22T21:00:00Z', marker: 'x' });
       });
-      const marked = (list: Received[]) => list.filter((r) => r.json.data.object.marker === 'x' || r.json.type.startsWith('meal.'));
+      const marked = (list: Received[]) =>
+        list.filter((r) => r.json.data.object.marker === 'x' || r.json.type.startsWith('meal.') || r.json.type === 'settings.updated');
       await rxAll.waitUntil((l) => marked(l).length >= all.length);
       await rxDigestion.waitUntil((l) => marked(l).length >= 2);
       await t.service.webhooks.dispatcher.idle();

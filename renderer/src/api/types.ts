@@ -189,19 +189,23 @@ export interface ApiKey {
 export type WebhookEventName =
   | 'meal.created'
   | 'meal.updated'
+  | 'meal.deleted'
   | 'gut_score.created'
   | 'overnight_score.created'
   | 'digestion.state_changed'
   | 'windows.updated'
+  | 'settings.updated'
   | 'test.ping';
 
 export const WEBHOOK_EVENTS: readonly WebhookEventName[] = [
   'meal.created',
   'meal.updated',
+  'meal.deleted',
   'gut_score.created',
   'overnight_score.created',
   'digestion.state_changed',
   'windows.updated',
+  'settings.updated',
 ];
 
 export interface WebhookSubscription {
