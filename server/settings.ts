@@ -4,7 +4,7 @@ import { recomputeMealDays } from './db/meals.js';
 import { recomputeSleepDays } from './db/sleep.js';
 import { getSettings, saveSettings, type SettingsRecord, type Units } from './db/settings.js';
 import { newId } from './ids.js';
-import { addDays, dayOf, isoUtc, parseClock, systemTimeZone } from './time/tz.js';
+import { dayOf, isoUtc, parseClock, systemTimeZone } from './time/tz.js';
 
 export type { SettingsRecord, Units };
 
@@ -73,4 +73,3 @@ export function updateSettings(app: AppContext, patch: Partial<Pick<SettingsReco
   });
 }
 
-export { addDays };

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { z } from 'zod';
 import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
@@ -295,5 +294,3 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
   };
 }
 
-/** zod is re-exported for routers so every schema comes from the same instance. */
-export { z };

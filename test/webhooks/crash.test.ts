@@ -69,14 +69,6 @@ function kill9(child: Child): Promise<void> {
   });
 }
 
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
