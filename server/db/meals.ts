@@ -185,9 +185,17 @@ export function listAllMeals(db: Db): MealRecord[] {
   return (db.prepare(`SELECT ${COLUMNS} FROM meals ORDER BY timestamp_ms ASC, id ASC`).all() as MealRow[]).map(fromRow);
 }
 
-/** Distinct user days with at least one meal on or before `day` (calibration counts these). */
-export function countMealDaysThrough(db: Db, day: string): number {
-  return (db.prepare('SELECT COUNT(DISTINCT day) AS n FROM meals WHERE day <= ?').get(day) as { n: number }).n;
+/**
+ * Distinct user days with at least one meal on or before `day`, counted up to `atMost`: callers
+ * compare it with a small threshold (calibration), so the index walk stops there instead of
+ * counting years of history.
+ */
+export function countMealDaysThrough(db: Db, day: string, atMost: number): number {
+  return (
+    db.prepare('SELECT COUNT(*) AS n FROM (SELECT DISTINCT day FROM meals WHERE day <= ? ORDER BY day DESC LIMIT ?)').get(day, atMost) as {
+      n: number;
+    }
+  ).n;
 }
 
 /** The earliest day with a meal, if any. */
@@ -213,7 +221,11 @@ export function recomputeMealDays(db: Db, dayFor: (timestampMs: number, utcOffse
   return changed;
 }
 
-/** Distinct user days with at least one meal strictly before `day`. */
-export function countMealDaysBefore(db: Db, day: string): number {
-  return (db.prepare('SELECT COUNT(DISTINCT day) AS n FROM meals WHERE day < ?').get(day) as { n: number }).n;
+/** Distinct user days with at least one meal strictly before `day`, counted up to `atMost`. */
+export function countMealDaysBefore(db: Db, day: string, atMost: number): number {
+  return (
+    db.prepare('SELECT COUNT(*) AS n FROM (SELECT DISTINCT day FROM meals WHERE day < ? ORDER BY day DESC LIMIT ?)').get(day, atMost) as {
+      n: number;
+    }
+  ).n;
 }

@@ -2,6 +2,7 @@ import type { AppContext } from '../app-context.js';
 import { countMealDaysBefore, countMealDaysThrough, listMealsBetween, type MealRecord } from '../db/meals.js';
 import { getSleep, listSleepEndingBetween } from '../db/sleep.js';
 import {
+  constants,
   dailyScoreInputWindows,
   dailyScores,
   digestionInsights,
@@ -31,6 +32,12 @@ import { engineMeal, engineSettings, engineSleep } from './inputs.js';
  * engine's input windows), so the cost follows the range asked for, not the length of history.
  */
 
+/**
+ * Days with logged meals matter only below the calibration threshold, so they are counted up to
+ * it (the count stays a window read, not a scan of all history).
+ */
+const DAYS_WITH_DATA_CAP = constants.CALIBRATION_MIN_DAYS;
+
 function mealsIn(app: AppContext, w: InstantWindow): MealRecord[] {
   return listMealsBetween(app.db, w.from, w.to + 1);
 }
@@ -53,7 +60,7 @@ export function digestionContext(app: AppContext): DigestionContext {
 
 export function currentState(app: AppContext, ctx = digestionContext(app)): DigestiveState {
   const meals = mealsIn(app, stateInputWindow(ctx.now)).map(engineMeal);
-  return digestiveState(meals, ctx.now, { daysWithData: countMealDaysThrough(app.db, ctx.today) });
+  return digestiveState(meals, ctx.now, { daysWithData: countMealDaysThrough(app.db, ctx.today, DAYS_WITH_DATA_CAP) });
 }
 
 export function currentWindows(app: AppContext, ctx = digestionContext(app)): DigestionWindows {
@@ -63,7 +70,7 @@ export function currentWindows(app: AppContext, ctx = digestionContext(app)): Di
     sleeps: sleepsIn(app, w.sleeps),
     settings: ctx.settings,
     now: ctx.now,
-    daysWithData: countMealDaysThrough(app.db, ctx.today),
+    daysWithData: countMealDaysThrough(app.db, ctx.today, DAYS_WITH_DATA_CAP),
   });
 }
 
@@ -74,7 +81,7 @@ export function currentWindows(app: AppContext, ctx = digestionContext(app)): Di
 export function timelineEntries(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): MealPhases[] {
   const records = mealsIn(app, timelineInputWindow(startDate, endDate, ctx.settings));
   const inRange = new Set(records.filter((m) => m.day >= startDate && m.day <= endDate).map((m) => m.id));
-  const phases = mealPhases(records.map(engineMeal), { daysWithData: countMealDaysThrough(app.db, ctx.today) });
+  const phases = mealPhases(records.map(engineMeal), { daysWithData: countMealDaysThrough(app.db, ctx.today, DAYS_WITH_DATA_CAP) });
   return phases
     .filter((p) => inRange.has(p.mealId))
     .sort((a, b) => b.mealTime - a.mealTime || (a.mealId < b.mealId ? 1 : a.mealId > b.mealId ? -1 : 0));
@@ -89,7 +96,7 @@ export function dailyScoresRange(app: AppContext, startDate: string, endDate: st
     sleeps: sleepsIn(app, w.sleeps),
     settings: ctx.settings,
     now: ctx.now,
-    daysWithDataBefore: countMealDaysBefore(app.db, startDate),
+    daysWithDataBefore: countMealDaysBefore(app.db, startDate, DAYS_WITH_DATA_CAP),
   });
 }
 
