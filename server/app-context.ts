@@ -17,6 +17,11 @@ export interface AppContext {
   hooks: AppHooks;
 }
 
+/** Runs the after-change hooks inside a write (meals, sleep, settings, import changed). */
+export function notifyDataChanged(app: AppContext, emit: Emit): void {
+  for (const hook of app.hooks.afterDataChange) hook(emit);
+}
+
 export interface AppHooks {
   /** Called inside a write transaction after meals, sleep or settings change (digestion announcements). */
   afterDataChange: Array<(emit: Emit) => void>;

@@ -1,4 +1,4 @@
-import type { AppContext } from './app-context.js';
+import { notifyDataChanged, type AppContext } from './app-context.js';
 import type { Db } from './db/connection.js';
 import { recomputeMealDays } from './db/meals.js';
 import { recomputeSleepDays } from './db/sleep.js';
@@ -68,7 +68,7 @@ export function updateSettings(app: AppContext, patch: Partial<Pick<SettingsReco
     if (next.dayStart !== before.dayStart || next.timezone !== before.timezone) {
       recomputeSleepDays(app.db, (endMs) => dayOf(endMs, next.timezone, parseClock(next.dayStart)));
     }
-    for (const hook of app.hooks.afterDataChange) hook(emit);
+    notifyDataChanged(app, emit);
     return next;
   });
 }

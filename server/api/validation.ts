@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { addDays, daysBetween, isValidDate } from '../time/tz.js';
+import { daysBetween, isValidDate } from '../time/tz.js';
 import { ApiError, errors } from './errors.js';
 
 /**
@@ -115,9 +115,4 @@ export function cursorPosition<P>(lookup: (id: string) => P | undefined, cursor:
   const position = lookup(cursor);
   if (position === undefined) throw errors.invalidCursor('starting_after', cursor);
   return position;
-}
-
-/** Default range of N days ending today, for endpoints where dates are optional. */
-export function defaultRange(today: string, days: number): { start: string; end: string } {
-  return { start: addDays(today, -(days - 1)), end: today };
 }

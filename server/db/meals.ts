@@ -198,9 +198,9 @@ export function countMealDaysThrough(db: Db, day: string, atMost: number): numbe
   ).n;
 }
 
-/** The earliest day with a meal, if any. */
-export function firstMealDay(db: Db): string | undefined {
-  return (db.prepare('SELECT MIN(day) AS d FROM meals').get() as { d: string | null }).d ?? undefined;
+/** True when at least one meal is stored. */
+export function hasMeals(db: Db): boolean {
+  return db.prepare('SELECT 1 FROM meals LIMIT 1').get() !== undefined;
 }
 
 /** Re-derives every meal's day (after a day_start change); `dayFor` maps (instant, offset) to a day. */

@@ -113,3 +113,8 @@ export function recomputeSleepDays(db: Db, dayFor: (endMs: number) => string): v
     if (day !== r.day) update.run(day, r.id);
   }
 }
+
+/** True when at least one sleep session is stored. */
+export function hasSleep(db: Db): boolean {
+  return db.prepare('SELECT 1 FROM sleep_sessions LIMIT 1').get() !== undefined;
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { AppContext } from '../app-context.js';
-import { insertMeal, listAllMeals, mealExists, type MealRecord } from '../db/meals.js';
-import { insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
+import { notifyDataChanged, type AppContext } from '../app-context.js';
+import { hasMeals, insertMeal, listAllMeals, mealExists, type MealRecord } from '../db/meals.js';
+import { hasSleep, insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
 import { saveSettings } from '../db/settings.js';
 import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
 import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
@@ -155,7 +155,7 @@ export function importDocument(
 
   return app.bus.write((emit) => {
     const now = app.clock.now();
-    const empty = listAllMeals(app.db).length === 0 && listAllSleep(app.db).length === 0;
+    const empty = !hasMeals(app.db) && !hasSleep(app.db);
     let settingsOutcome: 'applied' | 'kept' = 'kept';
     if (doc.settings && empty) {
       saveSettings(app.db, { ...currentSettings(app), timezone: doc.settings.timezone, dayStart: doc.settings.day_start, units: doc.settings.units, updatedMs: now });
@@ -236,7 +236,7 @@ export function importDocument(
       });
       subscriptions.imported++;
     }
-    for (const hook of app.hooks.afterDataChange) hook(emit);
+    notifyDataChanged(app, emit);
     return { meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
   });
 }

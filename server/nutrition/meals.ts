@@ -1,5 +1,4 @@
-import type { AppContext } from '../app-context.js';
-import type { Emit } from '../events/bus.js';
+import { notifyDataChanged, type AppContext } from '../app-context.js';
 import { deleteMeal, getMeal, insertMeal, updateMeal, type CaloriesSource, type Food, type MealRecord, type MealType } from '../db/meals.js';
 import { newId } from '../ids.js';
 import { currentSettings, mealDay } from '../settings.js';
@@ -68,10 +67,6 @@ function checkCalories(calories: number): number {
     throw new MealValidationError('macros.calories', `A meal may carry at most ${MAX_MEAL_CALORIES} kcal; this one adds up to ${rounded}.`);
   }
   return rounded;
-}
-
-function notifyDataChanged(app: AppContext, emit: Emit): void {
-  for (const hook of app.hooks.afterDataChange) hook(emit);
 }
 
 function offsetFor(app: AppContext, timestampMs: number, explicit: number | null): number {

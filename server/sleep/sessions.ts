@@ -1,4 +1,4 @@
-import type { AppContext } from '../app-context.js';
+import { notifyDataChanged, type AppContext } from '../app-context.js';
 import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
 import { newId } from '../ids.js';
 import { currentSettings } from '../settings.js';
@@ -61,7 +61,7 @@ export function createSleep(app: AppContext, input: SleepInput): SleepRecord {
     const session = buildSleep(app, input, newId('sleep'), app.clock.now());
     insertSleep(app.db, session);
     announceOvernightScore(app, emit, session.id);
-    for (const hook of app.hooks.afterDataChange) hook(emit);
+    notifyDataChanged(app, emit);
     return session;
   });
 }
@@ -71,7 +71,7 @@ export function removeSleep(app: AppContext, id: string): SleepRecord | undefine
     const session = getSleep(app.db, id);
     if (!session) return undefined;
     deleteSleep(app.db, id);
-    for (const hook of app.hooks.afterDataChange) hook(emit);
+    notifyDataChanged(app, emit);
     return session;
   });
 }
