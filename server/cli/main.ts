@@ -54,9 +54,6 @@ async function serve(argv: string[]): Promise<void> {
     ...(values['allowed-host'] ? { allowedHosts: values['allowed-host'] } : {}),
     logger: createLogger({ silent: values.quiet ?? false }),
   });
-  process.stdout.write(`Chyme listening on ${service.url}\n`);
-  process.stdout.write(`App: ${service.createLaunchUrl()}\n`);
-
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -72,6 +69,9 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // The ready lines come last: once a caller has seen them, a signal already stops us cleanly.
+  process.stdout.write(`Chyme listening on ${service.url}\n`);
+  process.stdout.write(`App: ${service.createLaunchUrl()}\n`);
 }
 
 function parseScopes(raw: string): Scope[] {
