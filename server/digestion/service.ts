@@ -8,7 +8,6 @@ import {
   digestionInsights,
   digestionWindows,
   digestiveState,
-  insightsInputWindows,
   mealPhases,
   overnightInputWindows,
   overnightScores,
@@ -19,7 +18,9 @@ import {
   type DailyScore,
   type DigestionWindows,
   type DigestiveState,
+  type EngineMeal,
   type EngineSettings,
+  type EngineSleep,
   type InstantWindow,
   type Insight,
   type MealPhases,
@@ -87,13 +88,29 @@ export function timelineEntries(app: AppContext, startDate: string, endDate: str
     .sort((a, b) => b.mealTime - a.mealTime || (a.mealId < b.mealId ? 1 : a.mealId > b.mealId ? -1 : 0));
 }
 
-export function dailyScoresRange(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): DailyScore[] {
+/**
+ * The meals and sleep that daily scores and insights over [startDate, endDate] need: the engine
+ * declares the same window for both, so a caller computing both reads it once.
+ */
+export interface RangeInputs {
+  startDate: string;
+  endDate: string;
+  meals: EngineMeal[];
+  sleeps: EngineSleep[];
+}
+
+export function rangeInputs(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): RangeInputs {
   const w = dailyScoreInputWindows(startDate, endDate, ctx.settings);
+  return { startDate, endDate, meals: mealsIn(app, w.meals).map(engineMeal), sleeps: sleepsIn(app, w.sleeps) };
+}
+
+export function dailyScoresRange(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app), inputs?: RangeInputs): DailyScore[] {
+  const data = inputs ?? rangeInputs(app, startDate, endDate, ctx);
   return dailyScores({
     startDate,
     endDate,
-    meals: mealsIn(app, w.meals).map(engineMeal),
-    sleeps: sleepsIn(app, w.sleeps),
+    meals: data.meals,
+    sleeps: data.sleeps,
     settings: ctx.settings,
     now: ctx.now,
     daysWithDataBefore: countMealDaysBefore(app.db, startDate, DAYS_WITH_DATA_CAP),
@@ -119,14 +136,7 @@ export function overnightForSleep(app: AppContext, sleepId: string, ctx = digest
   return overnightRange(app, sleep.day, sleep.day, ctx).find((o) => o.sleepId === sleepId);
 }
 
-export function insightsRangeFor(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): Insight[] {
-  const w = insightsInputWindows(startDate, endDate, ctx.settings);
-  return digestionInsights({
-    startDate,
-    endDate,
-    meals: mealsIn(app, w.meals).map(engineMeal),
-    sleeps: sleepsIn(app, w.sleeps),
-    settings: ctx.settings,
-    now: ctx.now,
-  });
+export function insightsRangeFor(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app), inputs?: RangeInputs): Insight[] {
+  const data = inputs ?? rangeInputs(app, startDate, endDate, ctx);
+  return digestionInsights({ startDate, endDate, meals: data.meals, sleeps: data.sleeps, settings: ctx.settings, now: ctx.now });
 }
