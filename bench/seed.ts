@@ -3,18 +3,7 @@ import { insertMeal, type MealRecord } from '../server/db/meals.js';
 import { insertSleep } from '../server/db/sleep.js';
 import { mealDay } from '../server/settings.js';
 import { addDays, localTimeToInstant, offsetMinutes } from '../server/time/tz.js';
-
-/** A deterministic pseudo-random sequence (mulberry32), so every run seeds the same data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../test/helpers/random.js';
 
 const MEALS: Array<{ type: MealRecord['mealType']; clock: number; kcal: number }> = [
   { type: 'breakfast', clock: 7 * 60 + 30, kcal: 450 },
@@ -28,7 +17,7 @@ const MEALS: Array<{ type: MealRecord['mealType']; clock: number; kcal: number }
  * ±60 min) and a night of sleep before each day. Returns the counts written.
  */
 export function seedHistory(db: Db, opts: { lastDay: string; days: number; timezone: string }): { meals: number; sleeps: number } {
-  const random = rng(42);
+  const random = prng(42);
   let meals = 0;
   let sleeps = 0;
   db.transaction(() => {
