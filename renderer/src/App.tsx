@@ -195,7 +195,17 @@ export function App() {
       toast: (message, opts = {}) => setToast({ id: Date.now(), message, opts }),
       navigate: (r, p) => {
         const qs = p ? `?${new URLSearchParams(p).toString()}` : '';
-        location.hash = `#/${r}${qs}`;
+        const hash = `#/${r}${qs}`;
+        if (location.hash === hash) return;
+        if (r !== route) {
+          location.hash = hash;
+          return;
+        }
+        // Same screen, new parameters (Day/Week, the day stepper): render in this click, not in a
+        // transition after an async hashchange, so the control the user pressed shows its new value
+        // at once. pushState keeps Back working; it fires no hashchange of its own.
+        history.pushState(null, '', hash);
+        setLocation(parseHash());
       },
       openMeal: (draft) => {
         draftRef.current = draft;
@@ -209,7 +219,7 @@ export function App() {
       },
     };
     // `now` re-derives `today` when the day turns.
-  }, [settings, now]);
+  }, [settings, now, route]);
 
   if (signedOut) {
     return (

@@ -141,6 +141,10 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     await page.getByTestId('now-marker').waitFor();
     await page.getByRole('radio', { name: 'Week' }).check();
     await page.locator('[data-testid="timeline-week"] .phase--fed').first().waitFor();
+    // The view is in the address: Back returns to the day view.
+    await page.goBack();
+    await page.getByTestId('timeline-day').waitFor();
+    assert.equal(await page.getByRole('radio', { name: 'Day' }).isChecked(), true);
   });
 
   test('shows the API’s validation errors next to the field', async () => {
