@@ -50,12 +50,7 @@ function fatal(err: unknown): void {
 async function start(): Promise<void> {
   const userData = app.getPath('userData');
   mkdirSync(userData, { recursive: true });
-  service = await createService({
-    dbPath: join(userData, 'chyme.db'),
-    host: '127.0.0.1',
-    port: 0,
-    ...(existsSync(NATIVE_BINDING) ? { nativeBinding: NATIVE_BINDING } : {}),
-  });
+  service = await startService(userData);
   rendererKey = service.createRendererKey();
   const origin = new URL(service.url).origin;
 
@@ -75,6 +70,42 @@ async function start(): Promise<void> {
   await refreshState();
   // Minutes remaining in the tray tick with the clock between changes.
   setInterval(() => void refreshState(), 60_000).unref();
+}
+
+/**
+ * The window's origin includes the port, and the renderer keeps this device's preferences (theme,
+ * favourite meals) in localStorage, which is per origin. So the app listens on the port it used
+ * last time and only takes a new one (remembered from then on) when that one is taken.
+ */
+async function startService(userData: string): Promise<Service> {
+  const portFile = join(userData, 'port');
+  let saved = 0;
+  try {
+    const n = Number(readFileSync(portFile, 'utf8').trim());
+    if (Number.isInteger(n) && n > 0 && n < 65536) saved = n;
+  } catch {
+    // First launch: no port yet.
+  }
+  const open = (port: number) =>
+    createService({
+      dbPath: join(userData, 'chyme.db'),
+      host: '127.0.0.1',
+      port,
+      ...(existsSync(NATIVE_BINDING) ? { nativeBinding: NATIVE_BINDING } : {}),
+    });
+  let started: Service;
+  try {
+    started = await open(saved);
+  } catch (err) {
+    if (saved === 0 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    started = await open(0);
+  }
+  if (started.port !== saved) {
+    const tmp = `${portFile}.tmp`;
+    writeFileSync(tmp, String(started.port));
+    renameSync(tmp, portFile);
+  }
+  return started;
 }
 
 function lockDownSession(origin: string): void {

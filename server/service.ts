@@ -107,13 +107,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
   });
 
-  await new Promise<void>((resolve, reject) => {
-    api.server.once('error', reject);
-    api.server.listen(options.port ?? 7650, host, () => {
-      api.server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      api.server.once('error', reject);
+      api.server.listen(options.port ?? 7650, host, () => {
+        api.server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // A taken port is not fatal to every caller (the desktop app falls back to another), so leave
+    // nothing open behind the rejection.
+    db.close();
+    throw err;
+  }
   const port = (api.server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
