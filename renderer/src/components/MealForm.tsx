@@ -4,7 +4,7 @@ import { MEAL_TYPES, type Meal, type MealInput, type MealType } from '../api/typ
 import { useApp } from '../lib/app';
 import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
-import { Field, FormError, Icon, Segmented, toFieldErrors, type FieldErrors } from './ui';
+import { Field, FormError, Icon, Segmented, useApiForm, type FieldErrors } from './ui';
 
 interface FoodRow {
   key: number;
@@ -110,8 +110,9 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   const app = useApp();
   const editing = draft?.mode === 'edit' ? draft.meal : null;
   const [state, setState] = useState<FormState>(() => (draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState(app.tz)));
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, busy, send } = useApiForm(
+    (p) => p === 'timestamp' || p === 'meal_type' || p === 'description' || p.startsWith('macros.') || p.startsWith('micros.') || /^foods\.\d+\./.test(p) || p === 'foods',
+  );
   const formRef = useRef<HTMLFormElement>(null);
   const lastAttempt = useRef<{ json: string; key: string } | null>(null);
 
@@ -140,9 +141,8 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
       setErrors(built.errors);
       return;
     }
-    setBusy(true);
     setErrors({});
-    try {
+    await send(async () => {
       if (editing) {
         // Undo restores every field, including ones the edit newly filled in (null clears them).
         const before = {
@@ -180,11 +180,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         if (draft) onDone();
       }
       onSaved();
-    } catch (err) {
-      setErrors(toFieldErrors(err, (p) => p === 'timestamp' || p === 'meal_type' || p === 'description' || p.startsWith('macros.') || p.startsWith('micros.') || /^foods\.\d+\./.test(p) || p === 'foods'));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   const heading = editing ? 'Edit meal' : draft?.mode === 'copy' ? 'Log a copy' : 'Log a meal';
@@ -324,8 +320,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
 export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: () => void; label?: string }) {
   const app = useApp();
   const [calories, setCalories] = useState('');
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, busy, send } = useApiForm((p) => p.startsWith('macros.'));
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -334,8 +329,7 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
       setErrors({ 'macros.calories': typeof n === 'string' ? n : 'Enter the calories.' });
       return;
     }
-    setBusy(true);
-    try {
+    await send(async () => {
       const now = clock.now();
       const p = localParts(now, app.tz);
       const created = await api.post<Meal>(
@@ -344,16 +338,11 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
         idempotencyKey(),
       );
       setCalories('');
-      setErrors({});
       onSaved();
       app.toast(`Added ${n} kcal at ${fmtTime(created.timestamp, app.tz)}.`, {
         action: { label: 'Undo', run: () => api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`).then(onSaved) },
       });
-    } catch (err) {
-      setErrors(toFieldErrors(err, (p) => p.startsWith('macros.')));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   const err = errors['macros.calories'] ?? Object.values(errors)[0];

@@ -1,4 +1,4 @@
-import { useId, type ReactNode } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import { ApiError, errorMessage } from '../api/client';
 
 /** A labelled control with its hint and its inline error (announced, and tied by aria-describedby). */
@@ -41,6 +41,28 @@ export type FieldErrors = Record<string, string>;
 export function toFieldErrors(err: unknown, known: (param: string) => boolean = () => true): FieldErrors {
   if (err instanceof ApiError && err.param && known(err.param)) return { [err.param]: err.message };
   return { '': errorMessage(err) };
+}
+
+/**
+ * The state every form that sends to the API keeps: `busy` while a send is in flight, and the
+ * errors to show by field. `send` runs the request; on success the errors clear, and an API error
+ * lands under the field its `param` names when `known` accepts it, else above the form.
+ */
+export function useApiForm(known: (param: string) => boolean) {
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [busy, setBusy] = useState(false);
+  async function send(action: () => Promise<void>): Promise<void> {
+    setBusy(true);
+    try {
+      await action();
+      setErrors({});
+    } catch (err) {
+      setErrors(toFieldErrors(err, known));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { errors, setErrors, busy, send };
 }
 
 export function FormError({ errors }: { errors: FieldErrors }) {

@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
 import { api, errorMessage, idempotencyKey } from '../api/client';
 import { WEBHOOK_EVENTS, type ApiKey, type DeliveryAttempt, type List, type Settings, type WebhookDelivery, type WebhookSubscription, type WebhookTest } from '../api/types';
-import { Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, toFieldErrors, type FieldErrors } from '../components/ui';
+import { Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, useApiForm } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, fmtTime } from '../lib/time';
@@ -103,24 +103,17 @@ function ApiKeys() {
   const keys = useResource((signal) => api.get<List<ApiKey>>('/v1/api_keys', undefined, signal), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['nutrition:read', 'digestion:read']);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, busy, send } = useApiForm((p) => p === 'name' || p.startsWith('scopes'));
   const [created, setCreated] = useState<ApiKey | null>(null);
-  const [busy, setBusy] = useState(false);
 
   async function create(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    try {
+    await send(async () => {
       const k = await api.post<ApiKey>('/v1/api_keys', { name: name.trim(), scopes }, idempotencyKey());
       setCreated(k);
       setName('');
-      setErrors({});
       keys.reload();
-    } catch (err) {
-      setErrors(toFieldErrors(err, (p) => p === 'name' || p.startsWith('scopes')));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   async function revoke(k: ApiKey) {
@@ -230,27 +223,20 @@ function Webhooks() {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>(['meal.created', 'digestion.state_changed']);
   const [secret, setSecret] = useState('');
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, busy, send } = useApiForm((p) => p === 'url' || p === 'secret' || p.startsWith('events'));
   const [created, setCreated] = useState<WebhookSubscription | null>(null);
-  const [busy, setBusy] = useState(false);
 
   async function create(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    try {
+    await send(async () => {
       const body: Record<string, unknown> = { url: url.trim(), events };
       if (secret.trim()) body.secret = secret.trim();
       const s = await api.post<WebhookSubscription>('/v1/webhooks', body, idempotencyKey());
       setCreated(s);
       setUrl('');
       setSecret('');
-      setErrors({});
       subs.reload();
-    } catch (err) {
-      setErrors(toFieldErrors(err, (p) => p === 'url' || p === 'secret' || p.startsWith('events')));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   const eventsError = Object.entries(errors).find(([k]) => k.startsWith('events'))?.[1];
@@ -496,23 +482,16 @@ function SettingsCard() {
     return list.includes(app.settings.timezone) ? list : [app.settings.timezone, ...list];
   }, [app.settings.timezone]);
   const [form, setForm] = useState({ timezone: app.settings.timezone, day_start: app.settings.day_start, units: app.settings.units });
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, busy, send } = useApiForm((p) => p in form);
   const unitOptions = Array.from(new Set([app.settings.units, 'metric', 'imperial']));
 
   async function save(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    try {
+    await send(async () => {
       const s = await api.patch<Settings>('/v1/settings', form);
       app.setSettings(s);
-      setErrors({});
       app.toast('Settings saved. Scores and days are recomputed for them.');
-    } catch (err) {
-      setErrors(toFieldErrors(err, (p) => p in form));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

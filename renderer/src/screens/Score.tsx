@@ -10,7 +10,7 @@ import {
   type OvernightScore,
   type SleepSession,
 } from '../api/types';
-import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, Segmented, toFieldErrors, type FieldErrors } from '../components/ui';
+import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, Segmented, useApiForm, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber } from '../lib/meals';
@@ -361,8 +361,7 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
     awakenings: '',
   });
   const [form, setForm] = useState(defaults);
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, busy, send } = useApiForm((p) => ['start', 'end', 'efficiency', 'awakenings'].includes(p));
   const sessions = useResource(
     (signal) => api.get<List<SleepSession>>('/v1/sleep/sessions', { start_date: addDays(app.today, -13), end_date: app.today }, signal),
     [app.today],
@@ -387,19 +386,13 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
       else body.awakenings = n;
     }
     if (Object.keys(errs).length) return setErrors(errs);
-    setBusy(true);
-    try {
+    await send(async () => {
       await api.post<SleepSession>('/v1/sleep/sessions', body, idempotencyKey());
-      setErrors({});
       setForm(defaults());
       sessions.reload();
       onSaved();
       app.toast('Sleep logged. The overnight score updates in a moment.');
-    } catch (err) {
-      setErrors(toFieldErrors(err, (p) => ['start', 'end', 'efficiency', 'awakenings'].includes(p)));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   async function remove(s: SleepSession) {
