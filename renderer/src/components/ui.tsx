@@ -1,5 +1,6 @@
 import { useId, useState, type ReactNode } from 'react';
 import { ApiError, errorMessage } from '../api/client';
+import type { Resource } from '../lib/hooks';
 
 /** A labelled control with its hint and its inline error (announced, and tied by aria-describedby). */
 export function Field(props: {
@@ -152,6 +153,12 @@ export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => 
       ) : null}
     </div>
   );
+}
+
+/** What a resource shows besides its data: its error with a retry, or the loading note until it has data. */
+export function ResourceStatus({ resource }: { resource: Resource<unknown> }) {
+  if (resource.error) return <ErrorNote error={resource.error} onRetry={resource.reload} />;
+  return !resource.data ? <Loading /> : null;
 }
 
 export function Empty({ children }: { children: ReactNode }) {

@@ -1,7 +1,7 @@
 import { useMemo, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
 import { api, errorMessage, idempotencyKey } from '../api/client';
 import { WEBHOOK_EVENTS, type ApiKey, type DeliveryAttempt, type List, type Settings, type WebhookDelivery, type WebhookSubscription, type WebhookTest } from '../api/types';
-import { Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, useApiForm } from '../components/ui';
+import { Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, ScreenHead, useApiForm } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, fmtTime } from '../lib/time';
@@ -183,8 +183,7 @@ function ApiKeys() {
         </div>
       </form>
       <h3 className="sub-title">Your keys</h3>
-      {keys.error ? <ErrorNote error={keys.error} onRetry={keys.reload} /> : null}
-      {!keys.data && !keys.error ? <Loading /> : null}
+      <ResourceStatus resource={keys} />
       {keys.data ? (
         keys.data.data.length ? (
           <ul className="rows" data-testid="api-keys">
@@ -290,8 +289,7 @@ function Webhooks() {
         </div>
       </form>
       <h3 className="sub-title">Subscriptions</h3>
-      {subs.error ? <ErrorNote error={subs.error} onRetry={subs.reload} /> : null}
-      {!subs.data && !subs.error ? <Loading /> : null}
+      <ResourceStatus resource={subs} />
       {subs.data ? (
         subs.data.data.length ? (
           <ul className="rows" data-testid="webhooks">
@@ -419,8 +417,7 @@ function Deliveries({ base, tz, refreshKey }: { base: string; tz: string; refres
 
   return (
     <div className="deliveries" data-testid="deliveries">
-      {list.error ? <ErrorNote error={list.error} onRetry={list.reload} /> : null}
-      {!list.data && !list.error ? <Loading /> : null}
+      <ResourceStatus resource={list} />
       {list.data && !list.data.data.length ? <Empty>No deliveries yet.</Empty> : null}
       {list.data?.data.length ? (
         <table className="delivery-table">

@@ -10,7 +10,7 @@ import {
   type OvernightScore,
   type SleepSession,
 } from '../api/types';
-import { Card, Chip, Empty, ErrorNote, Field, FormError, Icon, Loading, ScreenHead, Segmented, useApiForm, type FieldErrors } from '../components/ui';
+import { Card, Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, ScreenHead, Segmented, useApiForm, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber } from '../lib/meals';
@@ -75,8 +75,7 @@ export default function ScoreScreen() {
   return (
     <div className="screen" data-testid="score">
       <ScreenHead title="Gut score" subtitle="How your eating pattern supports digestion, from 0 to 100." />
-      {daily.error ? <ErrorNote error={daily.error} onRetry={daily.reload} /> : null}
-      {!daily.data && !daily.error ? <Loading /> : null}
+      <ResourceStatus resource={daily} />
       {today ? <TodayScore score={today} isToday={today.date === app.today} /> : daily.data ? <Card><Empty>No scores yet. Log a few meals to get one.</Empty></Card> : null}
 
       <Card
@@ -100,8 +99,7 @@ export default function ScoreScreen() {
 
       <div className="score-grid">
         <Card title="Overnight">
-          {overnight.error ? <ErrorNote error={overnight.error} onRetry={overnight.reload} /> : null}
-          {!overnight.data && !overnight.error ? <Loading /> : null}
+          <ResourceStatus resource={overnight} />
           {lastNight ? <OvernightDetail night={lastNight} /> : overnight.data ? <Empty>No overnight score yet. Log a night’s sleep to get one.</Empty> : null}
           {nights.length > 1 ? <OvernightChart nights={nights} /> : null}
         </Card>

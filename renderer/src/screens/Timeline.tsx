@@ -1,7 +1,7 @@
 import { useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import { api } from '../api/client';
 import type { Meal, TimelineEntry } from '../api/types';
-import { Card, ErrorNote, Icon, Loading, ScreenHead, Segmented } from '../components/ui';
+import { Card, Icon, ResourceStatus, ScreenHead, Segmented } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, mealTitle } from '../lib/meals';
@@ -141,8 +141,7 @@ export default function TimelineScreen({ params }: { params: URLSearchParams }) 
       </ScreenHead>
       <Card title={view === 'day' ? fmtDay(day, 'long') : `${fmtDay(addDays(day, -6))} – ${fmtDay(day)}`}>
         <Legend />
-        {data.error ? <ErrorNote error={data.error} onRetry={data.reload} /> : null}
-        {!data.data && !data.error ? <Loading /> : null}
+        <ResourceStatus resource={data} />
         {data.data ? view === 'day' ? <DayChart day={day} bars={data.data} now={Math.max(now, clock.now())} /> : <WeekChart lastDay={day} bars={data.data} now={Math.max(now, clock.now())} /> : null}
       </Card>
     </div>
