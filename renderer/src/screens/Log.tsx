@@ -11,6 +11,19 @@ import { addDays } from '../lib/time';
 
 const HISTORY_DAYS = 14;
 
+/** A favourite or recent meal as one button that logs it again now. */
+function RelogButton<M extends Favourite | Meal>({ meal, action, onLog }: { meal: M; action: string; onLog: (meal: M) => Promise<void> }) {
+  return (
+    <button type="button" className="relog__btn" onClick={() => void onLog(meal)}>
+      <span className="visually-hidden">{action}: </span>
+      <span className="relog__title">{mealTitle(meal)}</span>
+      <span className="relog__meta">
+        {capitalize(meal.meal_type)} · {fmtNumber(meal.macros.calories)} kcal
+      </span>
+    </button>
+  );
+}
+
 export function LogScreen() {
   const app = useApp();
   // A draft handed over by another screen (edit / copy); taken once when the screen opens.
@@ -52,13 +65,7 @@ export function LogScreen() {
               <ul className="relog">
                 {favourites.map((f) => (
                   <li key={f.key}>
-                    <button type="button" className="relog__btn" onClick={() => void actions.relog(f)}>
-                      <span className="visually-hidden">Log now: </span>
-                      <span className="relog__title">{mealTitle(f)}</span>
-                      <span className="relog__meta">
-                        {capitalize(f.meal_type)} · {fmtNumber(f.macros.calories)} kcal
-                      </span>
-                    </button>
+                    <RelogButton meal={f} action="Log now" onLog={actions.relog} />
                     <button
                       type="button"
                       className="icon-btn is-on"
@@ -84,13 +91,7 @@ export function LogScreen() {
               <ul className="relog" data-testid="recent">
                 {recent.map((m) => (
                   <li key={m.id}>
-                    <button type="button" className="relog__btn" onClick={() => void actions.relog(m)}>
-                      <span className="visually-hidden">Log again now: </span>
-                      <span className="relog__title">{mealTitle(m)}</span>
-                      <span className="relog__meta">
-                        {capitalize(m.meal_type)} · {fmtNumber(m.macros.calories)} kcal
-                      </span>
-                    </button>
+                    <RelogButton meal={m} action="Log again now" onLog={actions.relog} />
                     <button
                       type="button"
                       className={`icon-btn ${favKeys.has(contentKey(m)) ? 'is-on' : ''}`}
