@@ -182,4 +182,18 @@ export const migrations: Migration[] = [
         CHECK (calories_source IN ('logged', 'foods', 'macros'));
     `,
   },
+  {
+    version: 8,
+    name: 'webhook receivers pinned by certificate fingerprint',
+    sql: `
+      -- A subscription may trust exactly one TLS certificate (a self-signed one, as Home Assistant
+      -- often has) by its SHA-256 fingerprint, "AB:CD:…" as Node and openssl print it. NULL: the
+      -- usual verification against the system's certificate authorities.
+      ALTER TABLE webhook_subscriptions ADD COLUMN tls_pin_sha256 TEXT;
+      -- The certificate the receiver presented at the last HTTPS attempt, so the person can pin it.
+      ALTER TABLE webhook_subscriptions ADD COLUMN tls_seen_sha256 TEXT;
+      ALTER TABLE webhook_subscriptions ADD COLUMN tls_seen_ms INTEGER;
+      ALTER TABLE webhook_attempts ADD COLUMN peer_certificate_sha256 TEXT;
+    `,
+  },
 ];

@@ -12,6 +12,8 @@ export interface WebhookAttemptRecord {
   statusCode: number | null;
   durationMs: number | null;
   error: string | null;
+  /** SHA-256 fingerprint of the certificate an HTTPS receiver presented ("AB:CD:…"). */
+  peerCertificateSha256: string | null;
 }
 
 interface AttemptRow {
@@ -23,9 +25,10 @@ interface AttemptRow {
   status_code: number | null;
   duration_ms: number | null;
   error: string | null;
+  peer_certificate_sha256: string | null;
 }
 
-const COLUMNS = 'delivery_id, attempt, started_ms, finished_ms, outcome, status_code, duration_ms, error';
+const COLUMNS = 'delivery_id, attempt, started_ms, finished_ms, outcome, status_code, duration_ms, error, peer_certificate_sha256';
 
 function fromRow(r: AttemptRow): WebhookAttemptRecord {
   return {
@@ -37,6 +40,7 @@ function fromRow(r: AttemptRow): WebhookAttemptRecord {
     statusCode: r.status_code,
     durationMs: r.duration_ms,
     error: r.error,
+    peerCertificateSha256: r.peer_certificate_sha256,
   };
 }
 
@@ -47,12 +51,12 @@ export function insertAttemptStart(db: Db, deliveryId: string, attempt: number, 
 
 export function finishAttempt(
   db: Db,
-  a: Pick<WebhookAttemptRecord, 'deliveryId' | 'attempt' | 'finishedMs' | 'outcome' | 'statusCode' | 'durationMs' | 'error'>,
+  a: Omit<WebhookAttemptRecord, 'startedMs'>,
 ): void {
   db.prepare(
-    `UPDATE webhook_attempts SET finished_ms = ?, outcome = ?, status_code = ?, duration_ms = ?, error = ?
+    `UPDATE webhook_attempts SET finished_ms = ?, outcome = ?, status_code = ?, duration_ms = ?, error = ?, peer_certificate_sha256 = ?
      WHERE delivery_id = ? AND attempt = ?`,
-  ).run(a.finishedMs, a.outcome, a.statusCode, a.durationMs, a.error, a.deliveryId, a.attempt);
+  ).run(a.finishedMs, a.outcome, a.statusCode, a.durationMs, a.error, a.peerCertificateSha256, a.deliveryId, a.attempt);
 }
 
 /** Attempts with no outcome: they were in flight when the process stopped. */

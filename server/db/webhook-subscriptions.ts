@@ -13,6 +13,11 @@ export interface WebhookSubscriptionRecord {
   disabledReason: string | null;
   disabledMs: number | null;
   failingSinceMs: number | null;
+  /** The one certificate (SHA-256 fingerprint, "AB:CD:…") trusted for this URL; null: normal verification. */
+  tlsPinSha256: string | null;
+  /** The certificate the receiver presented at the last HTTPS attempt, and when. */
+  tlsSeenSha256: string | null;
+  tlsSeenMs: number | null;
   createdMs: number;
   updatedMs: number;
 }
@@ -28,12 +33,15 @@ interface SubscriptionRow {
   disabled_reason: string | null;
   disabled_ms: number | null;
   failing_since_ms: number | null;
+  tls_pin_sha256: string | null;
+  tls_seen_sha256: string | null;
+  tls_seen_ms: number | null;
   created_ms: number;
   updated_ms: number;
 }
 
 const COLUMNS =
-  'id, url, events_json, secret, previous_secret, previous_secret_expires_ms, status, disabled_reason, disabled_ms, failing_since_ms, created_ms, updated_ms';
+  'id, url, events_json, secret, previous_secret, previous_secret_expires_ms, status, disabled_reason, disabled_ms, failing_since_ms, tls_pin_sha256, tls_seen_sha256, tls_seen_ms, created_ms, updated_ms';
 
 function fromRow(r: SubscriptionRow): WebhookSubscriptionRecord {
   return {
@@ -47,6 +55,9 @@ function fromRow(r: SubscriptionRow): WebhookSubscriptionRecord {
     disabledReason: r.disabled_reason,
     disabledMs: r.disabled_ms,
     failingSinceMs: r.failing_since_ms,
+    tlsPinSha256: r.tls_pin_sha256,
+    tlsSeenSha256: r.tls_seen_sha256,
+    tlsSeenMs: r.tls_seen_ms,
     createdMs: r.created_ms,
     updatedMs: r.updated_ms,
   };
@@ -64,6 +75,9 @@ function toParams(s: WebhookSubscriptionRecord) {
     disabled_reason: s.disabledReason,
     disabled_ms: s.disabledMs,
     failing_since_ms: s.failingSinceMs,
+    tls_pin_sha256: s.tlsPinSha256,
+    tls_seen_sha256: s.tlsSeenSha256,
+    tls_seen_ms: s.tlsSeenMs,
     created_ms: s.createdMs,
     updated_ms: s.updatedMs,
   };
@@ -72,16 +86,19 @@ function toParams(s: WebhookSubscriptionRecord) {
 export function insertSubscription(db: Db, s: WebhookSubscriptionRecord): void {
   db.prepare(
     `INSERT INTO webhook_subscriptions (${COLUMNS}) VALUES (@id, @url, @events_json, @secret, @previous_secret, @previous_secret_expires_ms,
-       @status, @disabled_reason, @disabled_ms, @failing_since_ms, @created_ms, @updated_ms)`,
+       @status, @disabled_reason, @disabled_ms, @failing_since_ms, @tls_pin_sha256, @tls_seen_sha256, @tls_seen_ms, @created_ms, @updated_ms)`,
   ).run(toParams(s));
 }
 
-/** Writes every mutable field of a subscription (its id and created_ms never change). */
+/**
+ * Writes every field a person can change, and the dispatcher's failure bookkeeping (its id and
+ * created_ms never change; the certificate seen is written by setSeenCertificate alone).
+ */
 export function updateSubscription(db: Db, s: WebhookSubscriptionRecord): void {
   db.prepare(
     `UPDATE webhook_subscriptions SET url = @url, events_json = @events_json, secret = @secret, previous_secret = @previous_secret,
        previous_secret_expires_ms = @previous_secret_expires_ms, status = @status, disabled_reason = @disabled_reason,
-       disabled_ms = @disabled_ms, failing_since_ms = @failing_since_ms, updated_ms = @updated_ms
+       disabled_ms = @disabled_ms, failing_since_ms = @failing_since_ms, tls_pin_sha256 = @tls_pin_sha256, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(s));
 }
@@ -125,4 +142,9 @@ export function setFailingSince(db: Db, id: string, sinceMs: number | null): voi
   } else {
     db.prepare('UPDATE webhook_subscriptions SET failing_since_ms = COALESCE(failing_since_ms, ?) WHERE id = ?').run(sinceMs, id);
   }
+}
+
+/** Records the certificate a receiver presented at an HTTPS attempt (shown so it can be pinned). */
+export function setSeenCertificate(db: Db, id: string, sha256: string, seenMs: number): void {
+  db.prepare('UPDATE webhook_subscriptions SET tls_seen_sha256 = ?, tls_seen_ms = ? WHERE id = ?').run(sha256, seenMs, id);
 }

@@ -4,7 +4,7 @@ import { hasMeals, insertMeal, listAllMeals, mealExists, type MealRecord } from 
 import { hasSleep, insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
 import { saveSettings } from '../db/settings.js';
 import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
-import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
+import { certificateFingerprint, eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
 import { subscriptionResource } from '../webhooks/resources.js';
 import { MEAL_TYPES } from '../db/meals.js';
 import { mealResource } from '../nutrition/meals.js';
@@ -92,6 +92,7 @@ const ImportSubscription = z.object({
   id: z.string().regex(/^whsub_[0-9A-Za-z]{1,60}$/, { message: 'must be a subscription id (whsub_…)' }),
   url: webhookUrl,
   events: eventList,
+  tls_certificate_sha256: certificateFingerprint.nullable().optional(),
   created_at: isoInstant.optional(),
 });
 
@@ -231,6 +232,9 @@ export function importDocument(
         disabledReason: IMPORTED_SUBSCRIPTION_REASON,
         disabledMs: now,
         failingSinceMs: null,
+        tlsPinSha256: s.tls_certificate_sha256 ?? null,
+        tlsSeenSha256: null,
+        tlsSeenMs: null,
         createdMs: s.created_at ? Date.parse(s.created_at) : now,
         updatedMs: now,
       });

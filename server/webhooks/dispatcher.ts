@@ -11,7 +11,13 @@ import {
   scheduleDelivery,
   type WebhookDeliveryRecord,
 } from '../db/webhook-deliveries.js';
-import { getSubscription, setFailingSince, updateSubscription, type WebhookSubscriptionRecord } from '../db/webhook-subscriptions.js';
+import {
+  getSubscription,
+  setFailingSince,
+  setSeenCertificate,
+  updateSubscription,
+  type WebhookSubscriptionRecord,
+} from '../db/webhook-subscriptions.js';
 import { isoUtc } from '../time/tz.js';
 import { postOnce, type SendResult } from './send.js';
 import { SIGNATURE_HEADER, signatureHeader } from './sign.js';
@@ -230,6 +236,7 @@ export class Dispatcher {
     const result = await postOnce(sub.url, current.body, headers, {
       timeoutMs: this.options.attemptTimeoutMs,
       signal: this.aborter.signal,
+      pinnedCertificateSha256: sub.tlsPinSha256,
     });
     this.record(current, attempt, result);
     return { deliveryId: current.id, result };
@@ -252,7 +259,9 @@ export class Dispatcher {
           statusCode: result.statusCode,
           durationMs: result.durationMs,
           error: result.error,
+          peerCertificateSha256: result.peerCertificateSha256,
         });
+        if (result.peerCertificateSha256) setSeenCertificate(db, current.subscriptionId, result.peerCertificateSha256, now);
         if (result.ok) {
           // Delivered wins over everything, even a cancellation that raced with this attempt.
           completeDelivery(db, current.id, 'succeeded', now);
@@ -337,6 +346,7 @@ export class Dispatcher {
           statusCode: null,
           durationMs: null,
           error: 'interrupted: the service stopped before this attempt finished; it was retried after restart',
+          peerCertificateSha256: null,
         });
       }
       for (const d of listStrandedDeliveries(db)) {

@@ -29,6 +29,14 @@ export const WebhookSubscriptionSchema = z
     previous_secret_expires_at: isoDateTime
       .nullable()
       .meta({ description: 'After a secret rotation, the old secret also signs (a second v1=) until this instant.' }),
+    tls_certificate_sha256: z.string().nullable().meta({
+      description: 'The pinned certificate: HTTPS deliveries trust exactly the certificate with this SHA-256 fingerprint. null: the usual verification.',
+    }),
+    observed_certificate_sha256: z.string().nullable().meta({
+      description:
+        'SHA-256 fingerprint of the certificate the receiver presented at the last HTTPS attempt, trusted or not: compare it with the receiver\'s own, then pin it.',
+    }),
+    observed_certificate_at: isoDateTime.nullable(),
     created_at: isoDateTime,
     updated_at: isoDateTime,
     secret: z.string().optional().meta({ description: 'The signing secret: only in the response that creates the subscription.' }),
@@ -46,6 +54,9 @@ export function subscriptionResource(s: WebhookSubscriptionRecord, nowMs: number
     disabled_reason: s.status === 'disabled' ? s.disabledReason : null,
     disabled_at: s.status === 'disabled' && s.disabledMs !== null ? isoUtc(s.disabledMs) : null,
     previous_secret_expires_at: overlap ? isoUtc(s.previousSecretExpiresMs!) : null,
+    tls_certificate_sha256: s.tlsPinSha256,
+    observed_certificate_sha256: s.tlsSeenSha256,
+    observed_certificate_at: s.tlsSeenMs === null ? null : isoUtc(s.tlsSeenMs),
     created_at: isoUtc(s.createdMs),
     updated_at: isoUtc(s.updatedMs),
     ...(secret !== undefined ? { secret } : {}),
@@ -63,6 +74,7 @@ export const WebhookAttemptSchema = z
     status_code: z.number().int().nullable().meta({ description: 'The HTTP status the receiver answered, if it answered.' }),
     duration_ms: z.number().int().nullable(),
     error: z.string().nullable(),
+    certificate_sha256: z.string().nullable().meta({ description: 'HTTPS: SHA-256 fingerprint of the certificate the receiver presented.' }),
   })
   .meta({ id: 'WebhookAttempt' });
 
@@ -94,6 +106,7 @@ export function attemptResource(a: WebhookAttemptRecord): Record<string, unknown
     status_code: a.statusCode,
     duration_ms: a.durationMs,
     error: a.error,
+    certificate_sha256: a.peerCertificateSha256,
   };
 }
 
@@ -123,6 +136,9 @@ export const WebhookTestSchema = z
     status_code: z.number().int().nullable(),
     duration_ms: z.number().int(),
     webhook_delivery_id: z.string(),
+    certificate_sha256: z.string().nullable().meta({
+      description: 'HTTPS: SHA-256 fingerprint of the certificate the receiver presented, trusted or not (pin it with tls_certificate_sha256); null for http.',
+    }),
     error: z.string().optional().meta({ description: 'Why it was not delivered (absent when delivered).' }),
   })
   .meta({ id: 'WebhookTest' });

@@ -1,6 +1,8 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
+import { CertificateRefusedError, verifiedTlsConnection } from './tls-pin.js';
 
 /** One HTTP attempt of a delivery: what came back, or why nothing usable did. */
 export interface SendResult {
@@ -11,11 +13,15 @@ export interface SendResult {
   durationMs: number;
   /** The attempt was cut short because the service is stopping (not the receiver's fault). */
   interrupted: boolean;
+  /** HTTPS: the SHA-256 fingerprint of the certificate the receiver presented, trusted or not. */
+  peerCertificateSha256: string | null;
 }
 
 export interface SendOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** HTTPS: trust exactly the certificate with this SHA-256 fingerprint instead of the usual verification. */
+  pinnedCertificateSha256?: string | null;
 }
 
 const NETWORK_ERRORS: Record<string, string> = {
@@ -30,6 +36,7 @@ const NETWORK_ERRORS: Record<string, string> = {
 };
 
 function describe(err: unknown): string {
+  if (err instanceof CertificateRefusedError) return err.message;
   const e = err as NodeJS.ErrnoException;
   if (e?.code && NETWORK_ERRORS[e.code]) return NETWORK_ERRORS[e.code]!;
   if (e?.code && /CERT|SSL|TLS/.test(e.code)) return `TLS error (${e.code})`;
@@ -39,45 +46,60 @@ function describe(err: unknown): string {
 
 /**
  * POSTs `body` to `url` once. Uses node:http(s) directly: no redirect is followed (a 3xx is a
- * failure), no connection is reused, and the whole attempt (connect, send, response headers) is
- * bounded by `timeoutMs`. Only a 2xx status counts as delivered. Never rejects.
+ * failure), no connection is reused, and the whole attempt (connect, TLS handshake, send, response
+ * headers) is bounded by `timeoutMs`. An HTTPS receiver is trusted by the usual verification or,
+ * with a pin, by its certificate's fingerprint (tls-pin.ts). Only a 2xx status counts as
+ * delivered. Never rejects.
  */
 export function postOnce(url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendResult> {
   const started = performance.now();
   const target = new URL(url);
-  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   const payload = Buffer.from(body, 'utf8');
 
   return new Promise<SendResult>((resolve) => {
     let settled = false;
     let req: ClientRequest | undefined;
-    const finish = (r: Omit<SendResult, 'durationMs' | 'interrupted'> & { interrupted?: boolean }) => {
+    let tlsSocket: TLSSocket | undefined;
+    let peerCertificateSha256: string | null = null;
+    const finish = (r: Omit<SendResult, 'durationMs' | 'interrupted' | 'peerCertificateSha256'> & { interrupted?: boolean }) => {
       if (settled) return;
       settled = true;
       // The timer stays armed until the socket closes: a receiver that answers and then never
       // finishes its body is still cut off at the deadline.
       if (!req || req.destroyed) clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      resolve({ ...r, interrupted: r.interrupted ?? false, durationMs: Math.round(performance.now() - started) });
+      resolve({ ...r, interrupted: r.interrupted ?? false, peerCertificateSha256, durationMs: Math.round(performance.now() - started) });
+    };
+    const destroy = () => {
+      req?.destroy();
+      tlsSocket?.destroy(); // a handshake still under way belongs to no request yet
     };
     const timer = setTimeout(() => {
       finish({ ok: false, statusCode: null, error: `timed out after ${options.timeoutMs / 1000} s without a response` });
-      req?.destroy();
+      destroy();
     }, options.timeoutMs);
     timer.unref?.();
     const onAbort = () => {
       finish({ ok: false, statusCode: null, error: 'interrupted: the service stopped during this attempt', interrupted: true });
-      req?.destroy();
+      destroy();
     };
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
     try {
-      req = request(target, {
-        method: 'POST',
-        agent: false,
-        headers: { ...headers, 'Content-Length': String(payload.length), Connection: 'close' },
-      });
+      const common = { method: 'POST', headers: { ...headers, 'Content-Length': String(payload.length), Connection: 'close' } };
+      req =
+        target.protocol === 'https:'
+          ? httpsRequest(target, {
+              ...common,
+              // No agent: the connection is made (and the certificate judged) by verifiedTlsConnection.
+              createConnection: verifiedTlsConnection({
+                pinSha256: options.pinnedCertificateSha256 ?? null,
+                onPeerCertificate: (sha256) => (peerCertificateSha256 = sha256),
+                onConnecting: (socket) => (tlsSocket = socket),
+              }) as never,
+            })
+          : httpRequest(target, { ...common, agent: false });
     } catch (err) {
       return finish({ ok: false, statusCode: null, error: describe(err) });
     }

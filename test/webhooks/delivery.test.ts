@@ -205,7 +205,7 @@ describe('webhook deliveries', () => {
     const sub = await createSubscription(t, { url: rx.url, events: ['meal.created'] });
     const res = await t.request('POST', `/v1/webhooks/${sub.id}/test`);
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['delivered', 'duration_ms', 'object', 'status_code', 'webhook_delivery_id']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['certificate_sha256', 'delivered', 'duration_ms', 'object', 'status_code', 'webhook_delivery_id']);
     assert.equal(res.body.object, 'webhook_test');
     assert.equal(res.body.delivered, true);
     assert.equal(res.body.status_code, 200);

@@ -1,4 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import type { TestService } from '../helpers/service.js';
@@ -34,12 +35,17 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A real HTTP receiver on 127.0.0.1; `reply` decides each answer (default 200). */
-export async function startReceiver(reply: (r: Received) => Reply = () => ({ status: 200 })): Promise<Receiver> {
+export interface ReceiverOptions {
+  /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
+  tls?: { key: string; cert: string };
+}
+
+/** A real HTTP(S) receiver on 127.0.0.1; `reply` decides each answer (default 200). */
+export async function startReceiver(reply: (r: Received) => Reply = () => ({ status: 200 }), options: ReceiverOptions = {}): Promise<Receiver> {
   const received: Received[] = [];
   const held = new Set<ServerResponse>();
   const waiters: Array<{ n: number; resolve: () => void }> = [];
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -61,11 +67,12 @@ export async function startReceiver(reply: (r: Received) => Reply = () => ({ sta
       res.writeHead(answer.status ?? 200, answer.headers ?? {});
       res.end(answer.body ?? 'ok');
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handle) : createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/hook`,
     port,
     received,
     waitFor(n, timeoutMs = 5000) {
@@ -111,7 +118,7 @@ export function stripeVerifies(r: Received, secret: string, nowMs: number): bool
 
 export async function createSubscription(
   t: TestService,
-  body: { url: string; events: string[]; secret?: string },
+  body: { url: string; events: string[]; secret?: string; tls_certificate_sha256?: string | null },
 ): Promise<{ id: string; secret: string; [k: string]: any }> {
   const res = await t.request('POST', '/v1/webhooks', { body });
   if (res.status !== 201) throw new Error(`create webhook failed: ${res.status} ${res.text}`);

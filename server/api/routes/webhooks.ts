@@ -14,6 +14,7 @@ import { EVENT_TYPES } from '../../events/bus.js';
 import { newId, randomToken } from '../../ids.js';
 import { isoUtc } from '../../time/tz.js';
 import { MAX_ATTEMPTS, type Dispatcher } from '../../webhooks/dispatcher.js';
+import { FINGERPRINT_PATTERN, normalizeFingerprint } from '../../webhooks/tls-pin.js';
 import {
   deliveryResource,
   subscriptionResource,
@@ -70,8 +71,32 @@ const secretField = z
   .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' })
   .meta({ description: 'Shared signing secret, 16–256 characters (HMAC key: its UTF-8 bytes). Generated (whsec_…) when absent.' });
 
+/** A pinned certificate's SHA-256 fingerprint, stored in its canonical "AB:CD:…" form. */
+export const certificateFingerprint = z
+  .string({ message: 'must be a string' })
+  .max(200, { message: 'must be a SHA-256 fingerprint' })
+  .transform((raw, ctx) => {
+    const fingerprint = normalizeFingerprint(raw);
+    if (fingerprint === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be a SHA-256 fingerprint: 32 bytes as hex, e.g. "54:A7:F4:…:25:AB" (colons optional)' });
+      return z.NEVER;
+    }
+    return fingerprint;
+  })
+  .meta({
+    description:
+      'HTTPS receivers only: trust exactly the certificate with this SHA-256 fingerprint (a self-signed one, as Home Assistant often has) instead of verifying it against the certificate authorities. Colons, spaces and case are optional on input. null removes the pin.',
+    pattern: FINGERPRINT_PATTERN,
+    example: '54:A7:F4:1A:E5:3A:4F:1C:98:12:0A:0A:F9:6B:5A:F4:44:E4:FE:21:1E:4A:74:5A:13:B4:20:A2:6A:89:25:AB',
+  });
+
 export const WebhookCreateSchema = z
-  .strictObject({ url: webhookUrl, events: eventList, secret: secretField.optional() })
+  .strictObject({
+    url: webhookUrl,
+    events: eventList,
+    secret: secretField.optional(),
+    tls_certificate_sha256: certificateFingerprint.nullable().optional(),
+  })
   .meta({ id: 'WebhookCreate' });
 
 export const WebhookUpdateSchema = z
@@ -82,6 +107,7 @@ export const WebhookUpdateSchema = z
     secret: secretField.optional().meta({
       description: 'A new signing secret. The old one keeps signing too (a second v1= in the header) for 24 hours.',
     }),
+    tls_certificate_sha256: certificateFingerprint.nullable().optional(),
   })
   .meta({ id: 'WebhookUpdate' });
 
@@ -135,6 +161,9 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
           disabledReason: null,
           disabledMs: null,
           failingSinceMs: null,
+          tlsPinSha256: body.tls_certificate_sha256 ?? null,
+          tlsSeenSha256: null,
+          tlsSeenMs: null,
           createdMs: now,
           updatedMs: now,
         };
@@ -180,7 +209,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       method: 'PATCH',
       path: '/v1/webhooks/{id}',
       operationId: 'updateWebhook',
-      summary: 'Update a webhook subscription (url, events, status, secret)',
+      summary: 'Update a webhook subscription (url, events, status, secret, pinned certificate)',
       description:
         'status "disabled" pauses it (pending deliveries are canceled, new events are not recorded for it); "enabled" resumes it and clears an automatic disable. A new secret starts signing at once and the old one keeps signing too for 24 hours.',
       tag: 'Webhooks',
@@ -199,6 +228,10 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
               next.failingSinceMs = null; // failures of the old URL say nothing about the new one
             }
             if (body.events !== undefined) next.events = body.events;
+            if (body.tls_certificate_sha256 !== undefined && body.tls_certificate_sha256 !== sub.tlsPinSha256) {
+              next.tlsPinSha256 = body.tls_certificate_sha256;
+              next.failingSinceMs = null; // failures under the old trust say nothing about the new one
+            }
             if (body.secret !== undefined && body.secret !== sub.secret) {
               next.previousSecret = sub.secret;
               next.previousSecretExpiresMs = now + SECRET_OVERLAP_MS;
@@ -290,6 +323,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
             status_code: r.statusCode,
             duration_ms: r.durationMs,
             webhook_delivery_id: deliveryId,
+            certificate_sha256: r.peerCertificateSha256,
             ...(r.ok ? {} : { error: r.error ?? 'not delivered' }),
           },
         };
