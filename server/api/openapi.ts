@@ -40,10 +40,14 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
         parameters.push({ name, in: 'path', required: true, schema: toSchema(field, 'input') });
       }
     }
+    // Rules between query parameters (JSON Schema's dependentRequired on the query object) have
+    // no place among OpenAPI's one-by-one parameters: they go on the operation as an extension.
+    let dependentRequired: unknown;
     if (route.query instanceof z.ZodObject) {
       for (const [name, field] of Object.entries(route.query.shape as Record<string, z.ZodType>)) {
         parameters.push({ name, in: 'query', required: !field.safeParse(undefined).success, schema: toSchema(field, 'input') });
       }
+      dependentRequired = route.query.meta()?.dependentRequired;
     }
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
@@ -63,6 +67,7 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
         ? { 'x-required-scopes': Array.isArray(route.access) ? route.access : [route.access] }
         : {}),
       ...(parameters.length ? { parameters } : {}),
+      ...(dependentRequired ? { 'x-dependent-required': dependentRequired } : {}),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } }
         : {}),

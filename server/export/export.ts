@@ -6,11 +6,12 @@ import { saveSettings } from '../db/settings.js';
 import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
 import { certificateFingerprint, eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
 import { subscriptionResource } from '../webhooks/resources.js';
+import { ianaTimeZone, nonBlankText } from '../api/validation.js';
 import { MEAL_TYPES } from '../db/meals.js';
 import { mealResource } from '../nutrition/meals.js';
 import { currentSettings, mealDay } from '../settings.js';
 import { sleepDay, sleepResource } from '../sleep/sessions.js';
-import { isValidTimeZone, isoUtc, offsetMinutes } from '../time/tz.js';
+import { isoUtc, offsetMinutes } from '../time/tz.js';
 import { csvRow } from './csv.js';
 
 export const EXPORT_FORMAT = 'chyme.export';
@@ -54,9 +55,10 @@ export function mealsCsv(app: AppContext): string {
 // ---- Import ---------------------------------------------------------------------------------
 
 const num = (max: number) => z.number().finite().min(0).max(max);
-const isoInstant = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), {
-  message: 'must be an ISO 8601 date-time',
-});
+const isoInstant = z
+  .string()
+  .refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' })
+  .meta({ format: 'date-time' });
 
 const ImportMeal = z.object({
   id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
@@ -71,7 +73,7 @@ const ImportMeal = z.object({
     fiber_g: num(2000).nullable().optional(),
   }),
   micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
-  foods: z.array(z.object({ name: z.string().trim().min(1).max(200), calories: num(10_000) })).max(100).default([]),
+  foods: z.array(z.object({ name: nonBlankText(200), calories: num(10_000) })).max(100).default([]),
   utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
   calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
   created_at: isoInstant.optional(),
@@ -84,7 +86,7 @@ const ImportSleep = z.object({
   end: isoInstant,
   efficiency: z.number().min(0).max(1).nullable().optional(),
   awakenings: z.number().int().min(0).max(100).nullable().optional(),
-  source: z.string().min(1).max(50).optional(),
+  source: nonBlankText(50).optional(),
   created_at: isoInstant.optional(),
 });
 
@@ -106,7 +108,7 @@ export const ImportDocumentSchema = z
     format_version: z.literal(EXPORT_FORMAT_VERSION, { message: `must be ${EXPORT_FORMAT_VERSION}; this Chyme reads format version ${EXPORT_FORMAT_VERSION}` }),
     settings: z
       .object({
-        timezone: z.string().refine(isValidTimeZone, { message: 'must be an IANA time zone' }),
+        timezone: ianaTimeZone,
         day_start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/),
         units: z.enum(['metric', 'imperial']),
       })

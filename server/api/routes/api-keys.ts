@@ -5,7 +5,7 @@ import { isoUtc } from '../../time/tz.js';
 import { errors } from '../errors.js';
 import { defineRoute, SCOPES, type Scope } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
-import { idString } from '../validation.js';
+import { idString, nonBlankText } from '../validation.js';
 
 export const ApiKeySchema = z
   .object({
@@ -24,7 +24,7 @@ export const scopeList = z
   .array(z.enum(SCOPES as [Scope, ...Scope[]], { message: `must be one of ${SCOPES.join(', ')}` }))
   .min(1, { message: 'must name at least one scope' });
 
-export const keyName = z.string().trim().min(1, { message: 'must not be empty' }).max(100);
+export const keyName = nonBlankText(100);
 
 export function apiKeyResource(k: ApiKeyRecord, secret?: string): Record<string, unknown> {
   return {

@@ -18,7 +18,6 @@ import {
   timelineEntries,
 } from '../../digestion/service.js';
 import { addDays } from '../../time/tz.js';
-import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema, isoDateTime, listOf } from '../schemas.js';
 import { checkDateRange, cursorPosition, dateString, idString, queryInt } from '../validation.js';
@@ -117,12 +116,22 @@ export const InsightSchema = z
   })
   .meta({ id: 'Insight' });
 
-const dayRangeQuery = z.object({ start_date: dateString.optional(), end_date: dateString.optional() });
+/**
+ * start_date/end_date for day series: both; start_date alone (7 days from it); or neither (the
+ * last 7 days ending today). end_date alone is refused: it is documented as JSON Schema's
+ * dependentRequired, which the OpenAPI document carries as x-dependent-required.
+ */
+const dayRangeQuery = z
+  .object({ start_date: dateString.optional(), end_date: dateString.optional() })
+  .superRefine((q, ctx) => {
+    if (q.end_date !== undefined && q.start_date === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['start_date'], message: 'end_date needs start_date' });
+    }
+  })
+  .meta({ dependentRequired: { end_date: ['start_date'] } });
 const DEFAULT_SERIES_DAYS = 7;
 
-/** start_date/end_date for day series: both, or neither for the last 7 days ending today. */
 function seriesRange(query: { start_date?: string | undefined; end_date?: string | undefined }, today: string): { start: string; end: string } {
-  if (query.start_date === undefined && query.end_date !== undefined) throw errors.parameterMissing('start_date');
   const end = query.end_date ?? (query.start_date === undefined ? today : addDays(query.start_date, DEFAULT_SERIES_DAYS - 1));
   const start = query.start_date ?? addDays(end, -(DEFAULT_SERIES_DAYS - 1));
   checkDateRange(start, end);
@@ -177,7 +186,7 @@ export const digestionRoutes = [
     operationId: 'listDailyScores',
     summary: 'Daily gut scores',
     description:
-      'One score per day of [start_date, end_date] (default: the last 7 days), ascending, at most 366 days. Today is PENDING with a provisional score; a finished day with meals is SCORED; a finished day with nothing logged is UNSCORABLE (score and level null).',
+      'One score per day of [start_date, end_date] (default: the last 7 days; start_date alone: 7 days from it; end_date needs start_date), ascending, at most 366 days. Today is PENDING with a provisional score; a finished day with meals is SCORED; a finished day with nothing logged is UNSCORABLE (score and level null).',
     tag: 'Digestion',
     access: 'digestion:read',
     query: dayRangeQuery,
@@ -194,7 +203,7 @@ export const digestionRoutes = [
     operationId: 'listOvernightScores',
     summary: 'Overnight (sleep-derived) gut scores',
     description:
-      'One score per logged sleep session dated in [start_date, end_date] (the day the sleep ended; default the last 7 days), ascending, with features, a 14-night baseline and the deviation from it.',
+      'One score per logged sleep session dated in [start_date, end_date] (the day the sleep ended; default the last 7 days; start_date alone: 7 days from it; end_date needs start_date), ascending, with features, a 14-night baseline and the deviation from it.',
     tag: 'Digestion',
     access: 'digestion:read',
     query: dayRangeQuery,

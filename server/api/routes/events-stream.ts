@@ -49,6 +49,9 @@ function mayRead(principal: Principal, type: string): boolean {
   return scope === 'any' || (scope !== null && principal.scopes.has(scope));
 }
 
+/** ?last_event_id=: a sequence number as sent in `id:`, an evt_ id, or empty (no resume). */
+const LAST_EVENT_ID = /^(\d{1,15}|evt_[0-9A-Za-z]{1,60})?$/;
+
 /** Parses Last-Event-ID: a sequence number as sent in `id:`, or an evt_ id. */
 function resumePoint(raw: string | undefined, db: Parameters<typeof getEvent>[0]): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
@@ -78,7 +81,16 @@ export function eventStreamRoutes({ notices, trackStream, heartbeatMs }: EventSt
         'text/event-stream of the events webhooks carry: `id: <seq>`, `event: <type>`, `data: <event JSON>`. Send Last-Event-ID (or ?last_event_id=) to resume after a reconnect. A key sees meal.* with nutrition:read and digestion events with digestion:read; webhooks:read adds live webhook_subscription.* / webhook_delivery.* notices (no id, not replayed). test.ping is never streamed.',
       tag: 'Events',
       access: 'authenticated',
-      query: z.object({ last_event_id: z.string().max(80).optional() }),
+      query: z.object({
+        last_event_id: z
+          .string()
+          .regex(LAST_EVENT_ID, { message: 'must be the id of an event received on this stream (a sequence number)' })
+          .meta({
+            description:
+              'Resume after this event: the `id:` of an event received on this stream (a sequence number), or an evt_ id of an event this server sent (an evt_ id it does not know is a 400, like an unknown cursor). The Last-Event-ID header wins over it.',
+          })
+          .optional(),
+      }),
       responses: {
         200: { description: 'An endless event stream', contentType: 'text/event-stream', schema: z.string() },
         400: { description: 'Invalid Last-Event-ID', schema: ErrorSchema },

@@ -4,7 +4,7 @@ import { createMeal, MealValidationError, mealResource, patchMeal, removeMeal, t
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf, MealSchema } from '../schemas.js';
-import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
+import { boundedDateTime, nonBlankText, checkDateOrder, checkNotTooFarAhead, cursorPosition, dateString, idString, parseDateTime, queryInt } from '../validation.js';
 
 const mealType = z.enum(MEAL_TYPES as [string, ...string[]], {
   message: `must be one of ${MEAL_TYPES.join(', ')}`,
@@ -14,7 +14,7 @@ const bounded = (max: number) =>
   z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
 
 const foodInput = z.strictObject({
-  name: z.string().trim().min(1, { message: 'must not be empty' }).max(200),
+  name: nonBlankText(200),
   calories: bounded(10_000),
 });
 
@@ -37,12 +37,16 @@ const microsInput = z.strictObject({
   caffeine_mg: bounded(2000).nullable().optional(),
 });
 
+/** Meals from 2000 up to a day ahead (clock skew, a planned dinner); beyond is a typo. */
+const MEAL_TIMESTAMP_MAX_FUTURE = { iso: 'P1D', ms: 24 * 3600_000, words: 'one day' };
+const mealTimestamp = boundedDateTime({ earliest: '2000-01-01T00:00:00Z', maxFuture: MEAL_TIMESTAMP_MAX_FUTURE });
+
 const description = z.string().max(2000, { message: 'must be at most 2000 characters' });
 const foods = z.array(foodInput).max(100, { message: 'a meal may list at most 100 foods' });
 
 export const MealCreateSchema = z
   .strictObject({
-    timestamp: dateTimeString,
+    timestamp: mealTimestamp,
     meal_type: mealType,
     description: description.optional(),
     macros: macrosCreate.optional(),
@@ -53,7 +57,7 @@ export const MealCreateSchema = z
 
 export const MealUpdateSchema = z
   .strictObject({
-    timestamp: dateTimeString.optional(),
+    timestamp: mealTimestamp.optional(),
     meal_type: mealType.optional(),
     description: description.optional(),
     macros: macrosPatch.optional(),
@@ -69,18 +73,11 @@ const errorResponses = {
   403: { description: 'The key lacks the required scope', schema: ErrorSchema },
 };
 
-/** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
-function checkTimestamp(ms: number, nowMs: number): void {
-  if (ms < Date.UTC(2000, 0, 1) || ms > nowMs + 24 * 3600_000) {
-    throw errors.parameterInvalid('timestamp', 'Invalid timestamp: must be after 2000-01-01 and at most one day in the future.');
-  }
-}
-
 function toInput(body: z.output<typeof MealUpdateSchema>, nowMs: number): Partial<MealInput> {
   const out: Partial<MealInput> = {};
   if (body.timestamp !== undefined) {
     const t = parseDateTime(body.timestamp);
-    checkTimestamp(t.ms, nowMs);
+    checkNotTooFarAhead('timestamp', t.ms, nowMs, MEAL_TIMESTAMP_MAX_FUTURE, 'must be at most one day in the future.');
     out.timestampMs = t.ms;
     out.utcOffsetMin = t.offsetMin;
   }

@@ -4,7 +4,7 @@ import { createSleep, removeSleep, SleepOverlapError, sleepResource } from '../.
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, isoDateTime, listOf } from '../schemas.js';
-import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
+import { boundedDateTime, nonBlankText, checkDateOrder, checkNotTooFarAhead, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
 
 export const SleepSessionSchema = z
   .object({
@@ -21,13 +21,16 @@ export const SleepSessionSchema = z
   })
   .meta({ id: 'SleepSession' });
 
+/** A session may end a little ahead of the service clock (a tracker's clock runs fast), not more. */
+const SLEEP_END_MAX_FUTURE = { iso: 'PT5M', ms: 5 * 60_000, words: '5 minutes' };
+
 export const SleepCreateSchema = z
   .strictObject({
     start: dateTimeString,
-    end: dateTimeString,
+    end: boundedDateTime({ maxFuture: SLEEP_END_MAX_FUTURE }),
     efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
     awakenings: z.number().int().min(0).max(100).nullable().optional(),
-    source: z.string().trim().min(1).max(50).optional(),
+    source: nonBlankText(50).optional(),
   })
   .meta({ id: 'SleepCreate' });
 
@@ -39,7 +42,8 @@ export const sleepRoutes = [
     path: '/v1/sleep/sessions',
     operationId: 'createSleepSession',
     summary: 'Log a sleep session',
-    description: 'An overnight score is computed for it (event overnight_score.created). Sessions may not overlap.',
+    description:
+      'end must be after start, at most 24 hours later. An overnight score is computed for it (event overnight_score.created). Sessions may not overlap (409).',
     tag: 'Sleep',
     access: 'sleep:write',
     body: SleepCreateSchema,
@@ -53,7 +57,7 @@ export const sleepRoutes = [
       const end = parseDateTime(body.end).ms;
       if (end <= start) throw errors.parameterInvalid('end', 'Invalid end: must be after start.');
       if (end - start > MAX_SLEEP_MS) throw errors.parameterInvalid('end', 'Invalid end: a sleep session may last at most 24 hours.');
-      if (end > app.clock.now() + 5 * 60_000) throw errors.parameterInvalid('end', 'Invalid end: a sleep session cannot end in the future.');
+      checkNotTooFarAhead('end', end, app.clock.now(), SLEEP_END_MAX_FUTURE, 'a sleep session cannot end in the future.');
       try {
         const session = createSleep(app, {
           startMs: start,

@@ -39,8 +39,13 @@ const SECTION_SCOPE: Record<Section, Scope> = {
   timeline: 'digestion:read',
 };
 
+const SECTION_NAME = `(${SNAPSHOT_SECTIONS.join('|')})`;
+/** Section names separated by commas (spaces and empty items are tolerated). */
+const INCLUDE_PATTERN = new RegExp(`^[ ,]*${SECTION_NAME}( *,[ ,]*${SECTION_NAME})*[ ,]*$`);
+
 const includeList = z
   .string()
+  .regex(INCLUDE_PATTERN, { message: `must be a comma-separated list of ${SNAPSHOT_SECTIONS.join(', ')}` })
   .transform((s, ctx) => {
     const parts = s.split(',').map((p) => p.trim()).filter(Boolean);
     if (parts.length === 0) {

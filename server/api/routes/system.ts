@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { isValidTimeZone } from '../../time/tz.js';
 import { currentSettings, settingsResource, updateSettings } from '../../settings.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
+import { ianaTimeZone } from '../validation.js';
 
 export const HealthSchema = z
   .object({ object: z.literal('health'), status: z.literal('ok'), version: z.string() })
@@ -20,7 +20,7 @@ export const SettingsSchema = z
 
 const SettingsUpdateSchema = z
   .strictObject({
-    timezone: z.string().refine(isValidTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin' }).optional(),
+    timezone: ianaTimeZone.optional(),
     day_start: z
       .string()
       .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'must be a time of day written HH:MM' })

@@ -48,6 +48,13 @@ export function webhookUrlProblem(raw: string): string | undefined {
   return undefined;
 }
 
+/**
+ * What webhookUrlProblem requires, as a pattern for the OpenAPI document: http(s), an authority
+ * without credentials, no spaces, control characters or fragment. With `format: uri` (a valid
+ * URI), a URL that matches it is accepted.
+ */
+const WEBHOOK_URL_PATTERN = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\u0000-\u0020\u007f/?#@\\]+([/?][^\u0000-\u0020\u007f#]*)?$/;
+
 export const webhookUrl = z
   .string({ message: 'must be a string' })
   .max(MAX_URL_LENGTH, { message: `must be at most ${MAX_URL_LENGTH} characters` })
@@ -55,7 +62,9 @@ export const webhookUrl = z
     const problem = webhookUrlProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .meta({ description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' });
+  // After the check above, so its clearer message is the one reported; the pattern documents it.
+  .regex(WEBHOOK_URL_PATTERN, { message: 'must be an absolute http(s) URL without credentials, spaces or fragment' })
+  .meta({ format: 'uri', description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials, no fragment.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' });
 
 export const eventList = z
   .array(z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }), { message: 'must be an array of event names' })

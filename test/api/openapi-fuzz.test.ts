@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { arbitraryFor, durationMs, resolve, type JsonSchema, type SchemaContext } from '../helpers/schema-arbitrary.js';
+
+/**
+ * Issue #10 item 6: the OpenAPI document says what the server enforces. For every operation that
+ * takes input, requests are generated from /v1/openapi.json alone (parameters, bodies,
+ * x-dependent-required) and sent to the real server; none of them may be refused with a 400.
+ * Then each rule the document used to leave out is removed from a copy of the document, and the
+ * fuzzer must find a request the server refuses: so this test would have caught each gap.
+ */
+
+type Doc = Record<string, any>;
+
+interface Operation {
+  method: string;
+  path: string;
+  op: Doc;
+}
+
+interface Refusal {
+  request: string;
+  status: number;
+  param: string | undefined;
+  message: string;
+}
+
+/**
+ * Rules between fields that JSON Schema cannot state, each written in the operation's description
+ * or CONTRACT §3; the fuzzer keeps to them (each is checked by the API tests of its feature).
+ */
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * Sleep: "end must be after start, at most 24 hours later". Two instants drawn apart almost never
+ * satisfy it, so the generated pair is moved (not filtered): the span is kept in (0, 24 h] and,
+ * when the document bounds end (x-max-future), the pair is moved back under that bound.
+ */
+function sleepWithinOneDay(body: any, endSchema: JsonSchema, nowMs: number): any {
+  const startMs = Date.parse(body.start);
+  const span = 60_000 + (Math.abs(Date.parse(body.end) - startMs) % (DAY_MS - 60_000));
+  let end = startMs + span;
+  if (endSchema['x-max-future']) end = Math.min(end, nowMs + durationMs(endSchema['x-max-future']));
+  return { ...body, start: new Date(end - span).toISOString(), end: new Date(end).toISOString() };
+}
+
+function withinDocumentedProse(op: Doc, query: Record<string, string>, body: any): boolean {
+  // CONTRACT §3: end_date < start_date is a 400; day series and timelines span at most 366 days.
+  if (query.start_date && query.end_date) {
+    if (query.end_date < query.start_date) return false;
+    if ((Date.parse(query.end_date) - Date.parse(query.start_date)) / DAY_MS + 1 > 366) return false;
+  }
+  // Meals: calories, typed or derived (sum of foods, else 4/4/9 per gram), at most 10000.
+  if ((op.operationId === 'createMeal' || op.operationId === 'updateMeal') && body) {
+    const foods: any[] = body.foods ?? [];
+    const m = body.macros ?? {};
+    const derived = foods.length ? foods.reduce((s, f) => s + f.calories, 0) : 4 * (m.protein_g ?? 0) + 4 * (m.carbs_g ?? 0) + 9 * (m.fat_g ?? 0);
+    if (m.calories == null && derived > 10_000) return false;
+  }
+  return true;
+}
+
+/**
+ * Operations whose input is fuzzed: every one that takes parameters or a body, except deletions
+ * (they take only an id) and POST /v1/import, whose document holds whole records with the rules
+ * between them (sleep end after start, no overlaps, ids unique) that only prose states; the
+ * import tests cover those.
+ */
+function fuzzedOperations(doc: Doc): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, ops] of Object.entries<Doc>(doc.paths)) {
+    for (const [method, op] of Object.entries<Doc>(ops)) {
+      if (method === 'delete' || op.operationId === 'importAll') continue;
+      if (!op.parameters?.length && !op.requestBody) continue;
+      out.push({ method: method.toUpperCase(), path, op });
+    }
+  }
+  return out;
+}
+
+describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
+  let t: TestService;
+  let doc: Doc;
+  /** Existing ids by prefix: an id parameter names an object (CONTRACT §3: an unknown cursor is a 400). */
+  const ids: Record<string, string[]> = {};
+
+  before(async () => {
+    t = await startTestService();
+    doc = (await t.request('GET', '/v1/openapi.json', { key: null })).body;
+    const meal = await t.request('POST', '/v1/nutrition/meals', {
+      body: { timestamp: '2026-11-22T08:00:00Z', meal_type: 'breakfast', macros: { calories: 400 } },
+    });
+    const sleep = await t.request('POST', '/v1/sleep/sessions', { body: { start: '2026-11-21T22:30:00Z', end: '2026-11-22T06:30:00Z' } });
+    const sub = await t.request('POST', '/v1/webhooks', { body: { url: 'http://127.0.0.1:9/hook', events: ['meal.created'] } });
+    const delivery = await t.request('POST', `/v1/webhooks/${sub.body.id}/test`);
+    const events = t.service.app.db.prepare('SELECT id FROM events').all() as Array<{ id: string }>;
+    Object.assign(ids, {
+      meal: [meal.body.id],
+      sleep: [sleep.body.id],
+      whsub: [sub.body.id],
+      whdel: [delivery.body.webhook_delivery_id],
+      evt: events.map((e) => e.id),
+    });
+    assert.ok(ids.evt!.length > 0);
+  });
+  after(async () => {
+    await t.stop();
+  });
+
+  const ctx = (): SchemaContext => ({ components: doc.components.schemas, nowMs: t.clock.now() });
+
+  /** Keeps the fixtures' subscription only, so the documented limit of 50 is never what refuses a request. */
+  async function removeNewSubscriptions(): Promise<void> {
+    const list = await t.request('GET', '/v1/webhooks');
+    for (const s of list.body.data) if (!ids.whsub!.includes(s.id)) await t.request('DELETE', `/v1/webhooks/${s.id}`);
+  }
+
+  /** An id-shaped parameter (its pattern starts ^prefix_) takes an existing id of that kind. */
+  function parameterArbitrary(p: Doc, d: Doc): fc.Arbitrary<string | undefined> {
+    const schema = resolve(p.schema, { components: d.components.schemas, nowMs: 0 });
+    const prefix = typeof schema.pattern === 'string' ? /([a-z]+)_\[/.exec(schema.pattern)?.[1] : undefined;
+    let arb: fc.Arbitrary<string>;
+    if (prefix && ids[prefix]?.length) {
+      const known = fc.constantFrom(...ids[prefix]!);
+      // last_event_id also takes sequence numbers: keep those, make evt_ ids real ones.
+      arb = prefix === 'evt' ? arbitraryFor(schema, ctx()).chain((v) => (String(v).startsWith('evt_') ? known : fc.constant(String(v)))) : known;
+    } else {
+      arb = arbitraryFor(schema, ctx()).map((v) => String(v));
+    }
+    return p.required ? arb : fc.option(arb, { nil: undefined });
+  }
+
+  /** Sends generated requests for one operation; returns the first (shrunk) refusal, if any. */
+  async function fuzz(d: Doc, { method, path, op }: Operation, numRuns = 60): Promise<Refusal | undefined> {
+    const params: Doc[] = op.parameters ?? [];
+    const pathArbs: Record<string, fc.Arbitrary<string | undefined>> = {};
+    const queryArbs: Record<string, fc.Arbitrary<string | undefined>> = {};
+    for (const p of params) (p.in === 'path' ? pathArbs : queryArbs)[p.name] = parameterArbitrary(p, d);
+    const bodySchema = op.requestBody?.content?.['application/json']?.schema as JsonSchema | undefined;
+    const dependent: Record<string, string[]> = op['x-dependent-required'] ?? {};
+
+    const request = fc
+      .record({
+        pathParams: fc.record(pathArbs),
+        query: fc.record(queryArbs),
+        body: bodySchema ? arbitraryFor(bodySchema, { components: d.components.schemas, nowMs: t.clock.now() }) : fc.constant(undefined),
+      })
+      .map((r) =>
+        op.operationId === 'createSleepSession' ? { ...r, body: sleepWithinOneDay(r.body, d.components.schemas.SleepCreate.properties.end, t.clock.now()) } : r,
+      )
+      .map((r) => ({ ...r, query: Object.fromEntries(Object.entries(r.query).filter(([, v]) => v !== undefined)) as Record<string, string> }))
+      .filter((r) => Object.entries(dependent).every(([name, needs]) => r.query[name] === undefined || needs.every((n) => r.query[n] !== undefined)))
+      .filter((r) => withinDocumentedProse(op, r.query, r.body));
+
+    let refusal: Refusal | undefined;
+    const result = await fc.check(
+      fc.asyncProperty(request, async ({ pathParams, query, body }) => {
+        const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(pathParams[name] ?? '')) + (Object.keys(query).length ? `?${new URLSearchParams(query)}` : '');
+        let status: number;
+        let reply: any;
+        if (path === '/v1/events/stream') {
+          // An endless stream: the status line is the answer.
+          const abort = new AbortController();
+          const res = await fetch(t.baseUrl + url, { headers: { authorization: `Bearer ${t.adminKey}` }, signal: abort.signal });
+          status = res.status;
+          reply = status === 200 ? undefined : await res.json();
+          abort.abort();
+        } else {
+          const res = await t.request(method, url, body === undefined ? {} : { body });
+          status = res.status;
+          reply = res.body;
+          if (status < 300 && (op.operationId === 'createWebhook' || op.operationId === 'importAll')) await removeNewSubscriptions();
+        }
+        if (status !== 400) return true;
+        refusal = { request: `${method} ${url} ${body === undefined ? '' : JSON.stringify(body)}`, status, param: reply?.error?.param, message: reply?.error?.message };
+        return false;
+      }),
+      { numRuns, seed: 20261123 },
+    );
+    return result.failed ? refusal : undefined;
+  }
+
+  test('every request the document calls valid is accepted (no 400), for every operation that takes input', async () => {
+    const operations = fuzzedOperations(doc);
+    assert.ok(operations.length >= 15, `fuzzed ${operations.length} operations`);
+    const refusals: string[] = [];
+    for (const operation of operations) {
+      const refusal = await fuzz(doc, operation);
+      if (refusal) refusals.push(`${operation.op.operationId}: ${refusal.request} → ${refusal.status} ${refusal.param}: ${refusal.message}`);
+    }
+    assert.deepEqual(refusals, [], `the document calls these valid but the server refuses them:\n${refusals.join('\n')}`);
+  });
+
+  /** Each rule the document once lacked: how to take it out of a copy, and what the server then refuses. */
+  const GAPS: Array<{ name: string; operationId: string; param: string; remove: (d: Doc) => void }> = [
+    {
+      name: 'meal timestamp range (formatMinimum, x-max-future)',
+      operationId: 'createMeal',
+      param: 'timestamp',
+      remove: (d) => {
+        delete d.components.schemas.MealCreate.properties.timestamp.formatMinimum;
+        delete d.components.schemas.MealCreate.properties.timestamp['x-max-future'];
+      },
+    },
+    {
+      name: 'meal timestamp upper bound alone (x-max-future)',
+      operationId: 'createMeal',
+      param: 'timestamp',
+      remove: (d) => delete d.components.schemas.MealCreate.properties.timestamp['x-max-future'],
+    },
+    {
+      name: 'sleep end at most 5 minutes ahead (x-max-future)',
+      operationId: 'createSleepSession',
+      param: 'end',
+      remove: (d) => delete d.components.schemas.SleepCreate.properties.end['x-max-future'],
+    },
+    {
+      name: 'webhook URL: format uri + http(s) pattern',
+      operationId: 'createWebhook',
+      param: 'url',
+      remove: (d) => delete d.components.schemas.WebhookCreate.properties.url.pattern,
+    },
+    {
+      name: 'snapshot include: the allowed section names',
+      operationId: 'getSnapshot',
+      param: 'include',
+      remove: (d) => delete d.paths['/v1/snapshot'].get.parameters.find((p: Doc) => p.name === 'include').schema.pattern,
+    },
+    {
+      name: 'settings timezone: IANA zones',
+      operationId: 'updateSettings',
+      param: 'timezone',
+      remove: (d) => delete d.components.schemas.SettingsUpdate.properties.timezone.enum,
+    },
+    {
+      name: 'event stream last_event_id: its pattern',
+      operationId: 'streamEvents',
+      param: 'last_event_id',
+      remove: (d) => delete d.paths['/v1/events/stream'].get.parameters.find((p: Doc) => p.name === 'last_event_id').schema.pattern,
+    },
+    {
+      name: 'daily scores: end_date needs start_date (x-dependent-required)',
+      operationId: 'listDailyScores',
+      param: 'start_date',
+      remove: (d) => delete d.paths['/v1/digestion/scores/daily'].get['x-dependent-required'],
+    },
+  ];
+
+  for (const gap of GAPS) {
+    test(`without the rule for ${gap.name}, the fuzzer finds a request the server refuses`, async () => {
+      const copy = structuredClone(doc);
+      gap.remove(copy);
+      const operation = fuzzedOperations(copy).find((o) => o.op.operationId === gap.operationId);
+      assert.ok(operation, gap.operationId);
+      const refusal = await fuzz(copy, operation, 200);
+      assert.ok(refusal, 'the fuzzer found nothing');
+      assert.equal(refusal.status, 400);
+      assert.equal(refusal.param?.toLowerCase().replaceAll('-', '_'), gap.param, `${refusal.request}: ${refusal.message}`);
+    });
+  }
+});
