@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrations as allMigrations, type Migration } from './migrations.js';
 
@@ -32,12 +32,17 @@ export interface OpenOptions {
  * - busy_timeout: a second process (CLI) waits for the writer instead of failing.
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const onDisk = path !== ':memory:';
+  const creating = onDisk && !options.readonly && !existsSync(path);
+  // A shared computer: the history is the owner's alone. Folders made here are 0700 and a new
+  // database file 0600 (SQLite gives its -wal and -shm files the database file's mode).
+  if (onDisk) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path, {
     ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
     ...(options.readonly ? { readonly: true } : {}),
   });
   try {
+    if (creating && process.platform !== 'win32') chmodSync(path, 0o600);
     db.pragma('busy_timeout = 5000');
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');

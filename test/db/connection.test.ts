@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { DatabaseTooNewError, migrate, openDatabase, schemaVersion } from '../../server/db/connection.js';
@@ -67,4 +67,19 @@ test('migrations apply in order, each recording its version', () => {
     ['a', 'b'],
   );
   db.close();
+});
+
+test('a new database and the folders made for it are readable by their owner only (0600, 0700)', { skip: process.platform === 'win32' }, () => {
+  const path = tempDb();
+  const previous = process.umask(0o022); // the usual umask, which would leave the file world-readable
+  try {
+    const db = openDatabase(path);
+    db.prepare('CREATE TABLE t (x)').run(); // makes SQLite write the -wal file
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(statSync(`${path}-wal`).mode & 0o777, 0o600);
+    assert.equal(statSync(dirname(path)).mode & 0o777, 0o700);
+    db.close();
+  } finally {
+    process.umask(previous);
+  }
 });
