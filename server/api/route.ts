@@ -1,27 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { AppContext } from '../app-context.js';
+import type { Scope } from '../auth/scopes.js';
 
-export type Scope =
-  | 'nutrition:read'
-  | 'nutrition:write'
-  | 'digestion:read'
-  | 'sleep:read'
-  | 'sleep:write'
-  | 'webhooks:read'
-  | 'webhooks:write'
-  | 'admin';
-
-export const SCOPES: readonly Scope[] = [
-  'nutrition:read',
-  'nutrition:write',
-  'digestion:read',
-  'sleep:read',
-  'sleep:write',
-  'webhooks:read',
-  'webhooks:write',
-  'admin',
-];
+// Scopes live in auth/ (a module without imports, which the renderer bundles as well).
+export { SCOPES, type Scope } from '../auth/scopes.js';
 
 /**
  * Who may call a route: `public` needs no key; `authenticated` any valid key; a scope (or list of

@@ -2,20 +2,10 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { insertEvent, type EventRecord } from '../db/events.js';
 import { newId } from '../ids.js';
+import { EVENT_TYPES, type EventType } from './event-types.js';
 
-/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4) and settings.updated. */
-export const EVENT_TYPES = [
-  'meal.created',
-  'meal.updated',
-  'meal.deleted',
-  'gut_score.created',
-  'overnight_score.created',
-  'digestion.state_changed',
-  'windows.updated',
-  'settings.updated',
-  'test.ping',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+// The list lives in a module without imports, which the renderer bundles as well.
+export { EVENT_TYPES, type EventType };
 
 export type { EventRecord };
 

@@ -18,7 +18,7 @@ export const SettingsSchema = z
   })
   .meta({ id: 'Settings' });
 
-const SettingsUpdateSchema = z
+export const SettingsUpdateSchema = z
   .strictObject({
     timezone: z.string().refine(isValidTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin' }).optional(),
     day_start: z
