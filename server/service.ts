@@ -79,8 +79,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
   initSettings(db, clock.now(), options.timezone);
 
-  // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
-  const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
+  const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
   const subsystems: Subsystem[] = [webhooks, scheduler];
   const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
@@ -101,7 +100,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   const host = options.host ?? '127.0.0.1';
   const staticDir = options.staticDir === null ? undefined : (options.staticDir ?? rendererDir());
-  const api = createApiServer(app, routes, {
+  const server = createApiServer(app, routes, {
     allowedHosts: [...(options.allowedHosts ?? []), host],
     ...(staticDir ? { staticDir } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
@@ -109,9 +108,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   try {
     await new Promise<void>((resolve, reject) => {
-      api.server.once('error', reject);
-      api.server.listen(options.port ?? 7650, host, () => {
-        api.server.off('error', reject);
+      server.once('error', reject);
+      server.listen(options.port ?? 7650, host, () => {
+        server.off('error', reject);
         resolve();
       });
     });
@@ -121,7 +120,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.close();
     throw err;
   }
-  const port = (api.server.address() as AddressInfo).port;
+  const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
 
@@ -156,10 +155,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       stopping ??= (async () => {
         clearInterval(housekeepingTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
-        const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
-        api.closeStreams();
-        api.server.closeIdleConnections();
-        await Promise.all(subsystems.map((s) => s.stop()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived
+        // responses) at once, so their connections are idle when they are closed next.
+        const subsystemsStopped = Promise.all(subsystems.map((s) => s.stop()));
+        server.closeIdleConnections();
+        await subsystemsStopped;
         await closed;
         db.close();
       })();

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { AppContext } from '../app-context.js';
 
@@ -46,8 +46,8 @@ export interface RequestContext<Q, P, B> {
   body: B;
   principal: Principal | null;
   requestId: string;
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: Request;
+  res: Response;
   requireScope(scope: Scope): void;
 }
 

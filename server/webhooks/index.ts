@@ -20,8 +20,6 @@ export interface WebhookOptions {
   heartbeatMs?: number;
   /** Finished deliveries are kept in the log this long (default 30 days). */
   retentionDays?: number;
-  /** Registers a long-lived response so shutdown can end it (the HTTP server's trackStream). */
-  trackStream?: (res: ServerResponse) => void;
 }
 
 export const WEBHOOK_DEFAULTS = {
@@ -57,7 +55,7 @@ export interface WebhooksSubsystem {
   dispatcher: Dispatcher;
   notices: NoticeHub;
   /** The options in force (defaults filled in). */
-  settings: Required<Omit<WebhookOptions, 'trackStream'>>;
+  settings: Required<WebhookOptions>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -91,7 +89,6 @@ export function createWebhooks(app: AppContext, options: WebhookOptions = {}): W
   const trackStream = (res: ServerResponse) => {
     streams.add(res);
     res.on('close', () => streams.delete(res));
-    options.trackStream?.(res);
   };
 
   // In the writing transaction of every event: one outbox row per subscription listing it.
