@@ -5,9 +5,10 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
-import { ApiError, errors } from './errors.js';
+import { asApiError, errors, type ApiError } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
-import { HANDLED, type JsonResult, type Principal, type RequestContext, type RouteDef, type Scope } from './route.js';
+import type { Principal, Scope } from '../auth/scopes.js';
+import { HANDLED, type JsonResult, type RequestContext, type RouteDef } from './route.js';
 import { parseWith } from './validation.js';
 
 /**
@@ -269,8 +270,9 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
       result = await route.handler(ctx);
     } catch (err) {
       // Client errors are part of the request's answer: replay them too, as Stripe does.
-      if (saved && err instanceof ApiError && err.status < 500 && err.status !== 429) {
-        saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, err.status, err.toBody(s.requestId), saved.nowMs);
+      const apiError = asApiError(err);
+      if (saved && apiError && apiError.status < 500 && apiError.status !== 429) {
+        saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
       }
       throw err;
     }
@@ -286,9 +288,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
 export function errorResponder(app: AppContext): ErrorRequestHandler {
   return (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const requestId = state(res).requestId;
-    let apiError = err instanceof ApiError ? err : undefined;
-    // The router could not percent-decode a path parameter.
-    if (!apiError && err instanceof URIError) apiError = errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');
+    const apiError = asApiError(err);
     if (!apiError) app.log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
     const e = apiError ?? errors.internal();
     if (res.headersSent) {
