@@ -1,10 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { AppContext } from '../app-context.js';
-import type { Scope } from '../auth/scopes.js';
-
-// Scopes live in auth/ (a module without imports, which the renderer bundles as well).
-export { SCOPES, type Scope } from '../auth/scopes.js';
+import type { Principal, Scope } from '../auth/scopes.js';
 
 /**
  * Who may call a route: `public` needs no key; `authenticated` any valid key; a scope (or list of
@@ -12,13 +9,6 @@ export { SCOPES, type Scope } from '../auth/scopes.js';
  * (snapshot) use `authenticated` and call `requireScope` themselves.
  */
 export type Access = 'public' | 'authenticated' | Scope | Scope[];
-
-export interface Principal {
-  kind: 'api_key' | 'session';
-  /** api key id, or "session" for the browser UI. */
-  id: string;
-  scopes: ReadonlySet<Scope>;
-}
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -29,8 +19,8 @@ export interface RequestContext<Q, P, B> {
   body: B;
   principal: Principal | null;
   requestId: string;
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: Request;
+  res: Response;
   requireScope(scope: Scope): void;
 }
 

@@ -1,7 +1,8 @@
 /**
- * What an API key may do. A module of its own with no imports, so the renderer's bundle can take
- * the list as it is (the API key form offers these, with the same descriptions as the docs).
+ * What an API key may do (CONTRACT §5), and who is calling. No imports: the renderer bundles the
+ * scope list and descriptions for its API key form.
  */
+
 export type Scope =
   | 'nutrition:read'
   | 'nutrition:write'
@@ -12,7 +13,18 @@ export type Scope =
   | 'webhooks:write'
   | 'admin';
 
-/** Each scope and what it allows, in the order forms and docs list them. */
+export const SCOPES: readonly Scope[] = [
+  'nutrition:read',
+  'nutrition:write',
+  'digestion:read',
+  'sleep:read',
+  'sleep:write',
+  'webhooks:read',
+  'webhooks:write',
+  'admin',
+];
+
+/** What each scope allows, in words (the API key form shows these beside the scopes). */
 export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   'nutrition:read': 'read meals',
   'nutrition:write': 'log, edit and delete meals',
@@ -24,4 +36,13 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   admin: 'API keys, settings, export and import',
 };
 
-export const SCOPES = Object.keys(SCOPE_DESCRIPTIONS) as readonly Scope[];
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+export interface Principal {
+  kind: 'api_key' | 'session';
+  /** api key id, or "session" for the browser UI. */
+  id: string;
+  scopes: ReadonlySet<Scope>;
+}

@@ -2,10 +2,8 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { insertEvent, type EventRecord } from '../db/events.js';
 import { newId } from '../ids.js';
-import { EVENT_TYPES, type EventType } from './event-types.js';
+import type { EventType } from './types.js';
 
-// The list lives in a module without imports, which the renderer bundles as well.
-export { EVENT_TYPES, type EventType };
 
 export type { EventRecord };
 
@@ -84,7 +82,7 @@ export class EventBus {
 }
 
 /** The JSON envelope of an event, as webhooks and the event stream carry it (CONTRACT §7). */
-export function eventEnvelope(event: EventRecord, webhookDeliveryId?: string): Record<string, unknown> {
+export function eventEnvelope(event: Pick<EventRecord, 'id' | 'type' | 'createdMs' | 'data'>, webhookDeliveryId?: string): Record<string, unknown> {
   return {
     object: 'event',
     id: event.id,

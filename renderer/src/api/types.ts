@@ -5,7 +5,10 @@
  * forms need (events, scopes) come from server modules that have no imports at all.
  */
 import type { z } from 'zod';
-import type { ApiKeySchema, keyName, scopeList } from '../../../server/api/routes/api-keys.js';
+import type { ImportResultSchema } from '../../../server/api/routes/export.js';
+import type { SnapshotSchema } from '../../../server/api/routes/snapshot.js';
+import type { DeletedSchema, ErrorSchema, listOf } from '../../../server/api/schemas.js';
+import type { ApiKeyCreateSchema, ApiKeySchema } from '../../../server/auth/keys.js';
 import type {
   DailyScoreSchema,
   DigestiveStateSchema,
@@ -13,20 +16,17 @@ import type {
   OvernightScoreSchema,
   TimelineEntrySchema,
   WindowsSchema,
-} from '../../../server/api/routes/digestion.js';
-import type { ImportResultSchema } from '../../../server/api/routes/export.js';
-import type { MealCreateSchema, MealUpdateSchema } from '../../../server/api/routes/meals.js';
-import type { SleepCreateSchema, SleepSessionSchema } from '../../../server/api/routes/sleep.js';
-import type { SnapshotSchema } from '../../../server/api/routes/snapshot.js';
-import type { SettingsSchema, SettingsUpdateSchema } from '../../../server/api/routes/system.js';
-import type { WebhookCreateSchema, WebhookUpdateSchema } from '../../../server/api/routes/webhooks.js';
-import type { DeletedSchema, ErrorSchema, listOf, MealSchema } from '../../../server/api/schemas.js';
-import type { EventType } from '../../../server/events/event-types.js';
+} from '../../../server/digestion/resources.js';
+import type { EventType } from '../../../server/events/types.js';
+import type { MealCreateSchema, MealSchema, MealUpdateSchema } from '../../../server/nutrition/meals.js';
+import type { SettingsSchema, SettingsUpdateSchema } from '../../../server/settings.js';
+import type { SleepCreateSchema, SleepSessionSchema } from '../../../server/sleep/sessions.js';
 import type { WebhookNotice } from '../../../server/webhooks/dispatcher.js';
 import type { WebhookAttemptSchema, WebhookDeliverySchema, WebhookSubscriptionSchema, WebhookTestSchema } from '../../../server/webhooks/resources.js';
+import type { WebhookCreateSchema, WebhookUpdateSchema } from '../../../server/webhooks/subscriptions.js';
 
 export { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../server/auth/scopes.js';
-export { SUBSCRIBABLE_EVENT_TYPES as WEBHOOK_EVENTS, type EventType } from '../../../server/events/event-types.js';
+export { SUBSCRIBABLE_EVENT_TYPES as WEBHOOK_EVENTS, type EventType } from '../../../server/events/types.js';
 
 /** A page of a list: the service's list envelope around items of type T. */
 export type List<T> = Omit<z.output<ReturnType<typeof listOf>>, 'data'> & { data: T[] };
@@ -58,10 +58,7 @@ export type Settings = z.output<typeof SettingsSchema>;
 export type SettingsPatch = z.input<typeof SettingsUpdateSchema>;
 
 export type ApiKey = z.output<typeof ApiKeySchema>;
-export interface ApiKeyInput {
-  name: z.input<typeof keyName>;
-  scopes: z.input<typeof scopeList>;
-}
+export type ApiKeyInput = z.input<typeof ApiKeyCreateSchema>;
 
 export type WebhookSubscription = z.output<typeof WebhookSubscriptionSchema>;
 export type WebhookInput = z.input<typeof WebhookCreateSchema>;

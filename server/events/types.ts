@@ -1,8 +1,9 @@
 /**
- * Every event the service announces: the spec's Events table, plus meal.deleted (issue 4) and
- * settings.updated. A module of its own with no imports, so the renderer's bundle can take the
- * list as it is (the webhook form offers these).
+ * The event vocabulary, with no dependencies: the service, its webhooks and the renderer (which
+ * names the events in its webhook form) all read it from here.
  */
+
+/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4) and settings.updated. */
 export const EVENT_TYPES = [
   'meal.created',
   'meal.updated',
