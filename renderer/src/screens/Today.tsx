@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { getDigestiveState } from '../api/digestion';
 import { getSnapshot } from '../api/snapshot';
-import type { DailyScore, DigestiveState, Insight, List } from '../api/types';
+import type { DailyScore, DigestiveState } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
@@ -13,12 +13,6 @@ import { AFTER_LAST_MEAL, sleepReadyText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
 import { clock, fmtDay, fmtTime } from '../lib/time';
 import './Today.css';
-
-
-function listItems<T>(v: T[] | List<T> | undefined): T[] {
-  if (!v) return [];
-  return Array.isArray(v) ? v : v.data;
-}
 
 /** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
 interface LiveState {
@@ -94,7 +88,7 @@ export function TodayScreen() {
   const daily = s.digestion?.scores?.daily ?? [];
   const todayScore = daily.find((d) => d.date === app.today);
   const windows = s.digestion?.windows;
-  const insights = listItems<Insight>(s.digestion?.insights).slice(0, 3);
+  const insights = (s.digestion?.insights ?? []).slice(0, 3);
   const t = totals(meals);
 
   return (
