@@ -3,7 +3,8 @@
  *
  * A real `chyme serve` (the built CLI) over a database seeded with a year of history, a real
  * webhook receiver subscribed to every event, and SOAK_SECONDS (default 600) of mixed reads and
- * writes at a steady SOAK_RATE requests per second (default 20). Halfway through, a backup is
+ * writes at a steady SOAK_RATE requests per second (default 10: on the shared 2-core machine this
+ * was written on, 20/s left no headroom once other work ran). Halfway through, a backup is
  * taken with SQLite's online backup API (better-sqlite3's db.backup() from this process, on a
  * second connection, while the server keeps writing) and checked with PRAGMA integrity_check.
  *
@@ -13,13 +14,13 @@
  * bench/results/soak.md; exits 1 when a check fails.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../server/db/connection.js';
-import { EVENT_TYPES } from '../server/events/bus.js';
-import { SCOPES } from '../server/api/route.js';
+import { EVENT_TYPES } from '../server/events/types.js';
+import { SCOPES } from '../server/auth/scopes.js';
 import { initSettings } from '../server/settings.js';
 import { addDays, localTimeToInstant } from '../server/time/tz.js';
 import { verifySignature } from '../server/webhooks/verify.js';
@@ -29,7 +30,9 @@ import { startReceiver } from '../test/webhooks/helpers.js';
 import { seedHistory } from './seed.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
-const RATE = Number(process.env.SOAK_RATE ?? 20);
+const RATE = Number(process.env.SOAK_RATE ?? 10);
+/** A request slower than this counts as an error (a server that stalls, not one that is slow). */
+const REQUEST_TIMEOUT_MS = 30_000;
 const TIMEZONE = 'Europe/Berlin';
 const RSS_SAMPLE_MS = 5000;
 /** The history ends this many days ago; the soak's own meals and sleep land in the days after it. */
@@ -66,6 +69,7 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
@@ -77,8 +81,23 @@ secret = sub.json.secret;
 
 // ---- the load: a steady mix of reads and writes ----------------------------------------------
 const mealIds: string[] = [];
+/** Meals with a request in flight: a PATCH never races the DELETE of the same meal. */
+const busyMeals = new Set<string>();
 /** Night slots in the free days: a slot holds a logged session or not; each visit flips it. */
 const sleepSlots = new Map<number, string>();
+/** Slots with a request in flight: two requests never race for one night. */
+const busySlots = new Set<number>();
+
+/** Runs `work` with `item` marked busy in `busy`; skips (undefined) when it already is. */
+async function exclusive<T, R>(busy: Set<T>, item: T | undefined, work: (item: T) => Promise<R>): Promise<R | undefined> {
+  if (item === undefined || busy.has(item)) return undefined;
+  busy.add(item);
+  try {
+    return await work(item);
+  } finally {
+    busy.delete(item);
+  }
+}
 const stats = new Map<string, { n: number; errors: number; ms: number[] }>();
 const errors: string[] = [];
 
@@ -111,31 +130,36 @@ const OPERATIONS: Array<{ name: string; weight: number; run: () => Promise<{ sta
   {
     name: 'PATCH meal',
     weight: 12,
-    run: async () => (mealIds.length ? api('PATCH', `/v1/nutrition/meals/${pick(mealIds)}`, { description: `Edited ${Math.floor(random() * 1e6)}` }) : undefined),
+    run: async () =>
+      mealIds.length ? exclusive(busyMeals, pick(mealIds), (id) => api('PATCH', `/v1/nutrition/meals/${id}`, { description: `Edited ${Math.floor(random() * 1e6)}` })) : undefined,
   },
   {
     name: 'DELETE meal',
     weight: 6,
     run: async () => {
       if (mealIds.length < 20) return undefined;
-      const id = mealIds.splice(Math.floor(random() * mealIds.length), 1)[0]!;
-      return api('DELETE', `/v1/nutrition/meals/${id}`);
+      const id = pick(mealIds);
+      return exclusive(busyMeals, id, async () => {
+        mealIds.splice(mealIds.indexOf(id), 1);
+        return api('DELETE', `/v1/nutrition/meals/${id}`);
+      });
     },
   },
   {
     name: 'POST/DELETE sleep',
     weight: 4,
     run: async () => {
-      const slot = 2 + Math.floor(random() * (FREE_DAYS - 4));
-      const existing = sleepSlots.get(slot);
-      if (existing) {
-        sleepSlots.delete(slot);
-        return api('DELETE', `/v1/sleep/sessions/${existing}`);
-      }
-      const bed = localTimeToInstant(addDays(today, -slot - 1), 23 * 60, TIMEZONE);
-      const r = await api('POST', '/v1/sleep/sessions', { start: new Date(bed).toISOString(), end: new Date(bed + 7.5 * 3600_000).toISOString() });
-      if (r.status === 201) sleepSlots.set(slot, r.json.id);
-      return r;
+      return exclusive(busySlots, 2 + Math.floor(random() * (FREE_DAYS - 4)), async (slot) => {
+        const existing = sleepSlots.get(slot);
+        if (existing) {
+          sleepSlots.delete(slot);
+          return api('DELETE', `/v1/sleep/sessions/${existing}`);
+        }
+        const bed = localTimeToInstant(addDays(today, -slot - 1), 23 * 60, TIMEZONE);
+        const r = await api('POST', '/v1/sleep/sessions', { start: new Date(bed).toISOString(), end: new Date(bed + 7.5 * 3600_000).toISOString() });
+        if (r.status === 201) sleepSlots.set(slot, r.json.id);
+        return r;
+      });
     },
   },
 ];
@@ -170,13 +194,18 @@ async function takeBackup(atS: number): Promise<void> {
   }
 }
 
+const loadAtStart = loadavg()[0]!;
+const loads: number[] = [];
 const rss: Array<{ t: number; mb: number }> = [];
 const inFlight = new Set<Promise<void>>();
 const started = performance.now();
 let sent = 0;
 console.log(`soak: ${SECONDS} s at ${RATE} requests/s against ${server.url} (pid ${pid}); receiver ${receiver.url}`);
 rss.push({ t: 0, mb: rssMb() });
-const sampler = setInterval(() => rss.push({ t: (performance.now() - started) / 1000, mb: rssMb() }), RSS_SAMPLE_MS);
+const sampler = setInterval(() => {
+  rss.push({ t: (performance.now() - started) / 1000, mb: rssMb() });
+  loads.push(loadavg()[0]!);
+}, RSS_SAMPLE_MS);
 let backupStarted = false;
 
 while ((performance.now() - started) / 1000 < SECONDS) {
@@ -284,6 +313,7 @@ const lines = [
   `# Soak run (${new Date().toISOString().slice(0, 16)}Z)`,
   '',
   `${elapsed.toFixed(0)} s at ${RATE} requests/s: ${requests} requests (${sent} scheduled), p50 ${pct(allMs, 50).toFixed(1)} ms, p99 ${pct(allMs, 99).toFixed(1)} ms.`,
+  `Machine: ${cpus().length} CPUs, 1-minute load average ${loadAtStart.toFixed(1)} at the start, median ${pct(loads, 50).toFixed(1)} and max ${Math.max(...loads).toFixed(1)} during the run (other work shares the machine).`,
   '',
   '| check | result | figures |',
   '| --- | --- | --- |',

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../api/client';
+import { listMeals } from '../api/meals';
 import type { Meal } from '../api/types';
 import { MealForm, QuickAdd } from '../components/MealForm';
 import { MealList, useMealActions } from '../components/MealList';
@@ -8,6 +8,7 @@ import { useApp } from '../lib/app';
 import { useResource, useServiceEvents, useStoredState } from '../lib/hooks';
 import { capitalize, contentKey, fmtNumber, mealTitle, recentDistinct, toFavourite, type Favourite } from '../lib/meals';
 import { addDays } from '../lib/time';
+import './Log.css';
 
 const HISTORY_DAYS = 14;
 
@@ -30,7 +31,7 @@ export function LogScreen() {
   const [draft, setDraft] = useState(() => app.takeDraft());
   const meals = useResource(
     (signal) =>
-      api.all<Meal>('/v1/nutrition/meals', { start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
+      listMeals({ start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
     [app.today],
   );
   useServiceEvents(['meal.'], meals.reload, 250);

@@ -1,21 +1,18 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, takePrefetched } from '../api/client';
-import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api/types';
+import { getDigestiveState } from '../api/digestion';
+import { getSnapshot } from '../api/snapshot';
+import type { DailyScore, DigestiveState } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
+import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
+import { AFTER_LAST_MEAL, sleepReadyText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
-import { clock, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, minutesOf } from '../lib/time';
-
-export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
-
-function listItems<T>(v: T[] | List<T> | undefined): T[] {
-  if (!v) return [];
-  return Array.isArray(v) ? v : v.data;
-}
+import { clock, fmtDay, fmtTime } from '../lib/time';
+import './Today.css';
 
 /** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
 interface LiveState {
@@ -27,7 +24,7 @@ export function TodayScreen() {
   const app = useApp();
   // The first render is one call: the snapshot of the last 7 days.
   const snap = useResource(async (signal) => {
-    const s = await (takePrefetched<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY) ?? api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal));
+    const s = await getSnapshot(signal);
     clock.sync(s.generated_at);
     return s;
   }, []);
@@ -41,7 +38,7 @@ export function TodayScreen() {
 
   async function refreshState() {
     try {
-      const st = await api.get<DigestiveState>('/v1/digestion/state');
+      const st = await getDigestiveState();
       setLive({ state: st, receivedAt: Date.now() });
     } catch {
       /* the stream will bring the next change */
@@ -91,7 +88,7 @@ export function TodayScreen() {
   const daily = s.digestion?.scores?.daily ?? [];
   const todayScore = daily.find((d) => d.date === app.today);
   const windows = s.digestion?.windows;
-  const insights = listItems<Insight>(s.digestion?.insights).slice(0, 3);
+  const insights = (s.digestion?.insights ?? []).slice(0, 3);
   const t = totals(meals);
 
   return (
@@ -129,10 +126,7 @@ export function TodayScreen() {
         </div>
         <div className="today-side">
           <Card title="Ready for sleep">
-            {windows?.sleep_ready_at ? <SleepReady at={Date.parse(windows.sleep_ready_at)} now={Math.max(now, clock.now())} /> : <p className="big-time muted">—</p>}
-            <p className="muted small">
-              Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.
-            </p>
+            <SleepReady at={windows?.sleep_ready_at ? Date.parse(windows.sleep_ready_at) : null} now={Math.max(now, clock.now())} />
             {windows?.next_meal_suggestions?.length ? (
               <ul className="suggestions">
                 {windows.next_meal_suggestions.map((s) => (
@@ -144,7 +138,7 @@ export function TodayScreen() {
               </ul>
             ) : null}
           </Card>
-          <ScoreGlance score={todayScore} onOpen={() => app.navigate('score')} />
+          <ScoreCard score={todayScore} onOpen={() => app.navigate('score')} />
         </div>
       </div>
 
@@ -177,7 +171,7 @@ export function TodayScreen() {
   );
 }
 
-function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen: () => void }) {
+function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: () => void }) {
   return (
     <Card
       title="Gut score"
@@ -188,17 +182,12 @@ function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen:
       }
     >
       {score && score.score !== null ? (
-        <p className="score-glance">
-          <span className={`score-num level--${score.level}`}>{score.score}</span>
-          <span>
-            {score.level ? capitalize(score.level) : ''}
-            <br />
-            <span className="muted small">
-              {score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}
-              {score.calibrating ? ' · calibrating' : ''}
-            </span>
-          </span>
-        </p>
+        <ScoreGlance
+          score={score.score}
+          level={score.level}
+          label={score.level ? capitalize(score.level) : ''}
+          detail={`${score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}${score.calibrating ? ' · calibrating' : ''}`}
+        />
       ) : (
         <p className="muted">{score?.score_state === 'UNSCORABLE' ? 'Not enough data to score today.' : 'No score yet today.'}</p>
       )}
@@ -207,18 +196,28 @@ function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen:
   );
 }
 
-/** When lying down is fine: a time still to come, or "now" once it has passed. */
-function SleepReady({ at, now }: { at: number; now: number }) {
+/** When lying down is fine, and what that time means at this point of the day. */
+function SleepReady({ at, now }: { at: number | null; now: number }) {
   const app = useApp();
-  const min = Math.round((at - now) / 60000);
-  const day = dayOf(at, app.tz, minutesOf(app.dayStart));
-  const label = dayLabel(day, app.today);
-  const when = `${fmtTime(at, app.tz)}${day === app.today ? '' : ` ${/^(Yesterday|Tomorrow)$/.test(label) ? label.toLowerCase() : `on ${label}`}`}`;
+  if (at === null) {
+    return (
+      <>
+        <p className="big-time muted">—</p>
+        <p className="muted small">{AFTER_LAST_MEAL}</p>
+      </>
+    );
+  }
+  const text = sleepReadyText(at, now, app.tz);
   return (
-    <p className="big-time" data-testid="sleep-ready">
-      {min > 0 ? fmtTime(at, app.tz) : 'Now'}
-      <span className="big-time__rel">{min > 0 ? `in ${fmtDuration(min)}` : `since ${when}`}</span>
-    </p>
+    <>
+      <p className="big-time" data-testid="sleep-ready">
+        {text.time}
+        <span className="big-time__rel">{text.when}</span>
+      </p>
+      <p className="muted small" data-testid="sleep-ready-note">
+        {text.note}
+      </p>
+    </>
   );
 }
 

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { isValidDate, isValidTimeZone } from './time/tz.js';
+
+/**
+ * Field schemas the features' input and resource schemas share. Each validates a value, types
+ * it, and (through z.toJSONSchema) documents it in the OpenAPI document.
+ */
+
+/** A calendar date in YYYY-MM-DD. */
+export const dateString = z
+  .string()
+  .refine(isValidDate, { message: 'must be a real date written YYYY-MM-DD' })
+  .meta({ format: 'date', example: '2026-11-22' });
+
+/**
+ * An ISO 8601 date-time with a Z or an explicit offset. The pattern holds the clock ranges
+ * (hours 00–23, offsets up to ±14:59) so the OpenAPI document says what is refused.
+ */
+export const dateTimeString = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-](0\d|1[0-4]):[0-5]\d)$/, {
+    message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T08:30:00Z or 2026-11-22T09:30:00+01:00',
+  })
+  .refine(isRealDateTime, { message: 'is not a real date-time' })
+  .meta({ format: 'date-time', example: '2026-11-22T08:30:00Z' });
+
+function isRealDateTime(s: string): boolean {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(s);
+  if (!m || !isValidDate(m[1]!)) return false;
+  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return false;
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(s);
+  if (offset && (Number(offset[2]) > 14 || Number(offset[3]) > 59)) return false;
+  return !Number.isNaN(Date.parse(s));
+}
+
+/** How far past the service's now an instant may lie: as an ISO 8601 duration, in ms, in words. */
+export interface FutureBound {
+  iso: string;
+  ms: number;
+  words: string;
+}
+
+/**
+ * A date-time within bounds: not before `earliest` (checked here, and documented as
+ * `formatMinimum`, the keyword of ajv-formats) and at most `maxFuture` after the service's now
+ * (documented as `x-max-future`, an ISO 8601 duration; the feature checks it, because only it
+ * knows the service clock).
+ */
+export function boundedDateTime(bounds: { earliest?: string; maxFuture: FutureBound }) {
+  const { earliest, maxFuture } = bounds;
+  const earliestMs = earliest === undefined ? undefined : Date.parse(earliest);
+  const schema =
+    earliestMs === undefined ? dateTimeString : dateTimeString.refine((s) => Date.parse(s) >= earliestMs, { message: `must not be before ${earliest}` });
+  return schema.meta({
+    ...(earliest !== undefined ? { formatMinimum: earliest } : {}),
+    'x-max-future': maxFuture.iso,
+    description: `${earliest !== undefined ? `On or after ${earliest} and a` : 'A'}t most ${maxFuture.words} after the service's current time.`,
+  } as Record<string, unknown>);
+}
+
+/** Text that must not be blank: trimmed, then at least one character (the pattern tells the OpenAPI document). */
+export function nonBlankText(max: number) {
+  return z
+    .string()
+    .trim()
+    .min(1, { message: 'must not be empty' })
+    .max(max, { message: `must be at most ${max} characters` })
+    .regex(/\S/, { message: 'must not be blank' });
+}
+
+/** Canonical IANA zone names (Intl lists UTC under Etc/UTC only, but accepts it). */
+const IANA_TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')];
+
+/** An IANA time zone; the OpenAPI document lists the canonical names (aliases are accepted too). */
+export const ianaTimeZone = z
+  .string()
+  .refine(isValidTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin' })
+  .meta({
+    description: 'An IANA time zone. The list is the canonical names this runtime knows; their aliases (e.g. US/Eastern) are accepted too.',
+    enum: IANA_TIME_ZONES,
+  } as Record<string, unknown>);
+
+/** Parses a validated date-time: its instant and, when written with an offset, that offset. */
+export function parseDateTime(s: string): { ms: number; offsetMin: number | null } {
+  const ms = Date.parse(s);
+  const m = /([+-])(\d{2}):(\d{2})$/.exec(s);
+  const offsetMin = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : null;
+  return { ms, offsetMin };
+}
+
+/**
+ * Object ids as they appear in paths and cursors. The pattern documents their shape; it is not
+ * enforced, because an id of any other shape simply names nothing (404, or 400 invalid_cursor).
+ */
+export function idString(prefix: string) {
+  return z
+    .string()
+    .max(64)
+    .meta({ example: `${prefix}_3kT9xQ2pLm8vR1sN4wZc`, pattern: `^${prefix}_[0-9A-Za-z]{1,60}$` });
+}
+
+/** An instant in a resource, as the API writes it (ISO 8601 UTC). */
+export const isoDateTime = z.string().meta({ format: 'date-time' });
