@@ -54,7 +54,8 @@ const dbPath = join(dir, 'chyme.db');
 const keyOut = runCli(['keys', 'create', '--name', 'soak', '--scopes', SCOPES.join(','), '--db', dbPath]);
 if (keyOut.status !== 0) throw new Error(`keys create failed: ${keyOut.stderr}`);
 const key = keyOut.stdout.trim().split('\n').at(-1)!;
-const server = await startServe(['--db', dbPath, '--tz', TIMEZONE]);
+// SOAK_SERVER_NODE_OPTIONS (e.g. --max-old-space-size=48) tells a heap that only grows lazily from a leak.
+const server = await startServe(['--db', dbPath, '--tz', TIMEZONE], process.env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_SERVER_NODE_OPTIONS } : {});
 const pid = server.child.pid!;
 
 let secret = '';
@@ -200,7 +201,7 @@ const rss: Array<{ t: number; mb: number }> = [];
 const inFlight = new Set<Promise<void>>();
 const started = performance.now();
 let sent = 0;
-console.log(`soak: ${SECONDS} s at ${RATE} requests/s against ${server.url} (pid ${pid}); receiver ${receiver.url}`);
+console.log(`soak: ${SECONDS} s at ${RATE} requests/s against ${server.url} (pid ${pid}); receiver ${receiver.url}${process.env.SOAK_SERVER_NODE_OPTIONS ? `; server NODE_OPTIONS=${process.env.SOAK_SERVER_NODE_OPTIONS}` : ''}`);
 rss.push({ t: 0, mb: rssMb() });
 const sampler = setInterval(() => {
   rss.push({ t: (performance.now() - started) / 1000, mb: rssMb() });
