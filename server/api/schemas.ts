@@ -46,6 +46,10 @@ export const MealSchema = z
     micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
     foods: z.array(z.object({ name: z.string(), calories: z.number() })),
     utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
+    inferred_time: z.boolean().meta({
+      description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
+    }),
+    source: z.enum(['manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit']).meta({ description: 'Where the meal came from: typed into Chyme, or the app it was imported from.' }),
     created_at: isoDateTime,
     updated_at: isoDateTime,
   })

@@ -37,6 +37,8 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
     micros: { sodium_mg: m.sodiumMg ?? 0, caffeine_mg: m.caffeineMg },
     foods: m.foods.map((f) => ({ name: f.name, calories: f.calories })),
     utc_offset_min: m.utcOffsetMin,
+    inferred_time: m.inferredTime,
+    source: m.source,
     created_at: isoUtc(m.createdMs),
     updated_at: isoUtc(m.updatedMs),
   };
@@ -95,6 +97,8 @@ export function buildMeal(app: AppContext, input: MealInput, id: string, nowMs: 
     sodiumMg: input.micros?.sodium_mg ?? null,
     caffeineMg: input.micros?.caffeine_mg ?? null,
     foods,
+    source: 'manual',
+    inferredTime: false,
     createdMs: nowMs,
     updatedMs: nowMs,
   };
@@ -155,6 +159,8 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
       sodiumMg: pickMicro('sodium_mg', before.sodiumMg),
       caffeineMg: pickMicro('caffeine_mg', before.caffeineMg),
       foods,
+      // A time given by the person replaces the default meal time an import assumed.
+      inferredTime: patch.timestampMs !== undefined ? false : before.inferredTime,
       updatedMs: now,
     };
     const beforeResource = mealResource(before);

@@ -11,6 +11,7 @@ export interface SleepInput {
   efficiency?: number | null | undefined;
   awakenings?: number | null | undefined;
   source?: string | undefined;
+  nap?: boolean | undefined;
 }
 
 export function sleepResource(s: SleepRecord): Record<string, unknown> {
@@ -24,6 +25,7 @@ export function sleepResource(s: SleepRecord): Record<string, unknown> {
     efficiency: s.efficiency,
     awakenings: s.awakenings,
     source: s.source,
+    nap: s.nap,
     created_at: isoUtc(s.createdMs),
   };
 }
@@ -49,6 +51,7 @@ export function buildSleep(app: AppContext, input: SleepInput, id: string, nowMs
     efficiency: input.efficiency ?? null,
     awakenings: input.awakenings ?? null,
     source: input.source ?? 'manual',
+    nap: input.nap ?? false,
     createdMs: nowMs,
   };
 }
@@ -60,7 +63,7 @@ export function createSleep(app: AppContext, input: SleepInput): SleepRecord {
     if (overlap) throw new SleepOverlapError(overlap);
     const session = buildSleep(app, input, newId('sleep'), app.clock.now());
     insertSleep(app.db, session);
-    announceOvernightScore(app, emit, session.id);
+    if (!session.nap) announceOvernightScore(app, emit, session.id);
     notifyDataChanged(app, emit);
     return session;
   });

@@ -16,7 +16,8 @@ export const SleepSessionSchema = z
     duration_min: z.number().int(),
     efficiency: z.number().nullable(),
     awakenings: z.number().int().nullable(),
-    source: z.string(),
+    source: z.string().meta({ description: 'Where the session came from: manual, apple_health, cronometer, myfitnesspal, oura, fitbit, or what an API client set.' }),
+    nap: z.boolean().meta({ description: 'A nap: kept and listed, but it makes no overnight score.' }),
     created_at: isoDateTime,
   })
   .meta({ id: 'SleepSession' });
@@ -28,6 +29,7 @@ export const SleepCreateSchema = z
     efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
     awakenings: z.number().int().min(0).max(100).nullable().optional(),
     source: z.string().trim().min(1).max(50).optional(),
+    nap: z.boolean().optional(),
   })
   .meta({ id: 'SleepCreate' });
 
@@ -61,6 +63,7 @@ export const sleepRoutes = [
           efficiency: body.efficiency,
           awakenings: body.awakenings,
           source: body.source,
+          nap: body.nap,
         });
         return { status: 201, body: sleepResource(session) };
       } catch (err) {
