@@ -1,0 +1,31 @@
+import { Worker } from 'node:worker_threads';
+import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
+import { ImportInputError } from './types.js';
+import type { WorkerMessage } from './worker.js';
+
+/** The worker's module beside this one: .ts when running from source (tests, tsx), .js when built. */
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
+
+/**
+ * Parses files in a worker thread: a multi-gigabyte export keeps a core busy for a minute, and
+ * the HTTP API must keep answering meanwhile. Rejects with ImportInputError for bad input.
+ */
+export function parseInWorker(request: ParseRequest, onProgress: (p: ParseProgress) => void = () => {}): Promise<ParseOutcome> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_URL, { workerData: request });
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      fn();
+      void worker.terminate();
+    };
+    worker.on('message', (m: WorkerMessage) => {
+      if (m.type === 'progress') onProgress({ bytesDone: m.bytesDone, bytesTotal: m.bytesTotal });
+      else if (m.type === 'done') settle(() => resolve(m.outcome));
+      else settle(() => reject(m.input ? new ImportInputError(m.message, m.param) : new Error(m.message)));
+    });
+    worker.on('error', (err) => settle(() => reject(err)));
+    worker.on('exit', (code) => settle(() => reject(new Error(`the import worker stopped (exit code ${code}) before it finished`))));
+  });
+}
