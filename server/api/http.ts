@@ -184,7 +184,7 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
     const query = route.query ? parseWith(route.query, queryObject) : {};
 
     let body: unknown = undefined;
-    if (method === 'POST' || method === 'PATCH' || method === 'DELETE') {
+    if ((method === 'POST' || method === 'PATCH' || method === 'DELETE') && !route.streamsBody) {
       const rawBody = await readBody(req, route.maxBodyBytes ?? MAX_BODY_BYTES);
       if (route.body) {
         let json: unknown = {};
