@@ -114,7 +114,7 @@ export interface ImportedRecordRow {
   importId: string;
   kind: 'meal' | 'sleep';
   recordId: string;
-  stampMs: number;
+  fingerprint: string;
 }
 
 export function importedKeyExists(db: Db, sourceKey: string): boolean {
@@ -122,25 +122,25 @@ export function importedKeyExists(db: Db, sourceKey: string): boolean {
 }
 
 export function insertImportedRecord(db: Db, r: ImportedRecordRow): void {
-  db.prepare('INSERT INTO import_records (source_key, import_id, kind, record_id, stamp_ms) VALUES (?, ?, ?, ?, ?)').run(
+  db.prepare('INSERT INTO import_records (source_key, import_id, kind, record_id, fingerprint) VALUES (?, ?, ?, ?, ?)').run(
     r.sourceKey,
     r.importId,
     r.kind,
     r.recordId,
-    r.stampMs,
+    r.fingerprint,
   );
 }
 
 export function listImportedRecords(db: Db, importId: string): ImportedRecordRow[] {
   return (
-    db.prepare('SELECT source_key, import_id, kind, record_id, stamp_ms FROM import_records WHERE import_id = ? ORDER BY rowid').all(importId) as Array<{
+    db.prepare('SELECT source_key, import_id, kind, record_id, fingerprint FROM import_records WHERE import_id = ? ORDER BY rowid').all(importId) as Array<{
       source_key: string;
       import_id: string;
       kind: 'meal' | 'sleep';
       record_id: string;
-      stamp_ms: number;
+      fingerprint: string;
     }>
-  ).map((r) => ({ sourceKey: r.source_key, importId: r.import_id, kind: r.kind, recordId: r.record_id, stampMs: r.stamp_ms }));
+  ).map((r) => ({ sourceKey: r.source_key, importId: r.import_id, kind: r.kind, recordId: r.record_id, fingerprint: r.fingerprint }));
 }
 
 export function deleteImportedRecord(db: Db, sourceKey: string): void {

@@ -214,14 +214,14 @@ export const migrations: Migration[] = [
       CREATE INDEX imports_by_time ON imports (created_ms DESC, id DESC);
 
       -- One row per record an import added, keyed by the source record's stable key: a second import
-      -- of the same record finds its key and adds nothing. stamp_ms is the record's updated time when
-      -- it was added, so undo can tell what somebody edited since.
+      -- of the same record finds its key and adds nothing. fingerprint is a hash of the record's
+      -- content as added, so undo can tell what somebody edited since (even within a millisecond).
       CREATE TABLE import_records (
         source_key TEXT PRIMARY KEY,
         import_id TEXT NOT NULL REFERENCES imports (id),
         kind TEXT NOT NULL CHECK (kind IN ('meal', 'sleep')),
         record_id TEXT NOT NULL,
-        stamp_ms INTEGER NOT NULL
+        fingerprint TEXT NOT NULL
       );
       CREATE INDEX import_records_by_import ON import_records (import_id);
     `,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
 import {
   deleteImportedRecord,
@@ -11,7 +12,7 @@ import {
   type UndoReport,
 } from '../db/imports.js';
 import { deleteMeal, getMeal, insertMeal, type MealRecord } from '../db/meals.js';
-import { deleteSleep, findOverlappingSleep, getSleep, insertSleep } from '../db/sleep.js';
+import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
 import type { Emit } from '../events/bus.js';
 import { ImportDocumentSchema, importDocument } from '../export/export.js';
 import { newId } from '../ids.js';
@@ -63,13 +64,26 @@ function caloriesFromMacros(p: number | null, c: number | null, f: number | null
   return Math.round((4 * (p ?? 0) + 4 * (c ?? 0) + 9 * (f ?? 0)) * 100) / 100;
 }
 
+/**
+ * What a record holds, as a hash: stored when an import adds it, compared at undo, so an edit is
+ * seen even when it happened within the same millisecond (updated times cannot tell).
+ */
+export function recordFingerprint(kind: 'meal' | 'sleep', r: MealRecord | SleepRecord): string {
+  const fields =
+    kind === 'meal'
+      ? (({ timestampMs, utcOffsetMin, mealType, description, calories, caloriesSource, proteinG, carbsG, fatG, fiberG, sodiumMg, caffeineMg, foods, source, inferredTime }: MealRecord) =>
+          [timestampMs, utcOffsetMin, mealType, description, calories, caloriesSource, proteinG, carbsG, fatG, fiberG, sodiumMg, caffeineMg, foods, source, inferredTime])(r as MealRecord)
+      : (({ startMs, endMs, efficiency, awakenings, source, nap }: SleepRecord) => [startMs, endMs, efficiency, awakenings, source, nap])(r as SleepRecord);
+  return createHash('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22);
+}
+
 /** Writes parsed records; inside a transaction the caller owns (emit is null for a dry run). */
 function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, emit: Emit | null, dryRun: boolean): ImportResult {
   const settings = currentSettings(app);
   const now = app.clock.now();
   const id = newId('imp');
   const warnings: ImportWarning[] = [...outcome.warnings];
-  const added: Array<{ kind: 'meal' | 'sleep'; id: string; key: string; day: string; stamp: number }> = [];
+  const added: Array<{ kind: 'meal' | 'sleep'; id: string; key: string; day: string; fingerprint: string }> = [];
   const samples: ImportResult['samples'] = { meals: [], sleep: [] };
   let duplicates = outcome.duplicatesInFiles;
 
@@ -80,9 +94,7 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
       throw new ImportInputError(`${outcome.files[0]} is not a valid Chyme export: ${issue.path.join('.') || 'document'} ${issue.message}.`);
     }
     const counts = importDocument(app, parsed.data, (kind, rec) => {
-      const day = rec.day;
-      const stamp = kind === 'meal' ? (rec as MealRecord).updatedMs : rec.createdMs;
-      added.push({ kind, id: rec.id, key: `chyme:${rec.id}`, day, stamp });
+      added.push({ kind, id: rec.id, key: `chyme:${rec.id}`, day: rec.day, fingerprint: recordFingerprint(kind, rec) });
       if (kind === 'meal' && samples.meals.length < SAMPLE_COUNT) samples.meals.push(rec as MealRecord);
       if (kind === 'sleep' && samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(rec as ReturnType<typeof getSleep>);
     });
@@ -124,7 +136,7 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
         updatedMs: now,
       };
       insertMeal(app.db, meal);
-      added.push({ kind: 'meal', id: meal.id, key: m.key, day: meal.day, stamp: now });
+      added.push({ kind: 'meal', id: meal.id, key: m.key, day: meal.day, fingerprint: recordFingerprint('meal', meal) });
       if (samples.meals.length < SAMPLE_COUNT) samples.meals.push(meal);
     }
     for (const s of outcome.sleeps) {
@@ -133,7 +145,7 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
         duplicates++;
         continue;
       }
-      const session = {
+      const session: SleepRecord = {
         id: newId('sleep'),
         startMs: s.startMs,
         endMs: s.endMs,
@@ -145,7 +157,7 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
         createdMs: now,
       };
       insertSleep(app.db, session);
-      added.push({ kind: 'sleep', id: session.id, key: s.key, day: session.day, stamp: now });
+      added.push({ kind: 'sleep', id: session.id, key: s.key, day: session.day, fingerprint: recordFingerprint('sleep', session) });
       if (samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(session);
     }
   }
@@ -168,7 +180,7 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
     undo: null,
   };
   insertImport(app.db, record);
-  for (const a of added) insertImportedRecord(app.db, { sourceKey: a.key, importId: id, kind: a.kind, recordId: a.id, stampMs: a.stamp });
+  for (const a of added) insertImportedRecord(app.db, { sourceKey: a.key, importId: id, kind: a.kind, recordId: a.id, fingerprint: a.fingerprint });
   // One recalculation for the whole import, not one announcement per record: derived scores and
   // state follow from the new history at once.
   if (emit && added.length > 0) notifyDataChanged(app, emit);
@@ -217,7 +229,7 @@ export function undoImport(app: AppContext, id: string): ImportRecord | undefine
         const meal = getMeal(app.db, r.recordId);
         if (!meal) {
           report.kept.push({ id: r.recordId, object: 'nutrition.meal', reason: 'already_deleted' });
-        } else if (meal.updatedMs !== r.stampMs) {
+        } else if (recordFingerprint('meal', meal) !== r.fingerprint) {
           // Edited since: the person's change is worth more than the undo. Its key stays, so a
           // re-import does not add a second copy beside it.
           report.kept.push({ id: r.recordId, object: 'nutrition.meal', reason: 'edited' });
@@ -226,11 +238,16 @@ export function undoImport(app: AppContext, id: string): ImportRecord | undefine
           deleteMeal(app.db, r.recordId);
           report.mealsRemoved++;
         }
-      } else if (getSleep(app.db, r.recordId)) {
-        deleteSleep(app.db, r.recordId);
-        report.sleepRemoved++;
       } else {
-        report.kept.push({ id: r.recordId, object: 'sleep.session', reason: 'already_deleted' });
+        const session = getSleep(app.db, r.recordId);
+        if (session && recordFingerprint('sleep', session) !== r.fingerprint) {
+          report.kept.push({ id: r.recordId, object: 'sleep.session', reason: 'edited' });
+          continue;
+        }
+        if (session) {
+          deleteSleep(app.db, r.recordId);
+          report.sleepRemoved++;
+        } else report.kept.push({ id: r.recordId, object: 'sleep.session', reason: 'already_deleted' });
       }
       deleteImportedRecord(app.db, r.sourceKey);
     }

@@ -3,8 +3,20 @@ import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
 import { ImportInputError } from './types.js';
 import type { WorkerMessage } from './worker.js';
 
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
 /** The worker's module beside this one: .ts when running from source (tests, tsx), .js when built. */
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
+const WORKER_URL = new URL(FROM_SOURCE ? './worker.ts' : './worker.js', import.meta.url);
+
+/**
+ * Running from source, a worker does not inherit tsx's loader: a small bootstrap registers it in
+ * the worker before importing the TypeScript module. The built app starts worker.js directly.
+ */
+function startWorker(workerData: ParseRequest): Worker {
+  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData });
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
 
 /**
  * Parses files in a worker thread: a multi-gigabyte export keeps a core busy for a minute, and
@@ -12,7 +24,7 @@ const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './
  */
 export function parseInWorker(request: ParseRequest, onProgress: (p: ParseProgress) => void = () => {}): Promise<ParseOutcome> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_URL, { workerData: request });
+    const worker = startWorker(request);
     let settled = false;
     const settle = (fn: () => void) => {
       if (settled) return;
