@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AppContext } from '../../app-context.js';
 import { systemClock } from '../../clock.js';
@@ -50,7 +50,7 @@ export async function importCommand(argv: string[]): Promise<void> {
     try {
       result = await runImport(
         app,
-        { files: positionals.map((p) => ({ path: resolve(p), name: p })), chosen, timeZone: values.tz, dryRun: values['dry-run'] ?? false },
+        { files: positionals.map((p) => ({ path: resolve(p), name: basename(p) })), chosen, timeZone: values.tz, dryRun: values['dry-run'] ?? false },
         showProgress ? (p) => process.stderr.write(`\rReading… ${Math.floor((p.bytesDone / Math.max(1, p.bytesTotal)) * 100)} %`) : undefined,
       );
     } catch (err) {
