@@ -76,3 +76,18 @@ export function migrate(db: Db, migrations: Migration[]): void {
     }).immediate();
   }
 }
+
+const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/**
+ * A prepared statement, compiled once per connection: for the statements run per record in bulk
+ * writes (an import inserts tens of thousands of rows), where compiling each time cost more than
+ * running.
+ */
+export function cachedStatement(db: Db, sql: string): Database.Statement {
+  let byText = statementCache.get(db);
+  if (!byText) statementCache.set(db, (byText = new Map()));
+  let stmt = byText.get(sql);
+  if (!stmt) byText.set(sql, (stmt = db.prepare(sql)));
+  return stmt;
+}

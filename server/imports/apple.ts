@@ -104,7 +104,8 @@ interface OpenRecord {
 }
 
 interface OpenCorrelation {
-  attrs: Record<string, string>;
+  source: string;
+  startMs: number | undefined;
   meta: Record<string, string>;
   children: DietRecord[];
 }
@@ -134,6 +135,19 @@ export async function parseAppleHealth(
   onBytes: (chars: number) => void = () => {},
 ): Promise<AppleResult> {
   const parser = new SaxesParser({ xmlns: false });
+  // Strings saxes hands out are slices of the chunk they came from: keeping one would keep the
+  // whole chunk alive (hundreds of MB over a big export). Everything kept is copied once, and
+  // repeated values (app names, food names, zones) share one copy.
+  const interned = new Map<string, string>();
+  const own = (text: string | undefined): string | undefined => {
+    if (text === undefined) return undefined;
+    let copy = interned.get(text);
+    if (copy === undefined) {
+      copy = Buffer.from(text, 'utf8').toString('utf8');
+      interned.set(copy, copy);
+    }
+    return copy;
+  };
   const dietTop: DietRecord[] = [];
   const correlations: OpenCorrelation[] = [];
   const childSignatures = new Set<string>();
@@ -158,15 +172,17 @@ export async function parseAppleHealth(
       warnings.add(entry.name, line, `A ${a.type} record is in unit "${a.unit}", which Chyme does not convert; it was skipped.`);
       return undefined;
     }
+    const source = own(a.sourceName ?? '')!;
     return {
-      source: a.sourceName ?? '',
+      source,
       field: spec.field,
       value,
       startMs,
-      signature: `${a.sourceName}\u0000${a.type}\u0000${a.startDate}\u0000${a.endDate}\u0000${a.value}`,
-      timeZone: validZone(r.meta.HKTimeZone),
-      foodType: r.meta.HKFoodType,
-      meal: r.meta.Meal ?? r.meta.meal,
+      // Built from copies and numbers only (see own()).
+      signature: `${source}\u0000${spec.field}\u0000${startMs}\u0000${parseAppleDate(a.endDate) ?? ''}\u0000${raw}\u0000${own(a.unit ?? '')}`,
+      timeZone: own(validZone(r.meta.HKTimeZone)),
+      foodType: own(r.meta.HKFoodType),
+      meal: own(r.meta.Meal ?? r.meta.meal),
     };
   };
 
@@ -180,10 +196,10 @@ export async function parseAppleHealth(
       const attrs = tag.attributes as Record<string, string>;
       if (record) {
         if (record.kind !== 'other' && attrs.key !== undefined) record.meta[attrs.key] = attrs.value ?? '';
-      } else if (correlation && attrs.key !== undefined) correlation.meta[attrs.key] = attrs.value ?? '';
+      } else if (correlation && attrs.key !== undefined) correlation.meta[own(attrs.key)!] = own(attrs.value ?? '')!;
     } else if (name === 'Correlation') {
       const attrs = tag.attributes as Record<string, string>;
-      if (attrs.type === FOOD_CORRELATION) correlation = { attrs, meta: {}, children: [] };
+      if (attrs.type === FOOD_CORRELATION) correlation = { source: own(attrs.sourceName ?? '')!, startMs: parseAppleDate(attrs.startDate), meta: {}, children: [] };
     } else if (!sawRoot) {
       if (name !== 'HealthData') throw new ImportInputError(`${entry.name} is not an Apple Health export: its root element is <${name}>, not <HealthData>.`);
     }
@@ -210,7 +226,7 @@ export async function parseAppleHealth(
           warnings.add(entry.name, parser.line, `A sleep record has an unknown value "${r.attrs.value}" or unreadable dates; it was skipped.`);
           return;
         }
-        sleepSamples.push({ source: r.attrs.sourceName ?? '', startMs, endMs, kind });
+        sleepSamples.push({ source: own(r.attrs.sourceName ?? '')!, startMs, endMs, kind });
       }
     } else if (name === 'Correlation' && correlation) {
       correlations.push(correlation);
@@ -246,8 +262,8 @@ function appleMeals(top: DietRecord[], correlations: OpenCorrelation[], childSig
     const nutrients = emptyNutrients();
     for (const d of c.children) nutrients[d.field] = (nutrients[d.field] ?? 0) + d.value;
     entries.push({
-      source: c.attrs.sourceName ?? first.source,
-      startMs: parseAppleDate(c.attrs.startDate) ?? first.startMs,
+      source: c.source || first.source,
+      startMs: c.startMs ?? first.startMs,
       timeZone: validZone(c.meta.HKTimeZone) ?? c.children.find((d) => d.timeZone)?.timeZone,
       name: c.meta.HKFoodType ?? c.children.find((d) => d.foodType)?.foodType,
       meal: c.meta.Meal ?? c.meta.meal ?? c.children.find((d) => d.meal)?.meal,

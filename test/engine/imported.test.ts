@@ -11,7 +11,7 @@ test('a meal at a default (inferred) time is weighed down by INFERRED_TIME_CONFI
   const [b] = mealPhases([inferred], { daysWithData: 30 });
   assert.equal(b!.confidence, Math.round(a!.confidence * constants.INFERRED_TIME_CONFIDENCE_FACTOR * 100) / 100);
   assert.ok(b!.confidence < a!.confidence);
-  assert.deepEqual([b!.processingEndsAt, b!.fastedAt], [a!.processingEndsAt, a!.fastedAt]);
+  assert.deepEqual([b!.fedEndMin, b!.processingEndMin, b!.settlingEndMin], [a!.fedEndMin, a!.processingEndMin, a!.settlingEndMin]);
 });
 
 test('a nap makes no overnight score, whatever its length; the same sleep as a night does', () => {

@@ -1,0 +1,153 @@
+/**
+ * `npm run bench` (last step): imports a generated Apple Health export.xml of CHYME_BENCH_IMPORT_MB
+ * megabytes (default 1024) into a fresh database: uploaded to POST /v1/imports of the built
+ * `chyme serve` (worker-thread parse, one write transaction) while the same server is asked for
+ * the digestion state in a loop. Reports wall time, the server's peak resident memory (VmHWM: the
+ * worker thread shares the process) and the state's latency during the import. The file is generated into a temporary
+ * folder and deleted afterwards (never committed).
+ *
+ * Targets (issue 13): under 60 s and under 200 MB resident for 1 GB.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, mkdtempSync, openAsBlob, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI (npm run bench builds first). */
+const CLI = fileURLToPath(new URL('../build/server/cli/main.js', import.meta.url));
+
+const TARGET_MB = Number(process.env.CHYME_BENCH_IMPORT_MB ?? 1024);
+const TIMEZONE = 'Europe/Berlin';
+const DAYS = 3650;
+
+function appleDate(ms: number): string {
+  // Written with one export-day offset (-0800), as Apple does.
+  const s = new Date(ms - 8 * 3600_000).toISOString();
+  return `${s.slice(0, 10)} ${s.slice(11, 19)} -0800`;
+}
+
+/** One day of a ten-year watch export: heart rate and steps (skipped by the importer), 3 logged meals, one night. */
+function day(dayStartMs: number, fillerRecords: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < fillerRecords; i++) {
+    const t = appleDate(dayStartMs + Math.floor((i * 86_400_000) / fillerRecords));
+    if (i % 3 === 0) {
+      out.push(
+        `<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="Ana’s Apple Watch" sourceVersion="11.1" device="&lt;&lt;HKDevice: 0x283e1a9e0&gt;, name:Apple Watch, manufacturer:Apple Inc., model:Watch, hardware:Watch6,2, software:11.1&gt;" unit="count/min" creationDate="${t}" startDate="${t}" endDate="${t}" value="${55 + (i % 40)}">\n  <MetadataEntry key="HKMetadataKeyHeartRateMotionContext" value="0"/>\n </Record>\n`,
+      );
+    } else {
+      out.push(`<Record type="HKQuantityTypeIdentifierStepCount" sourceName="Ana’s iPhone" sourceVersion="18.1" unit="count" creationDate="${t}" startDate="${t}" endDate="${t}" value="${i % 120}"/>\n`);
+    }
+  }
+  for (const [hour, label, kcal] of [[7.5, 'Breakfast', 420], [12.5, 'Lunch', 650], [19, 'Dinner', 780]] as const) {
+    const t = appleDate(dayStartMs + hour * 3600_000);
+    for (const [type, unit, value] of [['EnergyConsumed', 'Cal', kcal], ['Protein', 'g', kcal / 20], ['Carbohydrates', 'g', kcal / 8], ['FatTotal', 'g', kcal / 30], ['Sodium', 'mg', kcal]] as const) {
+      out.push(
+        `<Record type="HKQuantityTypeIdentifierDietary${type}" sourceName="MyFitnessPal" unit="${unit}" creationDate="${t}" startDate="${t}" endDate="${t}" value="${value}">\n  <MetadataEntry key="meal" value="${label}"/>\n  <MetadataEntry key="Meal" value="${label}"/>\n </Record>\n`,
+      );
+    }
+  }
+  const bed = dayStartMs + 22.5 * 3600_000;
+  out.push(`<Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="Ana’s iPhone" startDate="${appleDate(bed - 600_000)}" endDate="${appleDate(bed + 8 * 3600_000)}" value="HKCategoryValueSleepAnalysisInBed"/>\n`);
+  const stages = ['AsleepCore', 'AsleepDeep', 'AsleepCore', 'AsleepREM', 'Awake', 'AsleepCore', 'AsleepREM', 'AsleepCore'];
+  stages.forEach((stage, i) => {
+    const s = bed + i * 3600_000;
+    out.push(
+      `<Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="Ana’s Apple Watch" startDate="${appleDate(s)}" endDate="${appleDate(s + 3600_000)}" value="HKCategoryValueSleepAnalysis${stage}">\n  <MetadataEntry key="HKTimeZone" value="Europe/Berlin"/>\n </Record>\n`,
+    );
+  });
+  return out.join('');
+}
+
+async function generate(path: string, targetBytes: number): Promise<void> {
+  const out = createWriteStream(path);
+  const write = async (s: string) => {
+    if (!out.write(s)) await once(out, 'drain');
+  };
+  await write(`<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE HealthData [\n<!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout)*)>\n]>\n<HealthData locale="en_US">\n <ExportDate value="2026-11-20 09:00:00 -0800"/>\n <Me HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexNotSet"/>\n`);
+  const sample = day(Date.UTC(2020, 0, 1), 100);
+  const perFiller = (sample.length - day(Date.UTC(2020, 0, 1), 0).length) / 100;
+  const filler = Math.max(0, Math.round((targetBytes / DAYS - day(Date.UTC(2020, 0, 1), 0).length) / perFiller));
+  const first = Date.UTC(2016, 10, 1) - 3600_000;
+  for (let d = 0; d < DAYS; d++) await write(day(first + d * 86_400_000, filler));
+  await write('</HealthData>\n');
+  out.end();
+  await once(out, 'finish');
+}
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+/** Peak and current resident memory of a process, from /proc (Linux). */
+function rssOf(pid: number): { peakMb: number; nowMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { peakMb: kb('VmHWM') / 1024, nowMb: kb('VmRSS') / 1024 };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'chyme-bench-import-'));
+const serve = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--quiet', '--db', join(dir, 'chyme.db'), '--tz', TIMEZONE], { stdio: ['ignore', 'pipe', 'inherit'] });
+try {
+  const xml = join(dir, 'export.xml');
+  process.stdout.write(`Generating a ${TARGET_MB} MB export.xml… `);
+  const g0 = performance.now();
+  await generate(xml, TARGET_MB * 1024 * 1024);
+  const size = statSync(xml).size;
+  process.stdout.write(`${(size / 1024 ** 2).toFixed(0)} MB in ${((performance.now() - g0) / 1000).toFixed(1)} s\n`);
+
+  // The built server, as a user runs it: its own process, so its memory is measured alone.
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    serve.stdout!.on('data', (c) => {
+      out += c;
+      const m = /^Chyme listening on (\S+)$/m.exec(out);
+      if (m && /^App: /m.test(out)) resolve(m[1]!);
+    });
+    serve.on('exit', (code) => reject(new Error(`chyme serve exited (${code}): ${out}`)));
+  });
+  const keyOut = spawnSync(process.execPath, [CLI, 'keys', 'create', '--name', 'bench', '--scopes', 'all', '--db', join(dir, 'chyme.db')], { encoding: 'utf8' });
+  const key = keyOut.stdout.trim().split('\n').at(-1)!;
+  const auth = { authorization: `Bearer ${key}` };
+  const idle = rssOf(serve.pid!);
+
+  let importing = true;
+  const latencies: number[] = [];
+  const prober = (async () => {
+    while (importing) {
+      const t0 = performance.now();
+      const res = await fetch(`${url}/v1/digestion/state`, { headers: auth });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`state answered ${res.status} during the import`);
+      latencies.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+  const form = new FormData();
+  form.append('file', await openAsBlob(xml), 'export.xml');
+  const t0 = performance.now();
+  const res = await fetch(`${url}/v1/imports`, { method: 'POST', headers: auth, body: form });
+  const body = (await res.json()) as Record<string, unknown>;
+  const seconds = (performance.now() - t0) / 1000;
+  importing = false;
+  await prober;
+  if (res.status !== 201) throw new Error(`the import answered ${res.status}: ${JSON.stringify(body)}`);
+  const mem = rssOf(serve.pid!);
+
+  console.log(`Imported ${body.meals_added} meals and ${body.sleep_added} nights (${body.first_day} to ${body.last_day}), ${body.duplicates_skipped} duplicates skipped.`);
+  console.log(`| export.xml | upload + parse + write | throughput | peak RSS of chyme serve | idle RSS | state p50 / p99 / max during import (n) |`);
+  console.log(`|---|---|---|---|---|---|`);
+  console.log(
+    `| ${(size / 1024 ** 2).toFixed(0)} MB | ${seconds.toFixed(1)} s | ${(size / 1024 ** 2 / seconds).toFixed(0)} MB/s | ${mem.peakMb.toFixed(0)} MB | ${idle.nowMb.toFixed(0)} MB | ${percentile(latencies, 50).toFixed(1)} / ${percentile(latencies, 99).toFixed(1)} / ${Math.max(...latencies).toFixed(1)} ms (${latencies.length}) |`,
+  );
+  console.log(seconds < 60 && mem.peakMb < 200 ? 'Within the targets (< 60 s, < 200 MB).' : 'OUTSIDE the targets (< 60 s, < 200 MB).');
+} finally {
+  serve.kill('SIGTERM');
+  await once(serve, 'exit').catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+}
