@@ -55,7 +55,7 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
   const daily = new Map<string, { nutrients: Nutrients; line: number; file: string }>();
   let dailyWithoutGroup = false;
   for (const entry of files.dailySummaries) {
-    for await (const { cells, line } of csvRows(entry, ',')) {
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
       const warn = (m: string) => warnings.add(entry.name, line, m);
       const date = (cells.Date ?? '').trim();
       if (!ISO_DATE.test(date)) {
@@ -80,7 +80,7 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
   const narrowGroups = new Set<string>();
   for (const entry of files.servings) {
     let wide: boolean | undefined;
-    for await (const { cells, line } of csvRows(entry, ',')) {
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
       const warn = (m: string) => warnings.add(entry.name, line, m);
       wide ??= hasNutrientColumns(cells);
       const day = (cells.Day ?? '').trim();

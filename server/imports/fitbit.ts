@@ -13,7 +13,7 @@ import { ImportInputError, NAP_MAX_MS, type ImportedSleep } from './types.js';
 
 /** The zone in Your Profile/Profile.csv, when the archive has one. */
 export async function profileTimeZone(entry: InputEntry, warnings: WarningLog): Promise<string | undefined> {
-  for await (const { cells, line } of csvRows(entry, ',')) {
+  for await (const { cells, line } of csvRows(entry, ',', warnings)) {
     const zone = (cells.timezone ?? '').trim();
     if (zone && isValidTimeZone(zone)) return zone;
     if (zone) warnings.add(entry.name, line, `timezone "${zone}" is not an IANA zone; the zone chosen for the import was used.`);
@@ -114,7 +114,7 @@ function googleInstant(text: string | undefined): number | undefined {
 export async function parseGoogleSleeps(entries: InputEntry[], warnings: WarningLog): Promise<ImportedSleep[]> {
   const rows: Array<ImportedSleep & { version: string }> = [];
   for (const entry of entries) {
-    for await (const { cells, line } of csvRows(entry, ',')) {
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
       const warn = (m: string) => warnings.add(entry.name, line, m);
       const startMs = googleInstant(cells.sleep_start);
       const endMs = googleInstant(cells.sleep_end);

@@ -133,8 +133,15 @@ export async function* utf8Text(stream: Readable, name: string): AsyncGenerator<
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let offset = 0;
   let first = true;
+  const chunks = (async function* () {
+    try {
+      yield* stream as AsyncIterable<Buffer>;
+    } catch (err) {
+      throw damaged(name, err);
+    }
+  })();
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of chunks) {
       if (first && chunk.length >= 2 && ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))) {
         throw new ImportInputError(`${name} is UTF-16 text; Chyme reads UTF-8. Export it again, or save it as UTF-8.`);
       }
@@ -160,6 +167,13 @@ export async function* utf8Text(stream: Readable, name: string): AsyncGenerator<
   }
 }
 
+/** A read error (a damaged archive entry, a vanished file) as a sentence. */
+function damaged(name: string, err: unknown): ImportInputError {
+  return err instanceof ImportInputError
+    ? err
+    : new ImportInputError(`${name} could not be read (${(err as Error)?.message ?? String(err)}): the file or its archive is damaged. Download the export again.`);
+}
+
 /** The first few kilobytes of an entry as text (for detection), or null for binary data. */
 export async function readHead(entry: InputEntry, bytes = 8192): Promise<string | null> {
   const stream = await entry.open();
@@ -171,6 +185,8 @@ export async function readHead(entry: InputEntry, bytes = 8192): Promise<string 
       size += chunk.length;
       if (size >= bytes) break;
     }
+  } catch (err) {
+    throw damaged(entry.name, err);
   } finally {
     stream.destroy();
   }

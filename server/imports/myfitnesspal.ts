@@ -22,7 +22,7 @@ const COLUMNS: Array<[header: string, field: keyof Nutrients]> = [
 export async function parseMyFitnessPal(entries: InputEntry[], timeZone: string, warnings: WarningLog): Promise<ImportedMeal[]> {
   const rows: DiaryRow[] = [];
   for (const entry of entries) {
-    for await (const { cells, line } of csvRows(entry, ',')) {
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
       const warn = (m: string) => warnings.add(entry.name, line, m);
       const day = (cells.Date ?? '').trim();
       if (!ISO_DATE.test(day)) {

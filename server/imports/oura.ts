@@ -99,7 +99,7 @@ export async function parseOura(entries: InputEntry[], warnings: WarningLog): Pr
       });
       continue;
     }
-    for await (const { cells, line } of csvRows(entry, sniffDelimiter(head))) {
+    for await (const { cells, line } of csvRows(entry, sniffDelimiter(head), warnings)) {
       const s = sleepFromDoc(cells, 'v2', entry.name, line, warnings);
       if (s) out.push(s);
     }

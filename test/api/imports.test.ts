@@ -182,6 +182,18 @@ describe('imports API', () => {
     assert.equal((await t.request('GET', '/v1/imports', { key: t.keyWith('nutrition:read', 'sleep:read') })).status, 200);
   });
 
+  test('the OpenAPI document describes imports and the new fields', async () => {
+    const doc = (await t.request('GET', '/v1/openapi.json', { key: null })).body;
+    const post = doc.paths['/v1/imports'].post;
+    assert.ok(post.requestBody.content['multipart/form-data'].schema.properties.file);
+    assert.deepEqual(post['x-required-scopes'], ['nutrition:write', 'sleep:write']);
+    assert.ok(doc.paths['/v1/imports/{id}'].delete);
+    assert.ok(doc.components.schemas.Import.properties.duplicates_skipped);
+    assert.equal(doc.components.schemas.Meal.properties.inferred_time.type, 'boolean');
+    assert.ok(doc.components.schemas.Meal.properties.source.enum.includes('apple_health'));
+    assert.equal(doc.components.schemas.SleepSession.properties.nap.type, 'boolean');
+  });
+
   test('the API keeps answering while a large export is parsed', async () => {
     // ~6 MB of heart-rate records around one night: parsing takes a while, off the request thread.
     const filler = Array.from({ length: 40_000 }, (_, i) =>

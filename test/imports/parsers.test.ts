@@ -194,6 +194,17 @@ test('Google Health UserSleeps.csv: each night kept once (v2), efficiency from m
   );
 });
 
+test('stray quotes in a cell do not stop the file; a quote never closed is a warning, not a crash', async () => {
+  const stray = fx.mfpN1().replace('2026-06-20,Post-Workout,250', '2026-06-20,Post"Workout,250');
+  const out = await parse([file('Nutrition-Summary.csv', `${stray.trimEnd()}\r\n2026-06-22,Dinner,500,10,3,1,4,0,20,210,300,45,5,12,15,20,35,15,10,\r\n`)]);
+  assert.equal(out.meals.length, 3);
+  assert.equal(out.meals[1]!.description, 'Post"Workout');
+  const unclosed = fx.mfpN1().replace('felt fine', '"felt fine');
+  const cut = await parse([file('Nutrition-Summary.csv', unclosed)]);
+  assert.match(cut.warnings[0]!.message, /could not be read as CSV \(Quote Not Closed/);
+  assert.equal(cut.warnings[0]!.file, 'Nutrition-Summary.csv');
+});
+
 test('Refused as a whole: non-UTF-8 text, UTF-16, files no importer reads, a Chyme export mixed with others', async () => {
   await refused([file('latin1.csv', Buffer.from('Day,Time,Group,Food Name,Amount,Energy (kcal)\n2026-01-01,,Breakfast,Cr\xe8me,1,100\n', 'latin1'))], /not UTF-8 text/);
   await refused([file('utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Date,Meal\n', 'utf16le')]))], /not UTF-8/);
@@ -201,4 +212,9 @@ test('Refused as a whole: non-UTF-8 text, UTF-16, files no importer reads, a Chy
   await refused([file('exercises.csv', 'Day,Time,Group,Exercise,Minutes,Calories Burned\n')], /Cronometer exercises file, which holds no meals/);
   await refused([file('chyme.json', fx.chymeExport()), file('sleep.json', fx.ouraApiJson())], /imported on its own/);
   await refused([file('empty.zip', zipOf([{ name: 'readme.md', data: '# nothing' }]))], /None of these files/);
+  // A zip entry past a sane size is refused before it is read; one whose content is shorter than
+  // its archive says is damaged.
+  const big = fx.mfpN1() + `${'2026-06-22,Lunch,350,10,3,1,4,0,20,210,300,45,5,12,15,20,35,15,10,\r\n'.repeat(400)}`;
+  await refused([file('mfp.zip', zipOf([{ name: 'Nutrition-Summary.csv', data: big, declaredSize: 0xfffffff0 }]))], /mfp\.zip:Nutrition-Summary\.csv is 4\.0 GB, more than any a MyFitnessPal Nutrition-Summary CSV can be \(at most 512 MB\); it was refused/);
+  await refused([file('lying.zip', zipOf([{ name: 'Nutrition-Summary.csv', data: fx.mfpN1(), declaredSize: 0xfffffff0 }]))], /lying\.zip:Nutrition-Summary\.csv could not be read \(.*\): the file or its archive is damaged/);
 });

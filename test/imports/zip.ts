@@ -4,7 +4,8 @@ import { crc32, deflateRawSync } from 'node:zlib';
  * A minimal zip writer for test fixtures (deflate, no ZIP64): enough to build synthetic exports
  * without a dependency. Entries are small; the 1 GB bench file is streamed by bench/imports.ts.
  */
-export function zipOf(entries: Array<{ name: string; data: string | Buffer }>): Buffer {
+/** `declaredSize` overrides the uncompressed size written in the central directory (a lying archive). */
+export function zipOf(entries: Array<{ name: string; data: string | Buffer; declaredSize?: number }>): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -31,7 +32,7 @@ export function zipOf(entries: Array<{ name: string; data: string | Buffer }>): 
     central.writeUInt16LE(8, 10);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(compressed.length, 20);
-    central.writeUInt32LE(raw.length, 24);
+    central.writeUInt32LE(e.declaredSize ?? raw.length, 24);
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);
