@@ -16,8 +16,9 @@ import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRec
 import type { Emit } from '../events/bus.js';
 import { ImportDocumentSchema, importDocument } from '../export/export.js';
 import { newId } from '../ids.js';
-import { MAX_MEAL_CALORIES, mealResource } from '../nutrition/meals.js';
-import { currentSettings, mealDay } from '../settings.js';
+import { ConflictError } from '../domain-errors.js';
+import { buildMeal, MAX_MEAL_CALORIES, mealResource } from '../nutrition/meals.js';
+import { currentSettings } from '../settings.js';
 import { sleepDay, sleepResource } from '../sleep/sessions.js';
 import { isoUtc } from '../time/tz.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
@@ -59,7 +60,7 @@ function describeSource(sources: ChosenSource[]): string {
   return sources.length === 1 ? sources[0]! : 'mixed';
 }
 
-/** Kcal from 4/4/9 per gram when the source gave no energy (marked as derived, never as logged). */
+/** Kcal from 4/4/9 per gram (what buildMeal derives when the source gave no energy), for the size check. */
 function caloriesFromMacros(p: number | null, c: number | null, f: number | null): number {
   return Math.round((4 * (p ?? 0) + 4 * (c ?? 0) + 9 * (f ?? 0)) * 100) / 100;
 }
@@ -114,27 +115,23 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
         });
         continue;
       }
-      const meal: MealRecord = {
-        id: newId('meal'),
-        timestampMs: m.timestampMs,
-        utcOffsetMin: m.utcOffsetMin,
-        day: mealDay(m.timestampMs, m.utcOffsetMin, settings.dayStart),
-        mealType: m.mealType,
-        description: m.description,
-        calories,
-        caloriesSource: m.calories === null ? 'macros' : 'logged',
-        proteinG: m.proteinG,
-        carbsG: m.carbsG,
-        fatG: m.fatG,
-        fiberG: m.fiberG,
-        sodiumMg: m.sodiumMg,
-        caffeineMg: m.caffeineMg,
-        foods: m.foods,
-        source: m.source,
-        inferredTime: m.inferredTime,
-        createdMs: now,
-        updatedMs: now,
-      };
+      // Energy the source did not give is derived (from the foods, else 4/4/9 per gram of macros)
+      // and marked so, never stored as a logged 0.
+      const meal = buildMeal(
+        settings,
+        {
+          timestampMs: m.timestampMs,
+          utcOffsetMin: m.utcOffsetMin,
+          mealType: m.mealType,
+          description: m.description,
+          macros: { calories: m.calories, protein_g: m.proteinG, carbs_g: m.carbsG, fat_g: m.fatG, fiber_g: m.fiberG },
+          micros: { sodium_mg: m.sodiumMg, caffeine_mg: m.caffeineMg },
+          foods: m.foods,
+          source: m.source,
+          inferredTime: m.inferredTime,
+        },
+        { id: newId('meal'), createdMs: now, updatedMs: now },
+      );
       insertMeal(app.db, meal);
       added.push({ kind: 'meal', id: meal.id, key: m.key, day: meal.day, fingerprint: recordFingerprint('meal', meal) });
       if (samples.meals.length < SAMPLE_COUNT) samples.meals.push(meal);
@@ -212,7 +209,11 @@ export async function runImport(app: AppContext, options: ImportOptions, onProgr
   return writeImport(app, outcome, timezone, options.dryRun);
 }
 
-export class ImportAlreadyUndoneError extends Error {}
+export class ImportAlreadyUndoneError extends ConflictError {
+  constructor(message: string) {
+    super('import_already_undone', message);
+  }
+}
 
 /**
  * Undoes an import: removes what it added that nobody edited since; what was edited (or already

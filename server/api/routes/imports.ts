@@ -6,14 +6,15 @@ import { pipeline } from 'node:stream/promises';
 import Busboy from 'busboy';
 import { z } from 'zod';
 import { getImport, listImportsPage } from '../../db/imports.js';
-import { ImportAlreadyUndoneError, importResource, runImport, undoImport } from '../../imports/imports.js';
+import { importResource, runImport, undoImport } from '../../imports/imports.js';
 import { ImportSchema } from '../../imports/schema.js';
 import { ImportInputError, parseSourceName, type ChosenSource } from '../../imports/types.js';
 import { isValidTimeZone } from '../../time/tz.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
-import { cursorPosition, idString, queryInt } from '../validation.js';
+import { idString } from '../../fields.js';
+import { cursorPosition, queryInt } from '../validation.js';
 
 /** Uploads past this are refused: a ten-year Apple export is ~3 GB zipped much smaller. */
 const MAX_UPLOAD_BYTES = 16 * 1024 ** 3;
@@ -179,14 +180,9 @@ export const importRoutes = [
       409: { description: 'Already undone', schema: ErrorSchema },
     },
     handler({ app, params }) {
-      try {
-        const r = undoImport(app, params.id);
-        if (!r) throw errors.resourceMissing('import', params.id);
-        return { body: importResource(r) };
-      } catch (err) {
-        if (err instanceof ImportAlreadyUndoneError) throw errors.conflict('import_already_undone', err.message);
-        throw err;
-      }
+      const r = undoImport(app, params.id);
+      if (!r) throw errors.resourceMissing('import', params.id);
+      return { body: importResource(r) };
     },
   }),
 ];
