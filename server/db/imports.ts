@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from './connection.js';
+import type { Db } from './connection.js';
 
 export interface ImportWarningRow {
   file: string;
@@ -118,11 +118,11 @@ export interface ImportedRecordRow {
 }
 
 export function importedKeyExists(db: Db, sourceKey: string): boolean {
-  return cachedStatement(db, 'SELECT 1 FROM import_records WHERE source_key = ?').get(sourceKey) !== undefined;
+  return db.prepare('SELECT 1 FROM import_records WHERE source_key = ?').get(sourceKey) !== undefined;
 }
 
 export function insertImportedRecord(db: Db, r: ImportedRecordRow): void {
-  cachedStatement(db, 'INSERT INTO import_records (source_key, import_id, kind, record_id, fingerprint) VALUES (?, ?, ?, ?, ?)').run(
+  db.prepare('INSERT INTO import_records (source_key, import_id, kind, record_id, fingerprint) VALUES (?, ?, ?, ?, ?)').run(
     r.sourceKey,
     r.importId,
     r.kind,

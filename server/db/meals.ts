@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from './connection.js';
+import type { Db } from './connection.js';
 
 export type MealType = 'breakfast' | 'lunch' | 'dinner' | 'snack';
 export const MEAL_TYPES: readonly MealType[] = ['breakfast', 'lunch', 'dinner', 'snack'];
@@ -112,7 +112,7 @@ const COLUMNS =
   'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, source, inferred_time, created_ms, updated_ms';
 
 export function insertMeal(db: Db, meal: MealRecord): void {
-  cachedStatement(db, 
+  db.prepare(
     `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @source, @inferred_time, @created_ms, @updated_ms)`,
   ).run(toParams(meal));
 }

@@ -1,4 +1,4 @@
-import { cachedStatement, type Db } from './connection.js';
+import type { Db } from './connection.js';
 import type { SortPosition } from './meals.js';
 
 export interface SleepRecord {
@@ -44,7 +44,7 @@ function fromRow(r: SleepRow): SleepRecord {
 }
 
 export function insertSleep(db: Db, s: SleepRecord): void {
-  cachedStatement(db, `INSERT INTO sleep_sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+  db.prepare(`INSERT INTO sleep_sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
     s.id,
     s.startMs,
     s.endMs,
@@ -68,7 +68,8 @@ export function deleteSleep(db: Db, id: string): boolean {
 
 /** A session that overlaps [startMs, endMs), if any. */
 export function findOverlappingSleep(db: Db, startMs: number, endMs: number): SleepRecord | undefined {
-  const r = cachedStatement(db, `SELECT ${COLUMNS} FROM sleep_sessions WHERE start_ms < ? AND end_ms > ? ORDER BY start_ms LIMIT 1`)
+  const r = db
+    .prepare(`SELECT ${COLUMNS} FROM sleep_sessions WHERE start_ms < ? AND end_ms > ? ORDER BY start_ms LIMIT 1`)
     .get(endMs, startMs) as SleepRow | undefined;
   return r && fromRow(r);
 }
