@@ -46,6 +46,10 @@ export interface Meal {
   macros: Macros;
   micros: Micros;
   foods: Food[];
+  /** True when an import had only the date and used a default meal time. */
+  inferred_time?: boolean;
+  /** manual, or the app the meal was imported from. */
+  source?: 'manual' | 'apple_health' | 'cronometer' | 'myfitnesspal' | 'oura' | 'fitbit';
 }
 
 /** Body of POST /v1/nutrition/meals and PATCH /v1/nutrition/meals/{id}. */
@@ -165,6 +169,8 @@ export interface SleepSession {
   efficiency?: number | null;
   awakenings?: number | null;
   source?: string | null;
+  /** A nap: listed, but it makes no overnight score. */
+  nap?: boolean;
 }
 
 export interface Settings {
