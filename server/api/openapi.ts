@@ -69,6 +69,7 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
         : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(dependentRequired ? { 'x-dependent-required': dependentRequired } : {}),
+      ...(route.bodyDoc ? { requestBody: { required: true, content: { [route.bodyDoc.contentType]: { schema: route.bodyDoc.schema } } } } : {}),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } }
         : {}),
