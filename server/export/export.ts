@@ -6,7 +6,7 @@ import { saveSettings } from '../db/settings.js';
 import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
 import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
 import { subscriptionResource } from '../webhooks/resources.js';
-import { MEAL_TYPES } from '../db/meals.js';
+import { MEAL_NUTRIENTS, MEAL_TYPES, type FoodEntry, type MealNutrient, type NutrientSources } from '../db/meals.js';
 import { mealResource } from '../nutrition/meals.js';
 import { currentSettings, mealDay } from '../settings.js';
 import { sleepDay, sleepResource } from '../sleep/sessions.js';
@@ -58,6 +58,25 @@ const isoInstant = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Nu
   message: 'must be an ISO 8601 date-time',
 });
 
+const nullableNum = (max: number) => num(max).nullable().optional();
+
+/** A food entry as exported: name and calories, and what it was built from when it came from a food. */
+const ImportFoodEntry = z.object({
+  name: z.string().trim().min(1).max(200),
+  calories: num(10_000),
+  food_id: z.string().max(64).optional(),
+  quantity: num(100_000).optional(),
+  unit: z.string().min(1).max(20).optional(),
+  grams: num(100_000).optional(),
+  protein_g: nullableNum(2000),
+  carbs_g: nullableNum(2000),
+  fat_g: nullableNum(2000),
+  fiber_g: nullableNum(2000),
+  sugars_g: nullableNum(2000),
+  sodium_mg: nullableNum(50_000),
+  caffeine_mg: nullableNum(2000),
+});
+
 const ImportMeal = z.object({
   id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
   timestamp: isoInstant,
@@ -71,7 +90,8 @@ const ImportMeal = z.object({
     fiber_g: num(2000).nullable().optional(),
   }),
   micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
-  foods: z.array(z.object({ name: z.string().trim().min(1).max(200), calories: num(10_000) })).max(100).default([]),
+  foods: z.array(ImportFoodEntry).max(100).default([]),
+  nutrient_sources: z.record(z.enum(MEAL_NUTRIENTS), z.enum(['logged', 'foods']).nullable()).optional(),
   utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
   calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
   created_at: isoInstant.optional(),
@@ -129,6 +149,26 @@ export class ImportRecordError extends Error {
   }
 }
 
+/** Zod leaves optional fields out; this keeps an entry's JSON free of undefined holes either way. */
+function stripUndefined(entry: z.output<typeof ImportFoodEntry>): FoodEntry {
+  return Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as unknown as FoodEntry;
+}
+
+/** An exported meal's nutrient_sources (null = unknown, absent in a file from before foods: legacy rule). */
+function nutrientSourcesFromExport(sources: Partial<Record<string, 'logged' | 'foods' | null>> | undefined): NutrientSources {
+  const out: NutrientSources = {};
+  for (const k of MEAL_NUTRIENTS) {
+    const v = sources?.[k];
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+function knownValue(m: { nutrient_sources?: Partial<Record<MealNutrient, string | null>> | undefined }, k: MealNutrient, v: number | null | undefined): number | null {
+  if (m.nutrient_sources && m.nutrient_sources[k] === null) return null;
+  return v ?? null;
+}
+
 /**
  * Writes a validated export in one transaction: all or nothing. Records whose id exists are
  * skipped. Settings are restored only into an empty database, where they cannot re-date
@@ -179,13 +219,15 @@ export function importDocument(
         description: m.description,
         calories: m.macros.calories,
         caloriesSource: m.calories_source,
-        proteinG: m.macros.protein_g ?? null,
-        carbsG: m.macros.carbs_g ?? null,
-        fatG: m.macros.fat_g ?? null,
-        fiberG: m.macros.fiber_g ?? null,
-        sodiumMg: m.micros.sodium_mg ?? null,
-        caffeineMg: m.micros.caffeine_mg ?? null,
-        foods: m.foods,
+        // The resource reads an unknown macro as 0; nutrient_sources (null = unknown) says which.
+        proteinG: knownValue(m, 'protein_g', m.macros.protein_g),
+        carbsG: knownValue(m, 'carbs_g', m.macros.carbs_g),
+        fatG: knownValue(m, 'fat_g', m.macros.fat_g),
+        fiberG: knownValue(m, 'fiber_g', m.macros.fiber_g),
+        sodiumMg: knownValue(m, 'sodium_mg', m.micros.sodium_mg),
+        caffeineMg: knownValue(m, 'caffeine_mg', m.micros.caffeine_mg),
+        foods: m.foods.map(stripUndefined),
+        nutrientSources: nutrientSourcesFromExport(m.nutrient_sources),
         createdMs: m.created_at ? Date.parse(m.created_at) : now,
         updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
       };
