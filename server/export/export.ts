@@ -8,6 +8,11 @@ import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api
 import { subscriptionResource } from '../webhooks/resources.js';
 import { MEAL_NUTRIENTS, MEAL_TYPES, type FoodEntry, type MealNutrient, type NutrientSources } from '../db/meals.js';
 import { mealResource } from '../nutrition/meals.js';
+import { savedMealResource } from '../nutrition/saved-meals.js';
+import { foodExists, insertFood, listFoodsBySource, NUTRIENT_KEYS, rebuildFoodUsage } from '../db/foods.js';
+import { insertSavedMeal, listSavedMeals, savedMealExists } from '../db/saved-meals.js';
+import { foodResource } from '../foods/foods.js';
+import { invalidateFoodSearch } from '../foods/search.js';
 import { currentSettings, mealDay } from '../settings.js';
 import { sleepDay, sleepResource } from '../sleep/sessions.js';
 import { isValidTimeZone, isoUtc, offsetMinutes } from '../time/tz.js';
@@ -27,6 +32,8 @@ export function exportDocument(app: AppContext): Record<string, unknown> {
     app_version: app.version,
     exported_at: isoUtc(app.clock.now()),
     settings: { timezone: settings.timezone, day_start: settings.dayStart, units: settings.units },
+    foods: listFoodsBySource(app.db, 'custom').map((f) => foodResource(f, undefined)),
+    saved_meals: listSavedMeals(app.db).map(savedMealResource),
     meals: listAllMeals(app.db).map(mealResource),
     sleep_sessions: listAllSleep(app.db).map(sleepResource),
     webhook_subscriptions: listSubscriptions(app.db).map((sub) => subscriptionResource(sub, now)),
@@ -75,6 +82,38 @@ const ImportFoodEntry = z.object({
   sugars_g: nullableNum(2000),
   sodium_mg: nullableNum(50_000),
   caffeine_mg: nullableNum(2000),
+});
+
+const nutrient = (max: number) => num(max).nullable().default(null);
+
+/** A custom food as exported (USDA foods are not exported: every Chyme ships them). */
+const ImportFood = z.object({
+  id: z.string().regex(/^food_[0-9A-Za-z]{1,60}$/, { message: 'must be a food id (food_…)' }),
+  source: z.literal('custom').default('custom'),
+  name: z.string().trim().min(1).max(200),
+  brand: z.string().trim().min(1).max(100).nullable().default(null),
+  nutrients: z.object({
+    calories: num(1000),
+    protein_g: nutrient(105),
+    carbs_g: nutrient(105),
+    fat_g: nutrient(105),
+    fiber_g: nutrient(100),
+    sugars_g: nutrient(100),
+    sodium_mg: nutrient(100_000),
+    caffeine_mg: nutrient(100_000),
+  }),
+  portions: z.array(z.object({ label: z.string().trim().min(1).max(100), grams: z.number().finite().gt(0).max(5000) })).max(50).default([]),
+  created_at: isoInstant.optional(),
+  updated_at: isoInstant.optional(),
+});
+
+const ImportSavedMeal = z.object({
+  id: z.string().regex(/^smeal_[0-9A-Za-z]{1,60}$/, { message: 'must be a saved meal id (smeal_…)' }),
+  name: z.string().trim().min(1).max(200),
+  meal_type: z.enum(MEAL_TYPES as [string, ...string[]]).nullable().default(null),
+  foods: z.array(ImportFoodEntry).min(1).max(100),
+  created_at: isoInstant.optional(),
+  updated_at: isoInstant.optional(),
 });
 
 const ImportMeal = z.object({
@@ -130,6 +169,8 @@ export const ImportDocumentSchema = z
         units: z.enum(['metric', 'imperial']),
       })
       .optional(),
+    foods: z.array(ImportFood).max(50_000).default([]),
+    saved_meals: z.array(ImportSavedMeal).max(500).default([]),
     meals: z.array(ImportMeal).max(200_000).default([]),
     sleep_sessions: z.array(ImportSleep).max(50_000).default([]),
     webhook_subscriptions: z.array(ImportSubscription).max(MAX_SUBSCRIPTIONS).default([]),
@@ -177,7 +218,14 @@ function knownValue(m: { nutrient_sources?: Partial<Record<MealNutrient, string 
 export function importDocument(
   app: AppContext,
   doc: ImportDocument,
-): { meals: ImportCounts; sleep_sessions: ImportCounts; webhook_subscriptions: ImportCounts; settings: 'applied' | 'kept' } {
+): {
+  foods: ImportCounts;
+  saved_meals: ImportCounts;
+  meals: ImportCounts;
+  sleep_sessions: ImportCounts;
+  webhook_subscriptions: ImportCounts;
+  settings: 'applied' | 'kept';
+} {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
     if (Date.parse(s.end) <= Date.parse(s.start)) throw new ImportRecordError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
@@ -202,6 +250,43 @@ export function importDocument(
       settingsOutcome = 'applied';
     }
     const settings = currentSettings(app);
+    const foods: ImportCounts = { imported: 0, skipped: 0 };
+    for (const f of doc.foods) {
+      if (foodExists(app.db, f.id)) {
+        foods.skipped++;
+        continue;
+      }
+      const nutrients = Object.fromEntries(NUTRIENT_KEYS.map((k) => [k, f.nutrients[k]])) as Record<(typeof NUTRIENT_KEYS)[number], number | null>;
+      insertFood(app.db, {
+        id: f.id,
+        source: 'custom',
+        name: f.name,
+        brand: f.brand,
+        nutrients,
+        portions: f.portions,
+        sr28Mask: null,
+        createdMs: f.created_at ? Date.parse(f.created_at) : now,
+        updatedMs: f.updated_at ? Date.parse(f.updated_at) : now,
+      });
+      foods.imported++;
+    }
+    if (foods.imported > 0) invalidateFoodSearch(app.db);
+    const savedMeals: ImportCounts = { imported: 0, skipped: 0 };
+    for (const m of doc.saved_meals) {
+      if (savedMealExists(app.db, m.id)) {
+        savedMeals.skipped++;
+        continue;
+      }
+      insertSavedMeal(app.db, {
+        id: m.id,
+        name: m.name,
+        mealType: m.meal_type as MealRecord['mealType'] | null,
+        foods: m.foods.map(stripUndefined),
+        createdMs: m.created_at ? Date.parse(m.created_at) : now,
+        updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
+      });
+      savedMeals.imported++;
+    }
     const meals: ImportCounts = { imported: 0, skipped: 0 };
     for (const m of doc.meals) {
       if (mealExists(app.db, m.id)) {
@@ -234,6 +319,7 @@ export function importDocument(
       insertMeal(app.db, record);
       meals.imported++;
     }
+    if (meals.imported > 0) rebuildFoodUsage(app.db);
     const sleep: ImportCounts = { imported: 0, skipped: 0 };
     for (const s of doc.sleep_sessions) {
       if (sleepExists(app.db, s.id)) {
@@ -279,6 +365,6 @@ export function importDocument(
       subscriptions.imported++;
     }
     notifyDataChanged(app, emit);
-    return { meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
+    return { foods, saved_meals: savedMeals, meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
   });
 }

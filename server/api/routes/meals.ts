@@ -6,7 +6,7 @@ import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf, MealSchema } from '../schemas.js';
 import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
 
-const mealType = z.enum(MEAL_TYPES as [string, ...string[]], {
+export const mealType = z.enum(MEAL_TYPES as [string, ...string[]], {
   message: `must be one of ${MEAL_TYPES.join(', ')}`,
 });
 
@@ -90,14 +90,14 @@ export const MealUpdateSchema = z
   .meta({ id: 'MealUpdate' });
 
 const idParams = z.object({ id: idString('meal') });
-const errorResponses = {
+export const errorResponses = {
   400: { description: 'Invalid request', schema: ErrorSchema },
   401: { description: 'Missing or invalid API key', schema: ErrorSchema },
   403: { description: 'The key lacks the required scope', schema: ErrorSchema },
 };
 
 /** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
-function checkTimestamp(ms: number, nowMs: number): void {
+export function checkTimestamp(ms: number, nowMs: number): void {
   if (ms < Date.UTC(2000, 0, 1) || ms > nowMs + 24 * 3600_000) {
     throw errors.parameterInvalid('timestamp', 'Invalid timestamp: must be after 2000-01-01 and at most one day in the future.');
   }
