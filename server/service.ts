@@ -3,6 +3,7 @@ import type { AppContext } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
+import { attachDerivedCache } from './digestion/cache.js';
 import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
@@ -78,6 +79,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
   const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
   initSettings(db, clock.now(), options.timezone);
+  attachDerivedCache(app);
 
   // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
   const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });

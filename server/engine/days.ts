@@ -109,8 +109,9 @@ export function timelineInputWindow(startDate: string, endDate: string, settings
 
 /**
  * Meals and sleeps daily scores for [startDate, endDate] need: the range plus the prior 14 days
- * (regularity, usual bedtime, the fast before the first day) and the night after the last day
- * (circadian: meals within 3 h of that sleep).
+ * (regularity, usual bedtime, the fast before the first day), the night after the last day
+ * (circadian: meals within 3 h of that sleep), and the day after it for meals (a meal eaten at
+ * another offset can belong to the last day yet fall after its bounds in the user's zone).
  */
 export function dailyScoreInputWindows(
   startDate: string,
@@ -119,7 +120,7 @@ export function dailyScoreInputWindows(
 ): { meals: InstantWindow; sleeps: InstantWindow } {
   const from = userDayBounds(addDays(startDate, -REGULARITY_WINDOW_DAYS - 1), settings).start;
   return {
-    meals: { from, to: userDayBounds(endDate, settings).end },
+    meals: { from, to: userDayBounds(addDays(endDate, 1), settings).end },
     sleeps: { from: from - MS_PER_DAY, to: userDayBounds(addDays(endDate, 1), settings).end },
   };
 }

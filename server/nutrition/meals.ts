@@ -106,7 +106,7 @@ export function createMeal(app: AppContext, input: MealInput): MealRecord {
     const meal = buildMeal(app, input, newId('meal'), now);
     insertMeal(app.db, meal);
     emit('meal.created', mealResource(meal));
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { mealTimes: [meal.timestampMs] });
     return meal;
   });
 }
@@ -163,7 +163,7 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
     if (Object.keys(changed).length === 0) return before;
     updateMeal(app.db, after);
     emit('meal.updated', afterResource, { previousAttributes: changed });
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { mealTimes: [before.timestampMs, after.timestampMs] });
     return after;
   });
 }
@@ -174,7 +174,7 @@ export function removeMeal(app: AppContext, id: string): MealRecord | undefined 
     if (!meal) return undefined;
     deleteMeal(app.db, id);
     emit('meal.deleted', { ...mealResource(meal), deleted: true });
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { mealTimes: [meal.timestampMs] });
     return meal;
   });
 }

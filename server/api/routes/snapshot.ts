@@ -15,7 +15,6 @@ import {
   digestionContext,
   insightsRangeFor,
   overnightRange,
-  rangeInputs,
   timelineEntries,
 } from '../../digestion/service.js';
 import { mealResource } from '../../nutrition/meals.js';
@@ -97,18 +96,16 @@ export const snapshotRoutes = [
       const nutrition: Record<string, unknown> = {};
       const digestion: Record<string, unknown> = {};
       if (include.has('meals')) nutrition.meals = listMealsByDays(app.db, start, ctx.today).reverse().map(mealResource);
-      // Daily scores and insights need the same rows: read them once.
-      const inputs = include.has('scores') || include.has('insights') ? rangeInputs(app, start, ctx.today, ctx) : undefined;
       if (include.has('scores') || include.has('overnight')) {
         const scores: Record<string, unknown> = {};
-        if (include.has('scores')) scores.daily = dailyScoresRange(app, start, ctx.today, ctx, inputs).map(dailyScoreResource);
+        if (include.has('scores')) scores.daily = dailyScoresRange(app, start, ctx.today, ctx).map(dailyScoreResource);
         if (include.has('overnight')) scores.overnight = overnightRange(app, start, ctx.today, ctx).map(overnightResource);
         digestion.scores = scores;
       }
       if (include.has('state')) digestion.state = stateResource(currentState(app, ctx), ctx.now);
       if (include.has('windows')) digestion.windows = windowsResource(currentWindows(app, ctx));
       if (include.has('timeline')) digestion.timeline = timelineEntries(app, start, ctx.today, ctx).map(timelineResource);
-      if (include.has('insights')) digestion.insights = insightsRangeFor(app, start, ctx.today, ctx, inputs).map(insightResource);
+      if (include.has('insights')) digestion.insights = insightsRangeFor(app, start, ctx.today, ctx).map(insightResource);
 
       return {
         body: {
