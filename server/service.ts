@@ -4,6 +4,7 @@ import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
 import { attachDerivedCache } from './digestion/cache.js';
+import { warmRecentDays } from './digestion/service.js';
 import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
@@ -36,6 +37,11 @@ export interface ServiceOptions {
   rateLimit?: HttpOptions['rateLimit'];
   /** How often the scheduler checks for changes caused by time passing (default 1 s). */
   schedulerIntervalMs?: number;
+  /**
+   * Delay between listening and starting background work (housekeeping, scheduler, dispatcher,
+   * cache fill); 0 starts it on the next turn of the event loop.
+   */
+  deferredStartMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
 }
@@ -67,6 +73,8 @@ export interface Service {
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 3600_000;
+/** How long after listening the background work starts (see createService). */
+const DEFERRED_START_MS = 200;
 
 /**
  * Opens the database, builds the shared context, and starts the HTTP API with every subsystem.
@@ -86,8 +94,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
   const subsystems: Subsystem[] = [webhooks, scheduler];
   const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
+  // Built on first request, not at start: generating it is a large share of a cold start.
+  let openapi: unknown;
   const openapiDoc = () =>
-    buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) });
+    (openapi ??= buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) }));
   routes.push(
     defineRoute({
       method: 'GET',
@@ -133,11 +143,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     deleteIdempotencyOlderThan(db, now - 24 * 3600_000);
     db.pragma('optimize');
   };
-  housekeeping();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
-  for (const s of subsystems) s.start();
+  // The first request should not wait for work it does not need: housekeeping (PRAGMA optimize),
+  // the scheduler's catch-up after downtime, the dispatcher's resumption and filling the
+  // derived-data cache all start once the server is answering. The contract gives the scheduler
+  // 5 s to notice changes, so starting it a moment late announces nothing late.
+  let stopped = false;
+  const deferredStart = setTimeout(() => {
+    if (stopped) return;
+    housekeeping();
+    for (const s of subsystems) s.start();
+    void warmRecentDays(app).catch((err: unknown) => log.error('filling the derived-data cache failed', { error: String(err) }));
+  }, options.deferredStartMs ?? DEFERRED_START_MS);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -156,6 +175,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       })(),
     stop() {
       stopping ??= (async () => {
+        stopped = true;
+        clearTimeout(deferredStart);
         clearInterval(housekeepingTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
         const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));

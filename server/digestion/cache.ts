@@ -41,18 +41,20 @@ export class DerivedCache {
   private readonly entries = new Map<string, CachedEntry<unknown>>();
   private dataVersion: number | undefined;
   private latestNow = -Infinity;
+  /** Grows whenever entries are dropped by a write, another connection or time going back. */
+  generation = 0;
 
   constructor(private readonly db: Db) {}
 
   /** False inside a write transaction: then reads compute from the rows and keep nothing. */
   usable(now: number): boolean {
     if (this.db.inTransaction) return false;
-    if (now < this.latestNow) this.entries.clear();
+    if (now < this.latestNow) this.clear();
     this.latestNow = now;
     // data_version changes when another connection (the CLI, a restore tool) commits to the file.
     const version = (this.db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
     if (version !== this.dataVersion) {
-      this.entries.clear();
+      this.clear();
       this.dataVersion = version;
     }
     return true;
@@ -85,16 +87,22 @@ export class DerivedCache {
   /** Drops every entry whose input windows contain an instant the write changed. */
   invalidate(change: DataChange): void {
     if (change === 'everything') {
-      this.entries.clear();
+      this.clear();
       return;
     }
     const meals = change.mealTimes ?? [];
     const sleeps = change.sleepEnds ?? [];
     if (meals.length === 0 && sleeps.length === 0) return;
+    this.generation++;
     const inside = (w: InstantWindow, instants: readonly number[]) => instants.some((t) => t >= w.from && t <= w.to);
     for (const [key, entry] of this.entries) {
       if (inside(entry.meals, meals) || inside(entry.sleeps, sleeps)) this.entries.delete(key);
     }
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.generation++;
   }
 
   /** Every live key (tests compare each cached value with a fresh computation). */

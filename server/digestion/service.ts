@@ -6,7 +6,8 @@ import {
   dailyScoreInputWindows,
   dailyScores,
   datesBetween,
-  digestionInsights,
+  insightEvidence,
+  insightsFromEvidence,
   digestionWindows,
   digestiveState,
   insightsInputWindows,
@@ -27,9 +28,12 @@ import {
   type EngineSleep,
   type InstantWindow,
   type Insight,
+  type InsightEvidence,
+  type InsightsInput,
   type MealPhases,
   type OvernightScore,
 } from '../engine/index.js';
+import { addDays } from '../time/tz.js';
 import { lowerBound, nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
 import { engineMeal, engineSettings, engineSleep } from './inputs.js';
 
@@ -311,8 +315,13 @@ export function computeInsights(app: AppContext, startDate: string, endDate: str
   return insightsFromRows(readRows(app, insightsInputWindows(startDate, endDate, ctx.settings)), startDate, endDate, ctx);
 }
 
+function insightsInput(rows: Rows, startDate: string, endDate: string, ctx: DigestionContext): InsightsInput {
+  return { startDate, endDate, meals: rows.meals, sleeps: rows.sleeps, settings: ctx.settings, now: ctx.now };
+}
+
 function insightsFromRows(rows: Rows, startDate: string, endDate: string, ctx: DigestionContext): Insight[] {
-  return digestionInsights({ startDate, endDate, meals: rows.meals, sleeps: rows.sleeps, settings: ctx.settings, now: ctx.now });
+  const input = insightsInput(rows, startDate, endDate, ctx);
+  return insightsFromEvidence(insightEvidence(input, startDate, endDate));
 }
 
 export function insightsRangeFor(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): Insight[] {
@@ -333,4 +342,86 @@ export function computeForKey(app: AppContext, key: string, ctx = digestionConte
   if (kind === 'insights') return computeInsights(app, a, b!, ctx);
   if (!(kind in DAY_KINDS)) throw new Error(`unknown derived-data key ${key}`);
   return computeDay(app, kind as DayKindName, a, ctx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filling without holding the thread
+// ---------------------------------------------------------------------------------------------
+
+/** Days computed between two turns of the event loop: a few milliseconds of work. */
+export const FILL_CHUNK_DAYS = 7;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export interface WarmSections {
+  daily?: boolean;
+  overnight?: boolean;
+  timeline?: boolean;
+  insights?: boolean;
+}
+
+/**
+ * Fills the cache for [startDate, endDate] a week at a time, yielding to the event loop between
+ * slices, so a first-time fill (a 90-day snapshot on an old database, everything after a time-zone
+ * change) never keeps other requests waiting for more than a slice. Each slice reads, computes and
+ * stores in one synchronous step, so a write between slices cannot leave a stale entry behind
+ * (it invalidates what was stored before it; slices after it read the new rows). Callers then
+ * read synchronously, which serves the filled entries and recomputes only what a write dropped
+ * meanwhile. Without a cache (none attached) there is nothing to fill.
+ */
+export async function warmRange(app: AppContext, startDate: string, endDate: string, sections: WarmSections): Promise<void> {
+  const dates = datesBetween(startDate, endDate);
+  const kinds: Array<DayKind<unknown>> = [];
+  if (sections.daily) kinds.push(dailyKind as DayKind<unknown>);
+  if (sections.overnight) kinds.push(overnightKind as DayKind<unknown>);
+  if (sections.timeline) kinds.push(timelineKind as DayKind<unknown>);
+  for (const kind of kinds) {
+    for (let i = 0; i < dates.length; i += FILL_CHUNK_DAYS) {
+      const ctx = digestionContext(app);
+      if (!ctx.cache) return;
+      const slice = dates.slice(i, i + FILL_CHUNK_DAYS);
+      const out = cachedDays(kind, slice, ctx);
+      if (out.every((v) => v !== undefined)) continue;
+      fillDays(app, kind, slice, out, ctx);
+      await nextTurn();
+    }
+  }
+  if (sections.insights) await warmInsights(app, startDate, endDate);
+}
+
+/** Insights of a range, their evidence computed a slice of days at a time (see warmRange). */
+async function warmInsights(app: AppContext, startDate: string, endDate: string): Promise<void> {
+  const ctx = digestionContext(app);
+  const cache = ctx.cache;
+  if (!cache) return;
+  const key = insightsKey(startDate, endDate);
+  const stamp = settingsStamp(ctx);
+  if (cache.get(key, stamp, ctx.now) !== undefined) return;
+  const generation = cache.generation;
+  const w = insightsInputWindows(startDate, endDate, ctx.settings);
+  const rows = readRows(app, w);
+  const input = insightsInput(rows, startDate, endDate, ctx);
+  const evidence: InsightEvidence = { days: [], nights: [] };
+  const dates = datesBetween(startDate, endDate);
+  for (let i = 0; i < dates.length; i += FILL_CHUNK_DAYS) {
+    await nextTurn();
+    // A write since the rows were read: what they give is no longer true. Leave it to the reader.
+    if (cache.generation !== generation) return;
+    const part = insightEvidence(input, dates[i]!, dates[Math.min(i + FILL_CHUNK_DAYS, dates.length) - 1]!);
+    evidence.days.push(...part.days);
+    evidence.nights.push(...part.nights);
+  }
+  // Time passed while slicing: keep the result only if nothing it depends on changed meanwhile.
+  const now = app.clock.now();
+  const until = validUntil(rows, w, ctx, true);
+  if (!cache.usable(now) || cache.generation !== generation || now >= until) return;
+  cache.set(key, { value: insightsFromEvidence(evidence), meals: w.meals, sleeps: w.sleeps, validUntil: until, stamp });
+}
+
+/** What the app shows first (Today, the 90-day trend): filled in the background at start. */
+export async function warmRecentDays(app: AppContext): Promise<void> {
+  const { today } = digestionContext(app);
+  await warmRange(app, addDays(today, -6), today, { timeline: true, insights: true });
+  await warmRange(app, addDays(today, -13), today, { insights: true });
+  await warmRange(app, addDays(today, -89), today, { daily: true, overnight: true });
 }

@@ -16,7 +16,7 @@ export { digestiveState, type StateOptions } from './state.js';
 export { dailyScore, dailyScores, dayMetrics, loggedDaysThrough, type DailyScoreInput, type DailyScoresInput, type DayMetrics } from './daily.js';
 export { overnightScores, analyseNight, baselineOf, mealGapScore, type OvernightScoresInput, type NightAnalysis } from './overnight.js';
 export { digestionWindows, type WindowsInput } from './windows.js';
-export { digestionInsights, insightsRange, insightId, type InsightsInput } from './insights.js';
+export { digestionInsights, insightEvidence, insightsFromEvidence, insightsRange, insightId, type InsightEvidence, type InsightsInput } from './insights.js';
 export { usualBedtime, circularMeanMinute, type UsualBedtime } from './bedtime.js';
 export { levelOf, contributionOf } from './scoring.js';
 export {

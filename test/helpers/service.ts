@@ -55,6 +55,8 @@ export async function startTestService(
     timezone: options.timezone ?? 'Europe/Berlin',
     logger: silentLogger,
     staticDir: null,
+    // Background work starts on the next turn, as soon as a test could observe it.
+    deferredStartMs: 0,
     ...options,
     clock,
   });

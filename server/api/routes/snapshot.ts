@@ -16,6 +16,7 @@ import {
   insightsRangeFor,
   overnightRange,
   timelineEntries,
+  warmRange,
 } from '../../digestion/service.js';
 import { mealResource } from '../../nutrition/meals.js';
 import { currentSettings } from '../../settings.js';
@@ -85,10 +86,18 @@ export const snapshotRoutes = [
     access: 'authenticated',
     query: z.object({ days: queryInt(1, 90).optional(), include: includeList.optional() }),
     responses: { 200: { description: 'The snapshot', schema: SnapshotSchema }, 400: { description: 'Invalid parameters', schema: ErrorSchema }, 403: { description: 'A section needs a scope the key lacks', schema: ErrorSchema } },
-    handler({ app, query, requireScope }) {
+    async handler({ app, query, requireScope }) {
       const include = new Set<Section>(query.include ?? SNAPSHOT_SECTIONS);
       for (const section of include) requireScope(SECTION_SCOPE[section]);
       const days = query.days ?? 7;
+      // A first 90-day fill is done a slice at a time; the reads below then come from the cache.
+      const today = digestionContext(app).today;
+      await warmRange(app, addDays(today, -(days - 1)), today, {
+        daily: include.has('scores'),
+        overnight: include.has('overnight'),
+        timeline: include.has('timeline'),
+        insights: include.has('insights'),
+      });
       const ctx = digestionContext(app);
       const start = addDays(ctx.today, -(days - 1));
       const settings = currentSettings(app);
