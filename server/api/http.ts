@@ -7,7 +7,7 @@ import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotenc
 import { newId } from '../ids.js';
 import { ApiError, errors } from './errors.js';
 import { HANDLED, type JsonResult, type Principal, type RequestContext, type RouteDef, type Scope } from './route.js';
-import { RateLimiter } from './rate-limit.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limit.js';
 import { serveStatic } from './static.js';
 import { parseWith } from './validation.js';
 
@@ -106,7 +106,7 @@ export interface ApiServer {
 export function createApiServer(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): ApiServer {
   const compiled = routes.map(compile);
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
-  const limiter = new RateLimiter(options.rateLimit ?? { perSecond: 200, burst: 2000 });
+  const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const streams = new Set<ServerResponse>();
 
   function checkHost(req: IncomingMessage): string {
