@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../app-context.js';
 import { countFinishedAttempts, finishAttempt, insertAttemptStart, listAttempts, listUnfinishedAttempts } from '../db/webhook-attempts.js';
 import {
@@ -12,6 +13,7 @@ import {
   type WebhookDeliveryRecord,
 } from '../db/webhook-deliveries.js';
 import { getSubscription, setFailingSince, updateSubscription, type WebhookSubscriptionRecord } from '../db/webhook-subscriptions.js';
+import { relaxedCommit } from '../db/connection.js';
 import { isoUtc } from '../time/tz.js';
 import { postOnce, type SendResult } from './send.js';
 import { SIGNATURE_HEADER, signatureHeader } from './sign.js';
@@ -71,7 +73,10 @@ export class Dispatcher {
     private readonly app: AppContext,
     private readonly options: DispatcherOptions,
     private readonly notify: (notice: WebhookNotice) => void = () => {},
-  ) {}
+  ) {
+    // Every attempt in flight listens for the stop signal; hundreds at once are expected.
+    setMaxListeners(0, this.aborter.signal);
+  }
 
   /** Recovers attempts a crash cut short, then starts the loop. */
   start(): void {
@@ -202,16 +207,14 @@ export class Dispatcher {
   private async attempt(delivery: WebhookDeliveryRecord): Promise<AttemptReport | undefined> {
     const { db, clock } = this.app;
     const startedMs = clock.now();
-    const claimed = db
-      .transaction(() => {
-        const current = getDelivery(db, delivery.id);
-        const sub = current && getSubscription(db, current.subscriptionId);
-        if (!current || !sub || current.status !== 'pending') return undefined;
-        const attempt = claimDelivery(db, current.id);
-        insertAttemptStart(db, current.id, attempt, startedMs);
-        return { current, sub, attempt };
-      })
-      .immediate();
+    const claimed = relaxedCommit(db, () => {
+      const current = getDelivery(db, delivery.id);
+      const sub = current && getSubscription(db, current.subscriptionId);
+      if (!current || !sub || current.status !== 'pending') return undefined;
+      const attempt = claimDelivery(db, current.id);
+      insertAttemptStart(db, current.id, attempt, startedMs);
+      return { current, sub, attempt };
+    });
     if (!claimed) return undefined;
     const { current, sub, attempt } = claimed;
 
@@ -241,7 +244,7 @@ export class Dispatcher {
     let disabled: WebhookSubscriptionRecord | undefined;
     let changed: WebhookDeliveryRecord | undefined;
     try {
-      db.transaction(() => {
+      relaxedCommit(db, () => {
         const current = getDelivery(db, delivery.id);
         if (!current) return; // its subscription was deleted meanwhile
         finishAttempt(db, {
@@ -272,7 +275,7 @@ export class Dispatcher {
           }
         }
         changed = getDelivery(db, current.id);
-      }).immediate();
+      });
     } catch (err) {
       // The database closed under us (shutdown): the attempt stays unfinished and is retried on restart.
       this.app.log.warn('could not record a webhook attempt', { delivery: delivery.id, error: String(err) });
