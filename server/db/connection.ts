@@ -103,6 +103,14 @@ export function relaxedCommit<T>(db: Db, fn: () => T): T {
   }
 }
 
+/**
+ * SQLite's data_version: it changes when another connection (the CLI, a restore tool) commits to
+ * the file, never for this connection's own writes. In-memory caches compare it to stay true.
+ */
+export function dataVersion(db: Db): number {
+  return (db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
+}
+
 export function schemaVersion(db: Db): number {
   return db.pragma('user_version', { simple: true }) as number;
 }

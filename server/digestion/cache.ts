@@ -1,5 +1,5 @@
 import type { AppContext, DataChange } from '../app-context.js';
-import type { Db } from '../db/connection.js';
+import { dataVersion, type Db } from '../db/connection.js';
 import type { InstantWindow } from '../engine/index.js';
 
 /**
@@ -52,7 +52,7 @@ export class DerivedCache {
     if (now < this.latestNow) this.clear();
     this.latestNow = now;
     // data_version changes when another connection (the CLI, a restore tool) commits to the file.
-    const version = (this.db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
+    const version = dataVersion(this.db);
     if (version !== this.dataVersion) {
       this.clear();
       this.dataVersion = version;
