@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createApiKey } from '../server/auth/keys.js';
-import { SCOPES } from '../server/api/route.js';
+import { SCOPES } from '../server/auth/scopes.js';
 import { openDatabase } from '../server/db/connection.js';
 
 export const CLI = join(import.meta.dirname, '..', 'build', 'server', 'cli', 'main.js');

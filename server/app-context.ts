@@ -41,6 +41,13 @@ export function notifyDataChanged(app: AppContext, emit: Emit, change: DataChang
   for (const hook of app.hooks.afterDataChange) hook(emit, change);
 }
 
+/** A part of the service with its own lifecycle (webhook dispatcher, scheduler). */
+export interface Subsystem {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface AppHooks {
   /**
    * Called inside a write transaction after meals, sleep or settings change (derived-data cache,

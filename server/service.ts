@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { AppContext } from './app-context.js';
+import type { AppContext, Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
@@ -8,8 +8,11 @@ import { warmRecentDays } from './digestion/service.js';
 import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
-import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
+import { defineRoute, type RouteDef } from './api/route.js';
+import { eventStreamRoutes } from './api/routes/events-stream.js';
 import { resourceRoutes } from './api/routes/index.js';
+import { webhookRoutes } from './api/routes/webhooks.js';
+import { SCOPES } from './auth/scopes.js';
 import { createLogger, type Logger } from './logger.js';
 import { packageVersion, rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
@@ -18,7 +21,6 @@ import { revokeInternalKeys } from './db/api-keys.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
-import type { OpenApiExtras } from './api/openapi.js';
 
 export interface ServiceOptions {
   dbPath: string;
@@ -44,16 +46,6 @@ export interface ServiceOptions {
   deferredStartMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
-}
-
-/** A part of the service with its own lifecycle and routes (webhook dispatcher, scheduler). */
-export interface Subsystem {
-  name: string;
-  routes?: RouteDef[];
-  /** Documents it adds to the OpenAPI document (webhook payloads). */
-  openapi?: OpenApiExtras;
-  start(): void;
-  stop(): Promise<void>;
 }
 
 export interface Service {
@@ -89,15 +81,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   initSettings(db, clock.now(), options.timezone);
   attachDerivedCache(app);
 
-  // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
-  const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
+  const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
   const subsystems: Subsystem[] = [webhooks, scheduler];
-  const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
+  const routes: RouteDef[] = [
+    ...resourceRoutes,
+    ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
+    ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
+  ];
   // Built on first request, not at start: generating it is a large share of a cold start.
   let openapi: unknown;
-  const openapiDoc = () =>
-    (openapi ??= buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) }));
+  const openapiDoc = () => (openapi ??= buildOpenApi(routes, app.version, { webhooks: webhooks.payloads }));
   routes.push(
     defineRoute({
       method: 'GET',
@@ -113,7 +107,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   const host = options.host ?? '127.0.0.1';
   const staticDir = options.staticDir === null ? undefined : (options.staticDir ?? rendererDir());
-  const api = createApiServer(app, routes, {
+  const server = createApiServer(app, routes, {
     allowedHosts: [...(options.allowedHosts ?? []), host],
     ...(staticDir ? { staticDir } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
@@ -121,9 +115,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   try {
     await new Promise<void>((resolve, reject) => {
-      api.server.once('error', reject);
-      api.server.listen(options.port ?? 7650, host, () => {
-        api.server.off('error', reject);
+      server.once('error', reject);
+      server.listen(options.port ?? 7650, host, () => {
+        server.off('error', reject);
         resolve();
       });
     });
@@ -133,7 +127,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.close();
     throw err;
   }
-  const port = (api.server.address() as AddressInfo).port;
+  const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
 
@@ -179,10 +173,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         clearTimeout(deferredStart);
         clearInterval(housekeepingTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
-        const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
-        api.closeStreams();
-        api.server.closeIdleConnections();
-        await Promise.all(subsystems.map((s) => s.stop()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived
+        // responses) at once, so their connections are idle when they are closed next.
+        const subsystemsStopped = Promise.all(subsystems.map((s) => s.stop()));
+        server.closeIdleConnections();
+        await subsystemsStopped;
         await closed;
         db.close();
       })();
