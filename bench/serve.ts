@@ -79,7 +79,14 @@ export async function startServe(dbPath: string, extraArgs: string[] = [], env: 
 }
 
 /** VmRSS of a process (Linux /proc, where the bench runs), MB. */
-function rssOf(pid: number): number {
+export function rssOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc; clock ticks of 10 ms). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // Fields 14 and 15 of stat (utime, stime) are the 12th and 13th after the command name.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
