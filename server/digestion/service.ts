@@ -375,7 +375,13 @@ export async function warmRange(app: AppContext, startDate: string, endDate: str
   if (sections.daily) kinds.push(dailyKind as DayKind<unknown>);
   if (sections.overnight) kinds.push(overnightKind as DayKind<unknown>);
   if (sections.timeline) kinds.push(timelineKind as DayKind<unknown>);
-  for (const kind of kinds) {
+  // The usual case, everything already there: one look, no slices.
+  const first = digestionContext(app);
+  if (!first.cache) return;
+  const missing = kinds.filter((kind) => cachedDays(kind, dates, first).some((v) => v === undefined));
+  const insightsMissing = sections.insights === true && first.cache.get(insightsKey(startDate, endDate), settingsStamp(first), first.now) === undefined;
+  if (missing.length === 0 && !insightsMissing) return;
+  for (const kind of missing) {
     for (let i = 0; i < dates.length; i += FILL_CHUNK_DAYS) {
       const ctx = digestionContext(app);
       if (!ctx.cache) return;
@@ -386,7 +392,7 @@ export async function warmRange(app: AppContext, startDate: string, endDate: str
       await nextTurn();
     }
   }
-  if (sections.insights) await warmInsights(app, startDate, endDate);
+  if (insightsMissing) await warmInsights(app, startDate, endDate);
 }
 
 /** Insights of a range, their evidence computed a slice of days at a time (see warmRange). */
