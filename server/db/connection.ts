@@ -68,7 +68,6 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     }
     db.pragma('foreign_keys = ON');
     migrate(db, options.migrations ?? allMigrations);
-    cachePreparedStatements(db);
     // Keeps the query planner's statistics current (SQLite's recommendation for long-lived
     // connections: this mask at open, plain optimize periodically). Without them SQLite sorted a
     // five-year meal history to page it instead of walking the time index (35 ms vs 1.5 ms).
@@ -79,32 +78,6 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.close();
     throw err;
   }
-}
-
-/** More distinct SQL texts than the modules write (list queries vary with their filters). */
-const MAX_CACHED_STATEMENTS = 500;
-
-/**
- * Makes db.prepare(sql) return one compiled statement per SQL text instead of compiling it again on
- * every call: the db modules prepare where they run (readable, one place per query), and
- * compiling was a measurable share of a one-row read. A cached statement is reused as is, so
- * callers must not switch its modes (pluck, raw, expand, safeIntegers) and must not prepare the
- * same SQL while iterating it; none does (better-sqlite3 throws on the latter, it never misreads).
- * Called after migrations, so schema changes never meet a statement compiled for an older schema
- * (SQLite would recompile it anyway).
- */
-function cachePreparedStatements(db: Db): void {
-  const compile = db.prepare.bind(db);
-  const statements = new Map<string, Database.Statement>();
-  db.prepare = ((sql: string) => {
-    let statement = statements.get(sql);
-    if (statement === undefined) {
-      if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
-      statement = compile(sql);
-      statements.set(sql, statement);
-    }
-    return statement;
-  }) as Db['prepare'];
 }
 
 /**
