@@ -102,6 +102,12 @@ try {
   await page.waitForFunction(() => (globalThis as unknown as G).document.querySelectorAll('[data-testid="trend-chart"] .trend-dot').length === 0);
   await page.waitForSelector('[data-testid="trend-chart"] .recharts-area-curve');
   const trend90Ms = Date.now() - t0;
+  // How much of the switch is the request (server and network) rather than drawing.
+  const trend90FetchMs = await page.evaluate(() => {
+    const entries = (globalThis as unknown as G).performance.getEntriesByType('resource').filter((r) => r.name.includes('/v1/digestion/scores/daily'));
+    const last = entries[entries.length - 1];
+    return last ? last.responseEnd - last.startTime : NaN;
+  });
   const trendSweep = await sweep(page, '[data-testid="trend-chart"] .chart__box');
   const t1 = Date.now();
   await page.goto(`${server.url}/#/timeline?view=week`);
@@ -121,6 +127,7 @@ try {
     row('Today: rendered with live data (snapshot included)', median(today.map((r) => r.firstRenderMs))),
     row('  of which the snapshot request (days=7)', median(today.map((r) => r.snapshotMs))),
     row('Gut score: switch the trend to 90 days', trend90Ms),
+    row('  of which the scores request (90 days)', trend90FetchMs),
     row('Timeline: open the week view', weekMs),
     '',
     `Hovering the 90-day trend: ${trendSweep.frames} frames, mean ${trendSweep.meanFrameMs} ms, worst ${trendSweep.worstFrameMs} ms.`,
