@@ -1,9 +1,9 @@
 /**
  * Webhook fan-out: N meals logged through the API, each announced (meal.created) to 10 local
- * receivers, against `chyme serve` in its own process. Reports deliveries per second, the lag from
- * the request that caused an event to the first attempt reaching each receiver (p50, p99), and the
- * same with one receiver that never answers (every attempt runs into its 10 s timeout): the others'
- * lag should not move. Run alone: `node --import tsx bench/webhooks.ts` (needs build/server).
+ * receivers, against `chyme serve` in its own process. Reports deliveries per second and the lag
+ * from each event to its delivery's first attempt (p50, p99; from the server's own records, ms),
+ * the lag as a client sees it (POST → arrival), and the same with one receiver that never answers
+ * (every attempt runs into its 10 s timeout): the others' lag should not move. Run alone: `node --import tsx bench/webhooks.ts` (needs build/server).
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,16 +11,41 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { openDatabase } from '../server/db/connection.js';
 import { benchKey, startServe } from './serve.js';
 
 export interface FanOutResult {
   events: number;
   receivers: number;
   deliveries: number;
+  /** First attempts to the answering receivers per second, from the first event to the last attempt. */
   deliveriesPerSec: number;
-  /** From the POST that logged the meal to its first attempt arriving, over the answering receivers. */
+  /** From the event (its row, server clock) to its delivery's first attempt, answering receivers. */
   lagP50Ms: number;
   lagP99Ms: number;
+  /** From the POST that logged the meal to the first attempt arriving at the receiver. */
+  requestLagP50Ms: number;
+  requestLagP99Ms: number;
+}
+
+/** Event → first attempt for each delivery to `urls`, from the server's own records (ms). */
+function recordedLags(dbPath: string, urls: readonly string[]): Array<{ createdMs: number; startedMs: number }> {
+  const db = openDatabase(dbPath, { readonly: true });
+  try {
+    return db
+      .prepare(
+        `SELECT e.created_ms AS createdMs, MIN(a.started_ms) AS startedMs
+           FROM webhook_deliveries d
+           JOIN events e ON e.id = d.event_id
+           JOIN webhook_subscriptions s ON s.id = d.subscription_id
+           JOIN webhook_attempts a ON a.delivery_id = d.id
+          WHERE s.url IN (SELECT value FROM json_each(?))
+          GROUP BY d.id`,
+      )
+      .all(JSON.stringify(urls)) as Array<{ createdMs: number; startedMs: number }>;
+  } finally {
+    db.close();
+  }
 }
 
 interface Receiver {
@@ -77,7 +102,6 @@ export async function fanOut(events: number, hangOne: boolean): Promise<FanOutRe
     }
     const answering = receivers.filter((_, i) => !(hangOne && i === 9));
     const sentAt = new Map<string, number>();
-    const start = performance.now();
     // Ten requests at a time, as a busy client would log them.
     let next = 0;
     await Promise.all(
@@ -98,16 +122,20 @@ export async function fanOut(events: number, hangOne: boolean): Promise<FanOutRe
     );
     const deadline = performance.now() + 60_000;
     while (answering.some((r) => r.arrivals.size < events) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const end = Math.max(...answering.flatMap((r) => [...r.arrivals.values()]));
-    const lags = answering.flatMap((r) => [...r.arrivals].map(([id, at]) => at - sentAt.get(id)!));
-    const deliveries = answering.reduce((n, r) => n + r.arrivals.size, 0);
+    const requestLags = answering.flatMap((r) => [...r.arrivals].map(([id, at]) => at - sentAt.get(id)!));
+    await serve.stop();
+    const recorded = recordedLags(dbPath, answering.map((r) => r.url));
+    const lags = recorded.map((l) => l.startedMs - l.createdMs);
+    const spanMs = Math.max(...recorded.map((l) => l.startedMs)) - Math.min(...recorded.map((l) => l.createdMs));
     return {
       events,
       receivers: receivers.length,
-      deliveries,
-      deliveriesPerSec: deliveries / ((end - start) / 1000),
+      deliveries: recorded.length,
+      deliveriesPerSec: recorded.length / (Math.max(1, spanMs) / 1000),
       lagP50Ms: percentile(lags, 50),
       lagP99Ms: percentile(lags, 99),
+      requestLagP50Ms: percentile(requestLags, 50),
+      requestLagP99Ms: percentile(requestLags, 99),
     };
   } finally {
     await serve.stop();
@@ -120,6 +148,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const events = Number(process.argv[2] ?? 200);
   for (const hang of [false, true]) {
     const r = await fanOut(events, hang);
-    console.log(`${hang ? 'one receiver hanging' : 'all answering'}: ${r.deliveries} deliveries, ${r.deliveriesPerSec.toFixed(0)}/s, lag p50 ${r.lagP50Ms.toFixed(1)} ms, p99 ${r.lagP99Ms.toFixed(1)} ms`);
+    console.log(
+      `${hang ? 'one receiver hanging' : 'all answering'}: ${r.deliveries} deliveries, ${r.deliveriesPerSec.toFixed(0)}/s, ` +
+        `event → first attempt p50 ${r.lagP50Ms.toFixed(1)} ms, p99 ${r.lagP99Ms.toFixed(1)} ms; POST → arrival p50 ${r.requestLagP50Ms.toFixed(1)} ms, p99 ${r.requestLagP99Ms.toFixed(1)} ms`,
+    );
   }
 }

@@ -9,6 +9,7 @@ import {
   listDueDeliveries,
   listStrandedDeliveries,
   nextDueMs,
+  subscriptionsWithDueWork,
   scheduleDelivery,
   type WebhookDeliveryRecord,
 } from '../db/webhook-deliveries.js';
@@ -149,7 +150,11 @@ export class Dispatcher {
     try {
       // Sleep until the next due attempt (retry waits are kept to the millisecond), at most one
       // poll interval. Deliveries held back by a subscription's budget start when a slot frees.
-      const next = nextDueMs(this.app.db, this.saturatedSubscriptions());
+      let next: number | undefined;
+      for (const sub of this.subscriptionsWithFreeSlots()) {
+        const due = nextDueMs(this.app.db, sub);
+        if (due !== undefined && (next === undefined || due < next)) next = due;
+      }
       // Something may have become due since startDue looked (or a timer fired a hair early by
       // the clock's reckoning): look again in 1 ms rather than a whole poll interval later.
       const wait = next === undefined ? delay : next - this.app.clock.now();
@@ -165,22 +170,23 @@ export class Dispatcher {
   private startDue(): number {
     if (this.stopped) return 0;
     let started = 0;
-    for (;;) {
-      const due = listDueDeliveries(this.app.db, this.app.clock.now(), 100, this.saturatedSubscriptions());
-      let progressed = false;
-      for (const delivery of due) {
+    const now = this.app.clock.now();
+    // Each subscription is asked only for what its free slots can take, through its own index:
+    // a receiver that hangs (slots full, backlog growing) costs the others nothing.
+    for (const sub of this.subscriptionsWithFreeSlots()) {
+      const free = this.options.maxInFlightPerSubscription - (this.perSubscription.get(sub) ?? 0);
+      for (const delivery of listDueDeliveries(this.app.db, sub, now, free)) {
         if (this.inFlight.has(delivery.id)) continue;
-        if ((this.perSubscription.get(delivery.subscriptionId) ?? 0) >= this.options.maxInFlightPerSubscription) continue;
         void this.track(delivery, () => this.attempt(delivery).then(() => undefined));
         started++;
-        progressed = true;
       }
-      if (!progressed || due.length < 100) return started;
     }
+    return started;
   }
 
-  private saturatedSubscriptions(): string[] {
-    return [...this.perSubscription].filter(([, n]) => n >= this.options.maxInFlightPerSubscription).map(([id]) => id);
+  /** Enabled subscriptions with due work and an attempt slot free. */
+  private subscriptionsWithFreeSlots(): string[] {
+    return subscriptionsWithDueWork(this.app.db).filter((id) => (this.perSubscription.get(id) ?? 0) < this.options.maxInFlightPerSubscription);
   }
 
   private track(delivery: WebhookDeliveryRecord, work: () => Promise<unknown>): Promise<void> {
