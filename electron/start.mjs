@@ -42,7 +42,7 @@ if (status.kind === 'ready') {
   console.log('Starting the Chyme desktop app…');
   runForeground(status.binary, [root, ...args]);
 } else {
-  console.log(status.message);
+  console.log(`Electron is unavailable here. ${status.message}`);
   console.log('Chyme starts in browser mode instead: it runs `chyme serve`; open the "App:" link it prints below in your browser.');
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   runForeground(process.execPath, [join(root, 'build', 'server', 'cli', 'main.js'), 'serve', ...args]);
