@@ -1,6 +1,6 @@
 import type { AppContext, DataChange } from '../app-context.js';
 import { dataVersion, type Db } from '../db/connection.js';
-import type { InstantWindow } from '../engine/index.js';
+import { lowerBound, type InstantWindow } from '../engine/index.js';
 
 /**
  * The derived-data cache: the engine's results (a day's score, a day's overnight scores, a day's
@@ -137,18 +137,6 @@ export function usableCache(app: AppContext, now: number): DerivedCache | undefi
 
 export function derivedCacheOf(app: AppContext): DerivedCache | undefined {
   return caches.get(app);
-}
-
-/** First index whose value is ≥ x in an ascending array. */
-export function lowerBound(sorted: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** The first instant of `sorted` inside window `w` and after `now`, or Infinity. */

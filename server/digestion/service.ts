@@ -12,6 +12,7 @@ import {
   digestiveState,
   insightsInputWindows,
   loggedDaysThrough,
+  lowerBound,
   mealPhases,
   overnightInputWindows,
   overnightScores,
@@ -34,7 +35,7 @@ import {
   type OvernightScore,
 } from '../engine/index.js';
 import { addDays } from '../time/tz.js';
-import { lowerBound, nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
+import { nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
 import { engineMeal, engineSettings, engineSleep } from './inputs.js';
 
 /**

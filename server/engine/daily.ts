@@ -349,7 +349,7 @@ export function loggedDaysThrough(days: readonly string[], date: string): number
 }
 
 /** First index whose value is ≥ x in an ascending array. */
-function lowerBound(sorted: readonly number[], x: number): number {
+export function lowerBound(sorted: readonly number[], x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
