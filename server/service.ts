@@ -22,6 +22,9 @@ import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
 
+/** The per-key rate limit when none is given (`chyme serve --rate-limit` changes it). */
+export { DEFAULT_RATE_LIMIT } from './api/rate-limit.js';
+
 export interface ServiceOptions {
   dbPath: string;
   host?: string;

@@ -5,10 +5,10 @@ import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import { FileClock, type Clock } from '../clock.js';
 import { DatabaseTooNewError, openDatabase } from '../db/connection.js';
 import { getApiKey, listApiKeys, revokeApiKey } from '../db/api-keys.js';
-import { DEFAULT_RATE_LIMIT } from '../api/rate-limit.js';
 import { createLogger } from '../logger.js';
 import { defaultDbPath } from '../paths.js';
-import { createService } from '../service.js';
+import { createService, DEFAULT_RATE_LIMIT } from '../service.js';
+import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import.js';
 import { isValidTimeZone, isoUtc } from '../time/tz.js';
 
 const USAGE = `Usage:
@@ -16,6 +16,7 @@ const USAGE = `Usage:
   chyme keys create --name NAME --scopes a,b|all [--db FILE]
   chyme keys list [--json] [--db FILE]
   chyme keys revoke ID [--db FILE]
+${IMPORT_USAGE}
 
 --rate-limit: requests per second each API key may make, and the burst it may save up
   (default ${DEFAULT_RATE_LIMIT.perSecond}/${DEFAULT_RATE_LIMIT.burst}; a burst not given is 10 seconds' worth).
@@ -168,6 +169,8 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'keys':
       return keys(rest);
+    case 'import':
+      return importCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -180,7 +183,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (err instanceof UsageError || err instanceof ImportUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`chyme: ${(err as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
   }
