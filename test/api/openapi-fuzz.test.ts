@@ -52,6 +52,11 @@ function withinDocumentedProse(op: Doc, query: Record<string, string>, body: any
     if (query.end_date < query.start_date) return false;
     if ((Date.parse(query.end_date) - Date.parse(query.start_date)) / DAY_MS + 1 > 366) return false;
   }
+  // Food entries (meals, saved meals): {name, calories} or {food_id, quantity, unit}, which the
+  // document states in prose only; the fuzzer sends the first form.
+  for (const entry of Array.isArray(body?.foods) ? body.foods : []) {
+    if (entry?.name === undefined || entry?.calories === undefined || entry?.food_id !== undefined) return false;
+  }
   // Meals: calories, typed or derived (sum of foods, else 4/4/9 per gram), at most 10000.
   if ((op.operationId === 'createMeal' || op.operationId === 'updateMeal') && body) {
     const foods: any[] = body.foods ?? [];
@@ -63,16 +68,29 @@ function withinDocumentedProse(op: Doc, query: Record<string, string>, body: any
 }
 
 /**
+ * Rules of the food features (merged into main after this fuzzer was written) that their schemas
+ * do not state yet. These operations are left out of the main check, and a test below asserts that
+ * the fuzzer still finds each gap, so this list fails the suite once a gap is closed (then remove it).
+ */
+const NOT_YET_IN_THE_DOCUMENT: Record<string, string> = {
+  createFood: 'name must not be blank (trimmed): no pattern in the document',
+  updateFood: 'nutrients and per_serving are exclusive: no oneOf in the document',
+  createSavedMeal: 'name must not be blank (trimmed): no pattern in the document',
+  logSavedMeal: 'timestamp after 2000-01-01 and at most a day ahead: no formatMinimum / x-max-future',
+};
+
+/**
  * Operations whose input is fuzzed: every one that takes parameters or a body, except deletions
  * (they take only an id) and POST /v1/import, whose document holds whole records with the rules
  * between them (sleep end after start, no overlaps, ids unique) that only prose states; the
  * import tests cover those.
  */
-function fuzzedOperations(doc: Doc): Operation[] {
+function fuzzedOperations(doc: Doc, includeUndescribed = false): Operation[] {
   const out: Operation[] = [];
   for (const [path, ops] of Object.entries<Doc>(doc.paths)) {
     for (const [method, op] of Object.entries<Doc>(ops)) {
       if (method === 'delete' || op.operationId === 'importAll') continue;
+      if (!includeUndescribed && op.operationId in NOT_YET_IN_THE_DOCUMENT) continue;
       if (!op.parameters?.length && !op.requestBody) continue;
       out.push({ method: method.toUpperCase(), path, op });
     }
@@ -249,6 +267,15 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
       remove: (d) => delete d.paths['/v1/digestion/scores/daily'].get['x-dependent-required'],
     },
   ];
+
+  for (const [operationId, rule] of Object.entries(NOT_YET_IN_THE_DOCUMENT)) {
+    test(`still a gap (${operationId}): ${rule}`, async () => {
+      const operation = fuzzedOperations(doc, true).find((o) => o.op.operationId === operationId);
+      assert.ok(operation, `${operationId} is gone from the document: remove it from NOT_YET_IN_THE_DOCUMENT`);
+      const refusal = await fuzz(doc, operation, 200);
+      assert.ok(refusal, `the fuzzer no longer finds a refusal for ${operationId}: the document states it now; remove it from NOT_YET_IN_THE_DOCUMENT`);
+    });
+  }
 
   for (const gap of GAPS) {
     test(`without the rule for ${gap.name}, the fuzzer finds a request the server refuses`, async () => {
