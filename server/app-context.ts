@@ -15,6 +15,21 @@ export interface AppContext {
   version: string;
   /** Hook points other subsystems fill in at start-up (kept optional so each can be absent in unit tests). */
   hooks: AppHooks;
+  /**
+   * Set while the service cannot serve (a restore is swapping the database file): the API answers
+   * 503 with this code and message until it is cleared.
+   */
+  unavailable: { code: string; message: string } | null;
+}
+
+/**
+ * Points the whole service at a freshly opened database (after a restore): the shared context and
+ * the event bus switch over, then every databaseReplaced hook drops what it derived from the old one.
+ */
+export function replaceDatabase(app: AppContext, db: Db): void {
+  app.db = db;
+  app.bus.useDatabase(db);
+  for (const hook of app.hooks.databaseReplaced) hook();
 }
 
 /** Runs the after-change hooks inside a write (meals, sleep, settings, import changed). */
@@ -25,4 +40,9 @@ export function notifyDataChanged(app: AppContext, emit: Emit): void {
 export interface AppHooks {
   /** Called inside a write transaction after meals, sleep or settings change (digestion announcements). */
   afterDataChange: Array<(emit: Emit) => void>;
+  /**
+   * Called after a restore replaced the database under the running service: anything cached from
+   * the old database (derived data, remembered ids) must be dropped here.
+   */
+  databaseReplaced: Array<() => void>;
 }

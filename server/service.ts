@@ -1,8 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import type { AppContext } from './app-context.js';
+import { replaceDatabase, type AppContext } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
+import { backupRoutes } from './api/routes/backups.js';
+import { createBackups, type Backups } from './backups/index.js';
+import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
+import { clearServerInstance, recordServerInstance } from './backups/instance.js';
 import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
@@ -37,6 +41,8 @@ export interface ServiceOptions {
   schedulerIntervalMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
+  /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
+  backups?: { automatic?: boolean; checkIntervalMs?: number };
 }
 
 /** A part of the service with its own lifecycle and routes (webhook dispatcher, scheduler). */
@@ -47,6 +53,9 @@ export interface Subsystem {
   openapi?: OpenApiExtras;
   start(): void;
   stop(): Promise<void>;
+  /** Holds its work while a restore swaps the database; resume() picks up the new one. */
+  pause?(): Promise<void>;
+  resume?(): void;
 }
 
 export interface Service {
@@ -56,6 +65,13 @@ export interface Service {
   port: number;
   /** The webhook outbox and dispatcher (tests drive it with dispatcher.runDue()). */
   webhooks: WebhooksSubsystem;
+  /** Automatic and on-demand backups of the database. */
+  backups: Backups;
+  /**
+   * Restores a checked copy of a Chyme database into the running service: backs up the current
+   * database first, then swaps the file and reopens it (requests get a 503 meanwhile).
+   */
+  restore(sourcePath: string): Promise<RestoreResult>;
   /** A one-time URL that opens the UI in a browser (CONTRACT §2 "App:" line). */
   createLaunchUrl(): string;
   /** Runs one scheduler check now (tests move the clock, then call this); true when it announced. */
@@ -76,13 +92,54 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const log = options.logger ?? createLogger();
   const db = openDatabase(options.dbPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
   const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
-  const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
+  const app: AppContext = {
+    db,
+    clock,
+    bus,
+    log,
+    version: packageVersion(),
+    hooks: { afterDataChange: [], databaseReplaced: [] },
+    unavailable: null,
+  };
   initSettings(db, clock.now(), options.timezone);
 
   // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
   const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
-  const subsystems: Subsystem[] = [webhooks, scheduler];
+  const backups = createBackups(app, {
+    dbPath: options.dbPath,
+    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+    ...options.backups,
+  });
+  // Restores run one at a time; the subsystems are paused around the swap.
+  let restoring: Promise<RestoreResult> | undefined;
+  const restore = (sourcePath: string): Promise<RestoreResult> => {
+    if (restoring) return Promise.reject(new RestoreBusyError());
+    restoring = restoreInService(
+      {
+        app,
+        dbPath: options.dbPath,
+        ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+        backups,
+        pause: async () => {
+          for (const s of subsystems) await s.pause?.();
+        },
+        reopen: (fresh) => {
+          replaceDatabase(app, fresh);
+          recordServerInstance(fresh, url, clock.now());
+        },
+        resume: () => {
+          for (const s of subsystems) s.resume?.();
+        },
+      },
+      sourcePath,
+    ).finally(() => {
+      restoring = undefined;
+    });
+    return restoring;
+  };
+  const backupsSubsystem: Subsystem = { ...backups, routes: backupRoutes({ backups, dbPath: options.dbPath, restore }) };
+  const subsystems: Subsystem[] = [webhooks, scheduler, backupsSubsystem];
   const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
   const openapiDoc = () =>
     buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) });
@@ -125,16 +182,22 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
 
+  // The database is always reached through app.db: a restore replaces it under the running service.
   const housekeeping = () => {
     const now = clock.now();
-    deleteExpiredUiTokens(db, now);
-    deleteIdempotencyOlderThan(db, now - 24 * 3600_000);
-    db.pragma('optimize');
+    try {
+      deleteExpiredUiTokens(app.db, now);
+      deleteIdempotencyOlderThan(app.db, now - 24 * 3600_000);
+      app.db.pragma('optimize');
+    } catch (err) {
+      log.warn('housekeeping failed', { error: String(err) });
+    }
   };
   housekeeping();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
+  recordServerInstance(app.db, url, clock.now());
   for (const s of subsystems) s.start();
 
   let stopping: Promise<void> | undefined;
@@ -144,13 +207,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     host,
     port,
     webhooks,
-    createLaunchUrl: () => `${url}/?token=${createLaunchToken(db, clock.now())}`,
+    backups,
+    restore,
+    createLaunchUrl: () => `${url}/?token=${createLaunchToken(app.db, clock.now())}`,
     runScheduler: () => scheduler.tick(),
     // One live desktop key at a time: the previous launch's key is revoked, not left to pile up.
     createRendererKey: () =>
-      db.transaction(() => {
-        revokeInternalKeys(db, clock.now());
-        return createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret;
+      app.db.transaction(() => {
+        revokeInternalKeys(app.db, clock.now());
+        return createApiKey(app.db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret;
       })(),
     stop() {
       stopping ??= (async () => {
@@ -159,9 +224,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
         api.closeStreams();
         api.server.closeIdleConnections();
+        await restoring?.catch(() => undefined);
         await Promise.all(subsystems.map((s) => s.stop()));
         await closed;
-        db.close();
+        clearServerInstance(app.db, url);
+        app.db.close();
       })();
       return stopping;
     },

@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
-import { ApiError, errors } from './errors.js';
+import { ApiError, errors, storageFault } from './errors.js';
 import { HANDLED, type JsonResult, type Principal, type RequestContext, type RouteDef, type Scope } from './route.js';
 import { RateLimiter } from './rate-limit.js';
 import { serveStatic } from './static.js';
@@ -168,6 +168,8 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
   async function handleApi(req: IncomingMessage, res: ServerResponse, requestId: string, url: URL): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase();
     const { route, params } = match(method, url.pathname);
+    // While a restore swaps the database, only public routes (health, OpenAPI) answer.
+    if (app.unavailable && route.access !== 'public') throw errors.unavailable(app.unavailable.code, app.unavailable.message, 2);
 
     const principal = route.access === 'public' ? null : authenticate(req);
     if (route.access !== 'public' && !principal) throw errors.missingApiKey();
@@ -264,8 +266,8 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
           await serveStatic(app, req, res, url, options.staticDir);
         }
       } catch (err) {
-        const apiError = err instanceof ApiError ? err : undefined;
-        if (!apiError) app.log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
+        const apiError = err instanceof ApiError ? err : storageFault(err);
+        if (!(err instanceof ApiError)) app.log.error(apiError ? 'storage fault' : 'unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
         const e = apiError ?? errors.internal();
         if (res.headersSent) {
           res.destroy();

@@ -60,6 +60,8 @@ export interface WebhooksSubsystem {
   settings: Required<Omit<WebhookOptions, 'trackStream'>>;
   start(): void;
   stop(): Promise<void>;
+  pause(): Promise<void>;
+  resume(): void;
 }
 
 const HOUSEKEEPING_MS = 3600_000;
@@ -125,6 +127,8 @@ export function createWebhooks(app: AppContext, options: WebhookOptions = {}): W
       housekeeping.unref();
       dispatcher.start();
     },
+    pause: () => dispatcher.pause(),
+    resume: () => dispatcher.resume(),
     async stop() {
       unsubscribe?.();
       if (housekeeping) clearInterval(housekeeping);

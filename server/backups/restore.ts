@@ -1,0 +1,64 @@
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { openDatabase } from '../db/connection.js';
+import { fsyncDir } from './write.js';
+
+/** Another process still has the database open, so swapping the file under it is refused. */
+export class DatabaseInUseError extends Error {
+  constructor(dbPath: string) {
+    super(
+      `Another program still has ${dbPath} open (its write-ahead log ${dbPath}-wal is present), so the file was not replaced. ` +
+        'Stop the other Chyme (or the command using it) and try again.',
+    );
+    this.name = 'DatabaseInUseError';
+  }
+}
+
+function walInUse(dbPath: string): boolean {
+  const wal = `${dbPath}-wal`;
+  return existsSync(wal) && statSync(wal).size > 0;
+}
+
+/**
+ * Makes the (already checked) database at `sourcePath` the one at `dbPath`: a compact copy of the
+ * source (VACUUM INTO reads through the source's own write-ahead log), migrated to this build's
+ * schema, flushed, then renamed over the database in one atomic step. Until that rename the
+ * current database is untouched. The caller must have closed its own connection first; a write-
+ * ahead log left by anyone else means the file is in use, and nothing is replaced.
+ */
+export function installDatabaseFile(sourcePath: string, dbPath: string, options: { nativeBinding?: string } = {}): void {
+  const staging = `${dbPath}.restoring`;
+  rmSync(staging, { force: true });
+  rmSync(`${staging}-wal`, { force: true });
+  rmSync(`${staging}-shm`, { force: true });
+  const binding = options.nativeBinding ? { nativeBinding: options.nativeBinding } : {};
+  try {
+    const source = new Database(sourcePath, { readonly: true, fileMustExist: true, ...binding });
+    try {
+      source.prepare('VACUUM INTO ?').run(staging);
+    } finally {
+      source.close();
+    }
+    // Brings an older backup up to this build's schema now, so a failed migration fails here,
+    // before anything is replaced.
+    const migrated = openDatabase(staging, binding);
+    migrated.pragma('wal_checkpoint(TRUNCATE)');
+    migrated.close();
+    const fd = openSync(staging, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (walInUse(dbPath)) throw new DatabaseInUseError(dbPath);
+    renameSync(staging, dbPath);
+    fsyncDir(dirname(dbPath));
+    // The old file's shared-memory index must not be mistaken for the new file's.
+    rmSync(`${dbPath}-shm`, { force: true });
+  } finally {
+    rmSync(staging, { force: true });
+    rmSync(`${staging}-wal`, { force: true });
+    rmSync(`${staging}-shm`, { force: true });
+  }
+}

@@ -1,0 +1,93 @@
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../db/connection.js';
+import { backupFileName, partialFileName, removePartialFiles, type BackupFile, type BackupKind } from './files.js';
+import { integrityProblems } from './inspect.js';
+
+export type BackupErrorCode = 'backup_folder_not_writable' | 'backup_disk_full' | 'backup_check_failed' | 'backup_failed';
+
+/** A backup that could not be made, with a code the API and the app report. */
+export class BackupError extends Error {
+  constructor(readonly code: BackupErrorCode, message: string) {
+    super(message);
+    this.name = 'BackupError';
+  }
+}
+
+function describe(err: unknown, dir: string): BackupError {
+  if (err instanceof BackupError) return err;
+  const code = (err as { code?: string }).code ?? '';
+  const detail = (err as Error)?.message ?? String(err);
+  if (['EACCES', 'EPERM', 'EROFS', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'ENOTDIR', 'EEXIST'].includes(code)) {
+    return new BackupError('backup_folder_not_writable', `The backup folder ${dir} is not writable (${detail}). Choose another folder or fix its permissions.`);
+  }
+  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL') {
+    return new BackupError('backup_disk_full', `The disk holding the backup folder ${dir} is full (${detail}). Free some space or choose another folder.`);
+  }
+  return new BackupError('backup_failed', `The backup into ${dir} failed: ${detail}`);
+}
+
+function fsyncPath(path: string, flags: string): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Makes a rename durable: the directory entry itself is flushed (not possible on Windows). */
+export function fsyncDir(dir: string): void {
+  if (process.platform === 'win32') return;
+  fsyncPath(dir, 'r');
+}
+
+/**
+ * Takes a consistent copy of the live database with SQLite's online backup API (writers carry on
+ * meanwhile), into a temporary name in `dir`; checks the copy with `PRAGMA integrity_check`,
+ * switches it to a single-file journal, flushes it to disk and only then renames it to its final
+ * name (and flushes the folder). A crash at any moment leaves either no backup or a whole one.
+ */
+export async function writeBackup(
+  db: Db,
+  dir: string,
+  kind: BackupKind,
+  nowMs: number,
+  options: { nativeBinding?: string } = {},
+): Promise<BackupFile> {
+  // Two backups in the same millisecond (a restore's safety copy right after a manual one) must
+  // not overwrite each other: the later one takes the next free millisecond.
+  let createdMs = nowMs;
+  while (existsSync(join(dir, backupFileName(createdMs, kind)))) createdMs++;
+  const name = backupFileName(createdMs, kind);
+  const finalPath = join(dir, name);
+  const partialPath = join(dir, partialFileName(name));
+  try {
+    mkdirSync(dir, { recursive: true });
+    removePartialFiles(dir);
+    await db.backup(partialPath);
+    const copy = new Database(partialPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
+    try {
+      // A backup is one self-contained file: no -wal beside it.
+      copy.pragma('journal_mode = DELETE');
+      const problems = integrityProblems(copy);
+      if (problems.length > 0) {
+        throw new BackupError('backup_check_failed', `The copy failed SQLite's integrity check (${problems.slice(0, 3).join('; ')}); it was discarded.`);
+      }
+    } finally {
+      copy.close();
+    }
+    fsyncPath(partialPath, 'r+');
+    renameSync(partialPath, finalPath);
+    fsyncDir(dir);
+    return { name, path: finalPath, kind, createdMs, sizeBytes: statSync(finalPath).size };
+  } catch (err) {
+    try {
+      rmSync(partialPath, { force: true });
+    } catch {
+      // the folder may be unreadable too; the next backup removes the leftover
+    }
+    throw describe(err, dir);
+  }
+}
