@@ -26,8 +26,9 @@ function electronBinary() {
 }
 
 function step(label, cmd, cmdArgs) {
-  console.log(`> ${label}`);
-  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  console.error(`> ${label}`);
+  // Build output goes to stderr too: stdout is kept for the ready lines.
+  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: ['inherit', 2, 2], shell: process.platform === 'win32' });
   if (r.status !== 0) {
     console.error(`npm start: "${label}" failed.`);
     process.exit(r.status ?? 1);
@@ -50,11 +51,13 @@ if (electron) {
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   step('npm run build:electron', npm, ['run', 'build:electron']);
   step('node electron/build-native.mjs', process.execPath, [join(root, 'electron', 'build-native.mjs')]);
-  console.log('Starting the Chyme desktop app…');
+  console.error('Starting the Chyme desktop app…');
   runForeground(electron, [root, ...args]);
 } else {
-  console.log('Electron is unavailable here (its binary is not installed), so Chyme starts in browser mode instead:');
-  console.log('it runs `chyme serve`; open the "App:" link it prints below in your browser.');
+  // On stderr, and worded so no line but the real one starts with "App:": stdout carries only
+  // chyme serve's two ready lines, for scripts to read.
+  console.error('Electron is unavailable here (its binary is not installed), so Chyme starts in browser mode instead:');
+  console.error('it runs `chyme serve`; open the one-time app link it prints below in your browser.');
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   runForeground(process.execPath, [join(root, 'build', 'server', 'cli', 'main.js'), 'serve', ...args]);
 }

@@ -1,7 +1,8 @@
 import type { Clock } from './clock.js';
 import type { Db } from './db/connection.js';
-import type { Emit, EventBus } from './events/bus.js';
+import { EventBus, type Emit } from './events/bus.js';
 import type { Logger } from './logger.js';
+import { packageVersion } from './paths.js';
 
 /**
  * What every part of the running service shares: one database, one clock, one event bus.
@@ -20,6 +21,12 @@ export interface AppContext {
    * 503 with this code and message until it is cleared.
    */
   unavailable: { code: string; message: string } | null;
+}
+
+/** The context over an open database: the running service builds one, and so does each CLI command. */
+export function createAppContext(db: Db, clock: Clock, log: Logger): AppContext {
+  const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
+  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [] }, unavailable: null };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { replaceDatabase, type AppContext } from './app-context.js';
+import { createAppContext, replaceDatabase, type AppContext } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
@@ -7,13 +7,12 @@ import { backupRoutes } from './api/routes/backups.js';
 import { createBackups, type Backups } from './backups/index.js';
 import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { clearServerInstance, recordServerInstance } from './backups/instance.js';
-import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
 import { resourceRoutes } from './api/routes/index.js';
 import { createLogger, type Logger } from './logger.js';
-import { packageVersion, rendererDir } from './paths.js';
+import { rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
 import { initSettings } from './settings.js';
 import { revokeInternalKeys } from './db/api-keys.js';
@@ -91,16 +90,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger();
   const db = openDatabase(options.dbPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
-  const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
-  const app: AppContext = {
-    db,
-    clock,
-    bus,
-    log,
-    version: packageVersion(),
-    hooks: { afterDataChange: [], databaseReplaced: [] },
-    unavailable: null,
-  };
+  const app = createAppContext(db, clock, log);
   initSettings(db, clock.now(), options.timezone);
 
   // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.

@@ -5,6 +5,25 @@ import { defaultDbPath } from '../paths.js';
 /** A mistake in how the command was called: printed with the usage text, exit status 2. */
 export class UsageError extends Error {}
 
+/** Exit statuses beyond 0 (done), 1 (unexpected failure) and 2 (usage). */
+export const EXIT = {
+  /** The database is from a newer Chyme. */
+  tooNew: 3,
+  /** The port is taken. */
+  portInUse: 4,
+  /** A file was refused: missing, not a Chyme database, damaged. */
+  refused: 5,
+  /** The operation could not be done now: backup folder not writable, database in use, no running server. */
+  failed: 6,
+} as const;
+
+/** A command that could not do its job, with a message for a person and its exit status. */
+export class CommandFailed extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+  }
+}
+
 export function fail(message: string): never {
   throw new UsageError(message);
 }
