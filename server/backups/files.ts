@@ -49,13 +49,14 @@ export function parseBackupName(name: string): { createdMs: number; kind: Backup
   return Number.isNaN(createdMs) ? undefined : { createdMs, kind: kind as BackupKind };
 }
 
-/** Backups in a folder, newest first. A missing folder has none. */
+/** Backups in a folder, newest first. A missing folder (or a file where it should be) has none. */
 export function listBackups(dir: string): BackupFile[] {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw err;
   }
   const out: BackupFile[] = [];

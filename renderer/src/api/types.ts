@@ -271,3 +271,31 @@ export interface ServiceEvent {
 export interface ApiErrorBody {
   error: { type: string; code: string; message: string; param?: string; request_id?: string };
 }
+
+export interface Backup {
+  object: 'backup';
+  id: string;
+  kind: 'auto' | 'manual' | 'migration' | 'pre-restore' | 'restore-source';
+  created_at: string;
+  size_bytes: number;
+  path: string;
+}
+
+export interface BackupStatus {
+  object: 'backup_status';
+  folder: string;
+  last_backup: Backup | null;
+  last_attempt_at: string | null;
+  next_due_at: string;
+  failing: boolean;
+  last_error: { code: string; message: string; at: string } | null;
+}
+
+export interface BackupSettings {
+  object: 'backup_settings';
+  folder: string;
+  default_folder: string;
+  folder_is_default: boolean;
+  keep_daily: number;
+  keep_weekly: number;
+}

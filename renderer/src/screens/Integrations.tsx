@@ -5,6 +5,7 @@ import { Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, ScreenHea
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, fmtTime } from '../lib/time';
+import BackupsCard from './integrations/BackupsCard';
 
 const SCOPES: { scope: string; what: string }[] = [
   { scope: 'nutrition:read', what: 'read meals' },
@@ -28,11 +29,13 @@ export default function IntegrationsScreen() {
         <a href="#/integrations" onClick={(e) => jump(e, 'webhooks')}>Webhooks</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'settings')}>Settings</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'data')}>Export &amp; import</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'backups')}>Backups</a>
       </nav>
       <ApiKeys />
       <Webhooks />
       <SettingsCard />
       <DataCard />
+      <BackupsCard />
     </div>
   );
 }
