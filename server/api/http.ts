@@ -225,12 +225,47 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
         .update(`${method} ${url.pathname}\n${body === undefined ? '' : canonicalJson(body)}`)
         .digest('hex');
       const now = app.clock.now();
-      const previous = findIdempotentResponse(app.db, principalId, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
-      if (previous) {
+      const saveClientError = (err: unknown) => {
+        // Client errors are part of the request's answer: replay them too, as Stripe does.
+        if (!(err instanceof ApiError) || err.status >= 500 || err.status === 429) return;
+        try {
+          saveIdempotentResponse(app.db, principalId, idempotencyKey, requestHash, err.status, err.toBody(requestId), now);
+        } catch (saveErr) {
+          // The client still gets its error; only a replay of it is lost (storage fault).
+          app.log.warn('could not record an idempotent error response', { request_id: requestId, error: String(saveErr) });
+        }
+      };
+      const replay = (previous: NonNullable<ReturnType<typeof findIdempotentResponse>>) => {
         if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
         sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+      };
+      if (route.handler.constructor.name !== 'AsyncFunction') {
+        // One transaction holds the look-up, the write and the record of its response: they commit
+        // together, so a crash can never leave a write whose retry with the same key applies it
+        // again, and two concurrent requests with one key cannot both run.
+        let previous: ReturnType<typeof findIdempotentResponse>;
+        let result: JsonResult | typeof HANDLED | undefined;
+        try {
+          result = app.bus.write(() => {
+            previous = findIdempotentResponse(app.db, principalId, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
+            if (previous) return undefined;
+            const r = route.handler(ctx) as JsonResult | typeof HANDLED;
+            if (r !== HANDLED) saveIdempotentResponse(app.db, principalId, idempotencyKey, requestHash, r.status ?? 200, r.body, now);
+            return r;
+          });
+        } catch (err) {
+          saveClientError(err);
+          throw err;
+        }
+        if (previous) return replay(previous);
+        if (result === undefined || result === HANDLED) return;
+        sendJson(res, result.status ?? 200, result.body, result.headers);
         return;
       }
+      // Async handlers (back up now, a webhook test, a restore) cannot run inside a transaction:
+      // their response is recorded once they finish.
+      const previous = findIdempotentResponse(app.db, principalId, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
+      if (previous) return replay(previous);
       try {
         const result = await route.handler(ctx);
         if (result === HANDLED) return;
@@ -238,10 +273,7 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
         saveIdempotentResponse(app.db, principalId, idempotencyKey, requestHash, status, result.body, now);
         sendJson(res, status, result.body, result.headers);
       } catch (err) {
-        // Client errors are part of the request's answer: replay them too, as Stripe does.
-        if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-          saveIdempotentResponse(app.db, principalId, idempotencyKey, requestHash, err.status, err.toBody(requestId), now);
-        }
+        saveClientError(err);
         throw err;
       }
       return;
