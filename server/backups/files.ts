@@ -21,7 +21,8 @@ export type BackupKind = (typeof BACKUP_KINDS)[number];
 const PRUNABLE: ReadonlySet<BackupKind> = new Set(['auto']);
 
 const NAME = /^chyme-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-(auto|manual|migration|pre-restore|restore-source)\.db$/;
-const PARTIAL = /^\.chyme-.*\.partial$/;
+/** A backup being written, and the journal SQLite keeps beside it while checking it. */
+const PARTIAL = /^\.chyme-.*\.partial(-journal|-wal|-shm)?$/;
 
 export interface BackupFile {
   /** The file name, which is also the backup's id in the API. */
