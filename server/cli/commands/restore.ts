@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createApiKey } from '../../auth/keys.js';
 import { SCOPES } from '../../api/route.js';
@@ -74,6 +74,30 @@ async function restoreOffline(db: Db, dbPath: string, source: string): Promise<s
   return safety.path;
 }
 
+/** Why the current database cannot be opened as a whole Chyme database, or undefined when it can. */
+function currentDamage(dbPath: string): string | undefined {
+  try {
+    inspectDatabaseFile(dbPath);
+    return undefined;
+  } catch (err) {
+    if (err instanceof DatabaseFileRefused && err.code !== 'too_new' && err.code !== 'not_found') return err.message;
+    throw err;
+  }
+}
+
+/** Moves a damaged database (and its write-ahead log) aside under a name that says so. */
+function keepDamagedFile(dbPath: string): string {
+  const stamp = new Date().toISOString().replace(/[-:.]/g, '');
+  const kept = `${dbPath}.damaged-${stamp}`;
+  copyFileSync(dbPath, kept);
+  for (const suffix of ['-wal', '-shm']) {
+    if (!existsSync(dbPath + suffix)) continue;
+    if (suffix === '-wal') copyFileSync(dbPath + suffix, kept + suffix);
+    rmSync(dbPath + suffix);
+  }
+  return kept;
+}
+
 /**
  * `chyme restore FILE`: checks FILE (a whole Chyme database no newer than this build), backs up the
  * current database, then swaps FILE in: through the running server when there is one, directly
@@ -96,6 +120,16 @@ async function restore(argv: string[]): Promise<void> {
   if (!existsSync(dbPath)) {
     installDatabaseFile(source, dbPath);
     process.stdout.write(`Restored ${source} (${summary(report)}) into ${dbPath}.\n`);
+    return;
+  }
+  // A damaged database cannot be backed up through SQLite: its bytes are kept aside as they are.
+  const damage = currentDamage(dbPath);
+  if (damage) {
+    const kept = keepDamagedFile(dbPath);
+    installDatabaseFile(source, dbPath);
+    process.stdout.write(
+      `Restored ${source} (${summary(report)}) into ${dbPath}.\nThe database it replaced was damaged (${damage}); its bytes were kept as:\n${kept}\n`,
+    );
     return;
   }
   const db = openDatabase(dbPath);
