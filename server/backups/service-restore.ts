@@ -47,7 +47,7 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
     const safetyBackup = await host.backups.backupNow('pre-restore');
     app.db.close();
     try {
-      installDatabaseFile(sourcePath, host.dbPath, binding);
+      installDatabaseFile(sourcePath, host.dbPath, { ...binding, keepAccessFrom: host.dbPath });
     } finally {
       // Reopened whatever happened: the restored file, or the untouched old one.
       host.reopen(openDatabase(host.dbPath, binding));

@@ -9,7 +9,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backupFileName, backupsToPrune, type BackupFile } from '../../server/backups/files.js';
-import { inspectDatabaseFile } from '../../server/backups/inspect.js';
+import { inspectDatabaseFile, LATEST_SCHEMA_VERSION } from '../../server/backups/inspect.js';
+import { openDatabase } from '../../server/db/connection.js';
+import { migrations } from '../../server/db/migrations.js';
+import { writeServiceState } from '../../server/db/service-state.js';
 import { errorOf, startTestService, type TestService } from '../helpers/service.js';
 import { MEAL } from '../webhooks/helpers.js';
 
@@ -249,3 +252,52 @@ describe('restore through the running service', () => {
   });
 });
 
+
+describe('schema versions', () => {
+  test('after a migration the service takes a backup at once', async () => {
+    const first = await startTestService({ backups: { automatic: false }, keepDir: true });
+    await first.request('POST', '/v1/nutrition/meals', { body: MEAL });
+    assert.ok(await first.service.backups.backupNow('manual'));
+    // As if the last backup had been taken before the newest migration ran.
+    writeServiceState(first.service.app.db, 'backups.schema_version', LATEST_SCHEMA_VERSION - 1);
+    await first.stop();
+
+    const second = await startTestService({ dir: first.dir, backups: { automatic: true, checkIntervalMs: 3600_000 } });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!second.service.backups.list().some((b) => b.kind === 'migration') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const migration = second.service.backups.list().find((b) => b.kind === 'migration');
+      assert.ok(migration, 'a migration backup');
+      assert.equal(inspectDatabaseFile(migration.path).schemaVersion, LATEST_SCHEMA_VERSION);
+    } finally {
+      await second.stop();
+      rmSync(first.dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a backup from an older schema is migrated as it is restored', async () => {
+    const t = await startTestService({ backups: { automatic: false } });
+    try {
+      const folder = join(t.dir, 'backups');
+      mkdirSync(folder, { recursive: true });
+      const name = backupFileName(t.clock.now() - DAY, 'auto');
+      const old = openDatabase(join(folder, name), { migrations: migrations.filter((m) => m.version <= 2) });
+      old.prepare("INSERT INTO settings (id, timezone, user_id, updated_ms) VALUES (1, 'UTC', 'user_old', 0)").run();
+      old.prepare(
+        "INSERT INTO meals (id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, created_ms, updated_ms) VALUES ('meal_old1', ?, 0, '2026-11-20', 'dinner', 'from v2', 600, 0, 0)",
+      ).run(Date.UTC(2026, 10, 20, 19));
+      old.pragma('journal_mode = DELETE');
+      old.close();
+      const r = await t.request('POST', `/v1/backups/${name}/restore`);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.restored_from.schema_version, 2);
+      // The old file had no API keys: the keys in force now are kept across a restore.
+      const got = await t.request('GET', '/v1/nutrition/meals/meal_old1');
+      assert.equal(got.status, 200);
+      assert.equal(got.body.calories_source, 'logged');
+      assert.equal(rows(t.dbPath, 'PRAGMA user_version')[0] && (rows(t.dbPath, 'PRAGMA user_version')[0] as { user_version: number }).user_version, LATEST_SCHEMA_VERSION);
+    } finally {
+      await t.stop();
+    }
+  });
+});

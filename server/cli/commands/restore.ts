@@ -70,7 +70,7 @@ async function restoreThroughServer(db: Db, dbPath: string, server: ServerInstan
 async function restoreOffline(db: Db, dbPath: string, source: string): Promise<string> {
   const safety = await writeBackup(db, backupFolder(db, dbPath), 'pre-restore', Date.now());
   db.close();
-  installDatabaseFile(source, dbPath);
+  installDatabaseFile(source, dbPath, { keepAccessFrom: dbPath });
   return safety.path;
 }
 
