@@ -44,6 +44,16 @@ export function notifyDataChanged(app: AppContext, emit: Emit): void {
   for (const hook of app.hooks.afterDataChange) hook(emit);
 }
 
+/** A part of the service with its own lifecycle (webhook dispatcher, scheduler). */
+export interface Subsystem {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+  /** Holds its work while a restore swaps the database; resume() picks up the new one. */
+  pause?(): Promise<void>;
+  resume?(): void;
+}
+
 export interface AppHooks {
   /** Called inside a write transaction after meals, sleep or settings change (digestion announcements). */
   afterDataChange: Array<(emit: Emit) => void>;

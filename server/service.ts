@@ -1,16 +1,19 @@
 import type { AddressInfo } from 'node:net';
-import { createAppContext, replaceDatabase, type AppContext } from './app-context.js';
+import { createAppContext, replaceDatabase, type AppContext, type Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
 import { backupRoutes } from './api/routes/backups.js';
 import { createBackups, type Backups } from './backups/index.js';
-import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { clearServerInstance, recordServerInstance } from './backups/instance.js';
+import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
-import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
+import { defineRoute, type RouteDef } from './api/route.js';
+import { eventStreamRoutes } from './api/routes/events-stream.js';
 import { resourceRoutes } from './api/routes/index.js';
+import { webhookRoutes } from './api/routes/webhooks.js';
+import { SCOPES } from './auth/scopes.js';
 import { createLogger, type Logger } from './logger.js';
 import { rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
@@ -19,7 +22,6 @@ import { revokeInternalKeys } from './db/api-keys.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
-import type { OpenApiExtras } from './api/openapi.js';
 
 export interface ServiceOptions {
   dbPath: string;
@@ -42,19 +44,6 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
   backups?: { automatic?: boolean; checkIntervalMs?: number };
-}
-
-/** A part of the service with its own lifecycle and routes (webhook dispatcher, scheduler). */
-export interface Subsystem {
-  name: string;
-  routes?: RouteDef[];
-  /** Documents it adds to the OpenAPI document (webhook payloads). */
-  openapi?: OpenApiExtras;
-  start(): void;
-  stop(): Promise<void>;
-  /** Holds its work while a restore swaps the database; resume() picks up the new one. */
-  pause?(): Promise<void>;
-  resume?(): void;
 }
 
 export interface Service {
@@ -90,18 +79,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger();
   const db = openDatabase(options.dbPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
-  const app = createAppContext(db, clock, log);
+  const app: AppContext = createAppContext(db, clock, log);
   initSettings(db, clock.now(), options.timezone);
 
-  // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
-  const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
+  const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
   const backups = createBackups(app, {
     dbPath: options.dbPath,
     ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
     ...options.backups,
   });
-  // Restores run one at a time; the subsystems are paused around the swap.
+  const subsystems: Subsystem[] = [webhooks, scheduler, backups];
+  // Restores run one at a time; every subsystem pauses around the swap.
   let restoring: Promise<RestoreResult> | undefined;
   const restore = (sourcePath: string): Promise<RestoreResult> => {
     if (restoring) return Promise.reject(new RestoreBusyError());
@@ -128,11 +117,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
     return restoring;
   };
-  const backupsSubsystem: Subsystem = { ...backups, routes: backupRoutes({ backups, dbPath: options.dbPath, restore }) };
-  const subsystems: Subsystem[] = [webhooks, scheduler, backupsSubsystem];
-  const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
-  const openapiDoc = () =>
-    buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) });
+  const routes: RouteDef[] = [
+    ...resourceRoutes,
+    ...backupRoutes({ backups, dbPath: options.dbPath, restore }),
+    ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
+    ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
+  ];
+  const openapiDoc = () => buildOpenApi(routes, app.version, { webhooks: webhooks.payloads });
   routes.push(
     defineRoute({
       method: 'GET',
@@ -148,7 +139,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   const host = options.host ?? '127.0.0.1';
   const staticDir = options.staticDir === null ? undefined : (options.staticDir ?? rendererDir());
-  const api = createApiServer(app, routes, {
+  const server = createApiServer(app, routes, {
     allowedHosts: [...(options.allowedHosts ?? []), host],
     ...(staticDir ? { staticDir } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
@@ -156,9 +147,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   try {
     await new Promise<void>((resolve, reject) => {
-      api.server.once('error', reject);
-      api.server.listen(options.port ?? 7650, host, () => {
-        api.server.off('error', reject);
+      server.once('error', reject);
+      server.listen(options.port ?? 7650, host, () => {
+        server.off('error', reject);
         resolve();
       });
     });
@@ -168,7 +159,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.close();
     throw err;
   }
-  const port = (api.server.address() as AddressInfo).port;
+  const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
 
@@ -211,11 +202,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       stopping ??= (async () => {
         clearInterval(housekeepingTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
-        const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
-        api.closeStreams();
-        api.server.closeIdleConnections();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived
+        // responses) at once, so their connections are idle when they are closed next.
         await restoring?.catch(() => undefined);
-        await Promise.all(subsystems.map((s) => s.stop()));
+        const subsystemsStopped = Promise.all(subsystems.map((s) => s.stop()));
+        server.closeIdleConnections();
+        await subsystemsStopped;
         await closed;
         clearServerInstance(app.db, url);
         app.db.close();

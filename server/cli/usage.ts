@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { SCOPES } from '../api/route.js';
+import { SCOPES } from '../auth/scopes.js';
 import { defaultDbPath } from '../paths.js';
 
 /** A mistake in how the command was called: printed with the usage text, exit status 2. */

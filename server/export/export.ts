@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { hasMeals, insertMeal, listAllMeals, mealExists, type MealRecord } from '../db/meals.js';
-import { hasSleep, insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
+import { hasMeals, insertMeal, listAllMeals, mealExists } from '../db/meals.js';
+import { hasSleep, insertSleep, listAllSleep, sleepExists } from '../db/sleep.js';
 import { saveSettings } from '../db/settings.js';
-import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
-import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
+import { getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
+import { InvalidInputError } from '../domain-errors.js';
+import { buildMeal, mealResource, mealType } from '../nutrition/meals.js';
+import { currentSettings } from '../settings.js';
+import { buildSleep, sleepResource } from '../sleep/sessions.js';
+import { isValidTimeZone, isoUtc } from '../time/tz.js';
 import { subscriptionResource } from '../webhooks/resources.js';
-import { MEAL_TYPES } from '../db/meals.js';
-import { mealResource } from '../nutrition/meals.js';
-import { currentSettings, mealDay } from '../settings.js';
-import { sleepDay, sleepResource } from '../sleep/sessions.js';
-import { isValidTimeZone, isoUtc, offsetMinutes } from '../time/tz.js';
+import { checkSubscriptionLimit, eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../webhooks/subscriptions.js';
 import { csvRow } from './csv.js';
 
 export const EXPORT_FORMAT = 'chyme.export';
@@ -61,7 +61,7 @@ const isoInstant = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Nu
 const ImportMeal = z.object({
   id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
   timestamp: isoInstant,
-  meal_type: z.enum(MEAL_TYPES as [string, ...string[]]),
+  meal_type: mealType,
   description: z.string().max(2000).default(''),
   macros: z.object({
     calories: num(10_000),
@@ -123,12 +123,6 @@ export interface ImportCounts {
   skipped: number;
 }
 
-export class ImportRecordError extends Error {
-  constructor(readonly param: string, message: string) {
-    super(message);
-  }
-}
-
 /**
  * Writes a validated export in one transaction: all or nothing. Records whose id exists are
  * skipped. Settings are restored only into an empty database, where they cannot re-date
@@ -140,18 +134,16 @@ export function importDocument(
 ): { meals: ImportCounts; sleep_sessions: ImportCounts; webhook_subscriptions: ImportCounts; settings: 'applied' | 'kept' } {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
-    if (Date.parse(s.end) <= Date.parse(s.start)) throw new ImportRecordError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
+    if (Date.parse(s.end) <= Date.parse(s.start)) throw new InvalidInputError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
   });
   const seen = new Set<string>();
   doc.meals.forEach((m, i) => {
-    if (seen.has(m.id)) throw new ImportRecordError(`meals.${i}.id`, `meals.${i}: id ${m.id} appears twice in the file.`);
+    if (seen.has(m.id)) throw new InvalidInputError(`meals.${i}.id`, `meals.${i}: id ${m.id} appears twice in the file.`);
     seen.add(m.id);
   });
 
   const newSubscriptions = doc.webhook_subscriptions.filter((s) => !getSubscription(app.db, s.id)).length;
-  if (countSubscriptions(app.db) + newSubscriptions > MAX_SUBSCRIPTIONS) {
-    throw new ImportRecordError('webhook_subscriptions', `Importing ${newSubscriptions} subscriptions would exceed the limit of ${MAX_SUBSCRIPTIONS}.`);
-  }
+  checkSubscriptionLimit(app, newSubscriptions, 'webhook_subscriptions');
 
   return app.bus.write((emit) => {
     const now = app.clock.now();
@@ -168,27 +160,20 @@ export function importDocument(
         meals.skipped++;
         continue;
       }
-      const ts = Date.parse(m.timestamp);
-      const offset = m.utc_offset_min ?? offsetMinutes(ts, settings.timezone);
-      const record: MealRecord = {
-        id: m.id,
-        timestampMs: ts,
-        utcOffsetMin: offset,
-        day: mealDay(ts, offset, settings.dayStart),
-        mealType: m.meal_type as MealRecord['mealType'],
-        description: m.description,
-        calories: m.macros.calories,
-        caloriesSource: m.calories_source,
-        proteinG: m.macros.protein_g ?? null,
-        carbsG: m.macros.carbs_g ?? null,
-        fatG: m.macros.fat_g ?? null,
-        fiberG: m.macros.fiber_g ?? null,
-        sodiumMg: m.micros.sodium_mg ?? null,
-        caffeineMg: m.micros.caffeine_mg ?? null,
-        foods: m.foods,
-        createdMs: m.created_at ? Date.parse(m.created_at) : now,
-        updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
-      };
+      const record = buildMeal(
+        settings,
+        {
+          timestampMs: Date.parse(m.timestamp),
+          utcOffsetMin: m.utc_offset_min ?? null,
+          mealType: m.meal_type,
+          description: m.description,
+          macros: m.macros,
+          micros: m.micros,
+          foods: m.foods,
+          caloriesSource: m.calories_source,
+        },
+        { id: m.id, createdMs: m.created_at ? Date.parse(m.created_at) : now, updatedMs: m.updated_at ? Date.parse(m.updated_at) : now },
+      );
       insertMeal(app.db, record);
       meals.imported++;
     }
@@ -198,17 +183,12 @@ export function importDocument(
         sleep.skipped++;
         continue;
       }
-      const endMs = Date.parse(s.end);
-      const record: SleepRecord = {
-        id: s.id,
-        startMs: Date.parse(s.start),
-        endMs,
-        day: sleepDay(app, endMs),
-        efficiency: s.efficiency ?? null,
-        awakenings: s.awakenings ?? null,
-        source: s.source ?? 'import',
-        createdMs: s.created_at ? Date.parse(s.created_at) : now,
-      };
+      const record = buildSleep(
+        app,
+        { startMs: Date.parse(s.start), endMs: Date.parse(s.end), efficiency: s.efficiency, awakenings: s.awakenings, source: s.source ?? 'import' },
+        s.id,
+        s.created_at ? Date.parse(s.created_at) : now,
+      );
       insertSleep(app.db, record);
       sleep.imported++;
     }

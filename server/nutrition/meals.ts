@@ -1,8 +1,80 @@
+import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { deleteMeal, getMeal, insertMeal, updateMeal, type CaloriesSource, type Food, type MealRecord, type MealType } from '../db/meals.js';
+import { deleteMeal, getMeal, insertMeal, MEAL_TYPES, updateMeal, type CaloriesSource, type Food, type MealRecord, type MealType } from '../db/meals.js';
+import { InvalidInputError } from '../domain-errors.js';
+import { mealDay } from '../engine/days.js';
+import { dateTimeString, isoDateTime, parseDateTime } from '../fields.js';
 import { newId } from '../ids.js';
-import { currentSettings, mealDay } from '../settings.js';
+import { currentSettings, type SettingsRecord } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
+
+/**
+ * Meals: the rules a meal must keep (bounds, calorie derivation, its day), the schemas of what a
+ * client sends and receives, and the one mapper from a stored meal to its API resource.
+ */
+
+// ---- Input ----------------------------------------------------------------------------------
+
+export const MAX_MEAL_CALORIES = 10_000;
+
+export const mealType = z.enum(MEAL_TYPES as [MealType, ...MealType[]], {
+  message: `must be one of ${MEAL_TYPES.join(', ')}`,
+});
+
+const bounded = (max: number) =>
+  z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
+
+const foodInput = z.strictObject({
+  name: z.string().trim().min(1, { message: 'must not be empty' }).max(200),
+  calories: bounded(MAX_MEAL_CALORIES),
+});
+
+const macrosCreate = z.strictObject({
+  calories: bounded(MAX_MEAL_CALORIES).optional(),
+  protein_g: bounded(2000).optional(),
+  carbs_g: bounded(2000).optional(),
+  fat_g: bounded(2000).optional(),
+  fiber_g: bounded(2000).optional(),
+});
+const macrosPatch = z.strictObject({
+  calories: bounded(MAX_MEAL_CALORIES).optional(),
+  protein_g: bounded(2000).nullable().optional(),
+  carbs_g: bounded(2000).nullable().optional(),
+  fat_g: bounded(2000).nullable().optional(),
+  fiber_g: bounded(2000).nullable().optional(),
+});
+const microsInput = z.strictObject({
+  sodium_mg: bounded(50_000).nullable().optional(),
+  caffeine_mg: bounded(2000).nullable().optional(),
+});
+
+const description = z.string().max(2000, { message: 'must be at most 2000 characters' });
+const foods = z.array(foodInput).max(100, { message: 'a meal may list at most 100 foods' });
+
+export const MealCreateSchema = z
+  .strictObject({
+    timestamp: dateTimeString,
+    meal_type: mealType,
+    description: description.optional(),
+    macros: macrosCreate.optional(),
+    micros: microsInput.optional(),
+    foods: foods.optional(),
+  })
+  .meta({ id: 'MealCreate' });
+
+export const MealUpdateSchema = z
+  .strictObject({
+    timestamp: dateTimeString.optional(),
+    meal_type: mealType.optional(),
+    description: description.optional(),
+    macros: macrosPatch.optional(),
+    micros: microsInput.optional(),
+    foods: foods.optional(),
+  })
+  .meta({ id: 'MealUpdate' });
+
+type Macros = Partial<Record<'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', number | null>>;
+type Micros = Partial<Record<'sodium_mg' | 'caffeine_mg', number | null>>;
 
 export interface MealInput {
   timestampMs: number;
@@ -10,12 +82,208 @@ export interface MealInput {
   utcOffsetMin: number | null;
   mealType: MealType;
   description?: string | undefined;
-  macros?: Partial<Record<'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', number | null>> | undefined;
-  micros?: Partial<Record<'sodium_mg' | 'caffeine_mg', number | null>> | undefined;
+  macros?: Macros | undefined;
+  micros?: Micros | undefined;
   foods?: Food[] | undefined;
+  /** Where macros.calories came from when they were not typed in just now (an import, a kept value). */
+  caloriesSource?: CaloriesSource | undefined;
 }
 
-export type MealPatch = Partial<MealInput>;
+export type MealPatch = Partial<Omit<MealInput, 'caloriesSource'>>;
+
+/** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
+function checkTimestamp(ms: number, nowMs: number): void {
+  if (ms < Date.UTC(2000, 0, 1) || ms > nowMs + 24 * 3600_000) {
+    throw new InvalidInputError('timestamp', 'Invalid timestamp: must be after 2000-01-01 and at most one day in the future.');
+  }
+}
+
+/** A validated create or update body as the fields it sets (only those sent). */
+export function mealPatchFrom(body: z.output<typeof MealUpdateSchema>, nowMs: number): MealPatch {
+  const out: MealPatch = {};
+  if (body.timestamp !== undefined) {
+    const t = parseDateTime(body.timestamp);
+    checkTimestamp(t.ms, nowMs);
+    out.timestampMs = t.ms;
+    out.utcOffsetMin = t.offsetMin;
+  }
+  if (body.meal_type !== undefined) out.mealType = body.meal_type;
+  if (body.description !== undefined) out.description = body.description;
+  if (body.macros !== undefined) out.macros = body.macros;
+  if (body.micros !== undefined) out.micros = body.micros;
+  if (body.foods !== undefined) out.foods = body.foods;
+  return out;
+}
+
+export function mealInputFrom(body: z.output<typeof MealCreateSchema>, nowMs: number): MealInput {
+  return mealPatchFrom(body, nowMs) as MealInput;
+}
+
+// ---- Rules ----------------------------------------------------------------------------------
+
+/** Calories derived from what else was logged: the sum of the foods, else 4/4/9 kcal per gram of macros. */
+function derivedCalories(macros: Macros | undefined, foods: Food[]): { calories: number; source: CaloriesSource } {
+  if (foods.length > 0) return { calories: foods.reduce((sum, f) => sum + f.calories, 0), source: 'foods' };
+  const p = macros?.protein_g ?? 0;
+  const c = macros?.carbs_g ?? 0;
+  const f = macros?.fat_g ?? 0;
+  return { calories: 4 * p + 4 * c + 9 * f, source: 'macros' };
+}
+
+function checkCalories(calories: number): number {
+  const rounded = Math.round(calories * 100) / 100;
+  if (rounded > MAX_MEAL_CALORIES) {
+    throw new InvalidInputError('macros.calories', `A meal may carry at most ${MAX_MEAL_CALORIES} kcal; this one adds up to ${rounded}.`);
+  }
+  return rounded;
+}
+
+/**
+ * The one way a meal record is made, for create, patch and import: its offset (the one written,
+ * else the user's zone at that instant), its day, and its calories (typed in, else derived).
+ */
+export function buildMeal(
+  settings: Pick<SettingsRecord, 'timezone' | 'dayStart'>,
+  input: MealInput,
+  meta: { id: string; createdMs: number; updatedMs: number },
+): MealRecord {
+  const foods = input.foods ?? [];
+  const utcOffsetMin = input.utcOffsetMin ?? offsetMinutes(input.timestampMs, settings.timezone);
+  const energy =
+    input.macros?.calories != null
+      ? { calories: input.macros.calories, source: input.caloriesSource ?? ('logged' as const) }
+      : derivedCalories(input.macros, foods);
+  return {
+    id: meta.id,
+    timestampMs: input.timestampMs,
+    utcOffsetMin,
+    day: mealDay({ timestamp: input.timestampMs, utcOffsetMin }, settings),
+    mealType: input.mealType,
+    description: input.description ?? '',
+    calories: checkCalories(energy.calories),
+    caloriesSource: energy.source,
+    proteinG: input.macros?.protein_g ?? null,
+    carbsG: input.macros?.carbs_g ?? null,
+    fatG: input.macros?.fat_g ?? null,
+    fiberG: input.macros?.fiber_g ?? null,
+    sodiumMg: input.micros?.sodium_mg ?? null,
+    caffeineMg: input.micros?.caffeine_mg ?? null,
+    foods,
+    createdMs: meta.createdMs,
+    updatedMs: meta.updatedMs,
+  };
+}
+
+/**
+ * A stored meal with a patch applied, as the input buildMeal takes. Macros and micros merge field
+ * by field (null clears one); typed-in calories change only when new ones are typed, derived ones
+ * follow what they came from.
+ */
+function patchedInput(before: MealRecord, patch: MealPatch): MealInput {
+  const has = <T extends object>(obj: T | undefined, key: PropertyKey): obj is T => obj !== undefined && key in obj;
+  const macro = (k: 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', old: number | null) =>
+    has(patch.macros, k) ? (patch.macros[k] ?? null) : old;
+  const micro = (k: 'sodium_mg' | 'caffeine_mg', old: number | null) => (has(patch.micros, k) ? (patch.micros[k] ?? null) : old);
+  const typedNow = patch.macros?.calories != null;
+  const rederive = !typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined);
+  return {
+    timestampMs: patch.timestampMs ?? before.timestampMs,
+    utcOffsetMin: patch.timestampMs !== undefined ? (patch.utcOffsetMin ?? null) : before.utcOffsetMin,
+    mealType: patch.mealType ?? before.mealType,
+    description: patch.description ?? before.description,
+    macros: {
+      calories: typedNow ? patch.macros!.calories : rederive ? null : before.calories,
+      protein_g: macro('protein_g', before.proteinG),
+      carbs_g: macro('carbs_g', before.carbsG),
+      fat_g: macro('fat_g', before.fatG),
+      fiber_g: macro('fiber_g', before.fiberG),
+    },
+    micros: { sodium_mg: micro('sodium_mg', before.sodiumMg), caffeine_mg: micro('caffeine_mg', before.caffeineMg) },
+    foods: patch.foods ?? before.foods,
+    caloriesSource: typedNow ? 'logged' : before.caloriesSource,
+  };
+}
+
+// ---- Writes ---------------------------------------------------------------------------------
+
+export function createMeal(app: AppContext, input: MealInput): MealRecord {
+  return app.bus.write((emit) => {
+    const now = app.clock.now();
+    const meal = buildMeal(currentSettings(app), input, { id: newId('meal'), createdMs: now, updatedMs: now });
+    insertMeal(app.db, meal);
+    emit('meal.created', mealResource(meal));
+    notifyDataChanged(app, emit);
+    return meal;
+  });
+}
+
+/** Fields of the resource that differ, with their old values (Stripe's previous_attributes). */
+function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(before)) {
+    if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(after[k])) out[k] = v;
+  }
+  return out;
+}
+
+export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
+  return app.bus.write((emit) => {
+    const before = getMeal(app.db, id);
+    if (!before) return undefined;
+    const after = buildMeal(currentSettings(app), patchedInput(before, patch), {
+      id: before.id,
+      createdMs: before.createdMs,
+      updatedMs: app.clock.now(),
+    });
+    const beforeResource = mealResource(before);
+    const afterResource = mealResource(after);
+    const changed = previousAttributes(beforeResource, afterResource);
+    if (Object.keys(changed).length === 0) return before;
+    updateMeal(app.db, after);
+    emit('meal.updated', afterResource, { previousAttributes: changed });
+    notifyDataChanged(app, emit);
+    return after;
+  });
+}
+
+export function removeMeal(app: AppContext, id: string): MealRecord | undefined {
+  return app.bus.write((emit) => {
+    const meal = getMeal(app.db, id);
+    if (!meal) return undefined;
+    deleteMeal(app.db, id);
+    emit('meal.deleted', { ...mealResource(meal), deleted: true });
+    notifyDataChanged(app, emit);
+    return meal;
+  });
+}
+
+// ---- The resource ---------------------------------------------------------------------------
+
+export const MealSchema = z
+  .object({
+    object: z.literal('nutrition.meal'),
+    id: z.string(),
+    day: z.string().meta({ format: 'date' }),
+    timestamp: isoDateTime,
+    meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
+    description: z.string(),
+    macros: z.object({
+      calories: z.number(),
+      protein_g: z.number(),
+      carbs_g: z.number(),
+      fat_g: z.number(),
+      fiber_g: z.number().nullable(),
+    }),
+    calories_source: z.enum(['logged', 'foods', 'macros']).meta({
+      description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
+    }),
+    micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
+    foods: z.array(z.object({ name: z.string(), calories: z.number() })),
+    utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
+    created_at: isoDateTime,
+    updated_at: isoDateTime,
+  })
+  .meta({ id: 'Meal' });
 
 /** The API resource for a meal (spec "Meal"); unknown macros read as 0, caffeine as null. */
 export function mealResource(m: MealRecord): Record<string, unknown> {
@@ -40,141 +308,4 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
     created_at: isoUtc(m.createdMs),
     updated_at: isoUtc(m.updatedMs),
   };
-}
-
-export class MealValidationError extends Error {
-  constructor(readonly param: string, message: string) {
-    super(message);
-  }
-}
-
-export const MAX_MEAL_CALORIES = 10_000;
-
-type Macros = Partial<Record<'protein_g' | 'carbs_g' | 'fat_g', number | null>>;
-
-/** Calories derived from what else was logged: the sum of the foods, else 4/4/9 kcal per gram of macros. */
-function derivedCalories(macros: Macros | undefined, foods: Food[]): { calories: number; source: CaloriesSource } {
-  if (foods.length > 0) return { calories: foods.reduce((sum, f) => sum + f.calories, 0), source: 'foods' };
-  const p = macros?.protein_g ?? 0;
-  const c = macros?.carbs_g ?? 0;
-  const f = macros?.fat_g ?? 0;
-  return { calories: 4 * p + 4 * c + 9 * f, source: 'macros' };
-}
-
-function checkCalories(calories: number): number {
-  const rounded = Math.round(calories * 100) / 100;
-  if (rounded > MAX_MEAL_CALORIES) {
-    throw new MealValidationError('macros.calories', `A meal may carry at most ${MAX_MEAL_CALORIES} kcal; this one adds up to ${rounded}.`);
-  }
-  return rounded;
-}
-
-function offsetFor(app: AppContext, timestampMs: number, explicit: number | null): number {
-  return explicit ?? offsetMinutes(timestampMs, currentSettings(app).timezone);
-}
-
-export function buildMeal(app: AppContext, input: MealInput, id: string, nowMs: number): MealRecord {
-  const settings = currentSettings(app);
-  const foods = input.foods ?? [];
-  const utcOffsetMin = offsetFor(app, input.timestampMs, input.utcOffsetMin);
-  const energy =
-    input.macros?.calories != null ? { calories: input.macros.calories, source: 'logged' as const } : derivedCalories(input.macros, foods);
-  return {
-    id,
-    timestampMs: input.timestampMs,
-    utcOffsetMin,
-    day: mealDay(input.timestampMs, utcOffsetMin, settings.dayStart),
-    mealType: input.mealType,
-    description: input.description ?? '',
-    calories: checkCalories(energy.calories),
-    caloriesSource: energy.source,
-    proteinG: input.macros?.protein_g ?? null,
-    carbsG: input.macros?.carbs_g ?? null,
-    fatG: input.macros?.fat_g ?? null,
-    fiberG: input.macros?.fiber_g ?? null,
-    sodiumMg: input.micros?.sodium_mg ?? null,
-    caffeineMg: input.micros?.caffeine_mg ?? null,
-    foods,
-    createdMs: nowMs,
-    updatedMs: nowMs,
-  };
-}
-
-export function createMeal(app: AppContext, input: MealInput): MealRecord {
-  return app.bus.write((emit) => {
-    const now = app.clock.now();
-    const meal = buildMeal(app, input, newId('meal'), now);
-    insertMeal(app.db, meal);
-    emit('meal.created', mealResource(meal));
-    notifyDataChanged(app, emit);
-    return meal;
-  });
-}
-
-/** Fields of the resource that differ, with their old values (Stripe's previous_attributes). */
-function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(before)) {
-    if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(after[k])) out[k] = v;
-  }
-  return out;
-}
-
-export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
-  return app.bus.write((emit) => {
-    const before = getMeal(app.db, id);
-    if (!before) return undefined;
-    const settings = currentSettings(app);
-    const now = app.clock.now();
-    const foods = patch.foods ?? before.foods;
-    const timestampMs = patch.timestampMs ?? before.timestampMs;
-    const utcOffsetMin =
-      patch.timestampMs !== undefined ? offsetFor(app, timestampMs, patch.utcOffsetMin ?? null) : before.utcOffsetMin;
-    const pick = <K extends keyof NonNullable<MealInput['macros']>>(k: K, old: number | null) =>
-      patch.macros && k in patch.macros ? (patch.macros[k] ?? null) : old;
-    const pickMicro = <K extends keyof NonNullable<MealInput['micros']>>(k: K, old: number | null) =>
-      patch.micros && k in patch.micros ? (patch.micros[k] ?? null) : old;
-    const macros = { protein_g: pick('protein_g', before.proteinG), carbs_g: pick('carbs_g', before.carbsG), fat_g: pick('fat_g', before.fatG) };
-    // Typed-in calories change only when new ones are typed; derived ones follow what they came from.
-    let energy = { calories: before.calories, source: before.caloriesSource };
-    if (patch.macros?.calories != null) energy = { calories: patch.macros.calories, source: 'logged' };
-    else if (before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined)) energy = derivedCalories(macros, foods);
-    const after: MealRecord = {
-      ...before,
-      timestampMs,
-      utcOffsetMin,
-      day: mealDay(timestampMs, utcOffsetMin, settings.dayStart),
-      mealType: patch.mealType ?? before.mealType,
-      description: patch.description ?? before.description,
-      calories: checkCalories(energy.calories),
-      caloriesSource: energy.source,
-      proteinG: macros.protein_g,
-      carbsG: macros.carbs_g,
-      fatG: macros.fat_g,
-      fiberG: pick('fiber_g', before.fiberG),
-      sodiumMg: pickMicro('sodium_mg', before.sodiumMg),
-      caffeineMg: pickMicro('caffeine_mg', before.caffeineMg),
-      foods,
-      updatedMs: now,
-    };
-    const beforeResource = mealResource(before);
-    const afterResource = mealResource(after);
-    const changed = previousAttributes(beforeResource, afterResource);
-    if (Object.keys(changed).length === 0) return before;
-    updateMeal(app.db, after);
-    emit('meal.updated', afterResource, { previousAttributes: changed });
-    notifyDataChanged(app, emit);
-    return after;
-  });
-}
-
-export function removeMeal(app: AppContext, id: string): MealRecord | undefined {
-  return app.bus.write((emit) => {
-    const meal = getMeal(app.db, id);
-    if (!meal) return undefined;
-    deleteMeal(app.db, id);
-    emit('meal.deleted', { ...mealResource(meal), deleted: true });
-    notifyDataChanged(app, emit);
-    return meal;
-  });
 }

@@ -57,10 +57,10 @@ describe('Backups card', { skip: skip ?? false }, () => {
       // A meal logged after the backup, then the backup restored with the keyboard alone.
       const later = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: iso(Date.now() - 600_000), meal_type: 'snack', description: 'Later apple', macros: { calories: 90 } });
       await page.reload();
-      const restore = card.getByRole('button', { name: /^Restore the backup of/ }).last();
+      const restore = card.getByRole('listitem').last().getByRole('button', { name: 'Restore…' });
       await restore.focus();
       await page.keyboard.press('Enter');
-      const confirm = card.getByRole('button', { name: 'Restore', exact: true });
+      const confirm = card.getByRole('button', { name: 'Replace my data with this backup' });
       await confirm.waitFor();
       assert.equal(await confirm.evaluate((el) => el === (el.ownerDocument as unknown as { activeElement: unknown }).activeElement), true, 'focus moves to the confirmation');
       await page.keyboard.press('Enter');

@@ -5,6 +5,7 @@ import { useApp } from '../lib/app';
 import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
 import { Field, FormError, Icon, Segmented, useApiForm, type FieldErrors } from './ui';
+import './MealForm.css';
 
 interface FoodRow {
   key: number;

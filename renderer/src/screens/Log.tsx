@@ -8,6 +8,7 @@ import { useApp } from '../lib/app';
 import { useResource, useServiceEvents, useStoredState } from '../lib/hooks';
 import { capitalize, contentKey, fmtNumber, mealTitle, recentDistinct, toFavourite, type Favourite } from '../lib/meals';
 import { addDays } from '../lib/time';
+import './Log.css';
 
 const HISTORY_DAYS = 14;
 

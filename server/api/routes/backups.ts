@@ -1,125 +1,28 @@
-import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { BackupError, type BackupFile, type Backups, type BackupStatus } from '../../backups/index.js';
-import { BACKUP_KINDS, folderProblem, parseBackupName } from '../../backups/files.js';
+import { BackupError, type Backups } from '../../backups/index.js';
+import { folderProblem, parseBackupName } from '../../backups/files.js';
 import { DatabaseFileRefused } from '../../backups/inspect.js';
+import {
+  BackupSchema,
+  backupResource,
+  BackupSettingsSchema,
+  backupSettingsResource,
+  BackupSettingsUpdateSchema,
+  BackupStatusSchema,
+  backupStatusResource,
+  RestoreSchema,
+  restoreResource,
+} from '../../backups/resources.js';
 import { DatabaseInUseError } from '../../backups/restore.js';
 import { RestoreBusyError, type RestoreResult } from '../../backups/service-restore.js';
-import { defaultBackupFolder, KEEP_DAILY_MAX, KEEP_WEEKLY_MAX, type BackupSettings } from '../../backups/settings.js';
-import { isoUtc } from '../../time/tz.js';
+import type { BackupSettings } from '../../backups/settings.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute, type RouteDef } from '../route.js';
-import { ErrorSchema, isoDateTime, listOf } from '../schemas.js';
-
-export const BackupSchema = z
-  .object({
-    object: z.literal('backup'),
-    id: z.string().meta({ description: 'The file name in the backup folder, e.g. chyme-20261122T120000000Z-auto.db.' }),
-    kind: z.enum(BACKUP_KINDS).meta({ description: 'auto (daily), manual (back up now), migration (after a schema upgrade), pre-restore (taken just before a restore), restore-source (a file `chyme restore FILE` copied here to restore it through the running service). Retention prunes only auto copies.' }),
-    created_at: isoDateTime,
-    size_bytes: z.number().int(),
-    path: z.string().meta({ description: 'Absolute path of the file.' }),
-  })
-  .meta({ id: 'Backup' });
-
-const BackupSettingsSchema = z
-  .object({
-    object: z.literal('backup_settings'),
-    folder: z.string().meta({ description: 'Absolute folder backups are written to.' }),
-    default_folder: z.string().meta({ description: 'The folder used when none is chosen: backups/ beside the database.' }),
-    folder_is_default: z.boolean(),
-    keep_daily: z.number().int().meta({ description: 'The newest backup of each of this many most recent days is kept.' }),
-    keep_weekly: z.number().int().meta({ description: 'The newest backup of each of this many most recent weeks is kept.' }),
-  })
-  .meta({ id: 'BackupSettings' });
-
-const BackupSettingsUpdateSchema = z
-  .strictObject({
-    folder: z
-      .string()
-      .min(1)
-      .max(4096)
-      .refine(isAbsolute, { message: 'must be an absolute path' })
-      .nullable()
-      .optional()
-      .meta({ description: 'An absolute folder, or null for the default.' }),
-    keep_daily: z.number().int().min(1).max(KEEP_DAILY_MAX).optional(),
-    keep_weekly: z.number().int().min(0).max(KEEP_WEEKLY_MAX).optional(),
-  })
-  .meta({ id: 'BackupSettingsUpdate' });
-
-const BackupStatusSchema = z
-  .object({
-    object: z.literal('backup_status'),
-    folder: z.string(),
-    last_backup: BackupSchema.nullable(),
-    last_attempt_at: isoDateTime.nullable(),
-    next_due_at: isoDateTime,
-    failing: z.boolean().meta({ description: 'True when the last backup attempt failed; last_error says why.' }),
-    last_error: z
-      .object({
-        code: z.enum(['backup_folder_not_writable', 'backup_disk_full', 'backup_check_failed', 'backup_failed']),
-        message: z.string(),
-        at: isoDateTime,
-      })
-      .nullable(),
-  })
-  .meta({ id: 'BackupStatus' });
-
-const RestoreSchema = z
-  .object({
-    object: z.literal('restore'),
-    restored_from: z.object({
-      id: z.string(),
-      schema_version: z.number().int(),
-      meals: z.number().int(),
-      sleep_sessions: z.number().int(),
-      webhook_subscriptions: z.number().int(),
-    }),
-    safety_backup: BackupSchema,
-  })
-  .meta({ id: 'Restore' });
+import { ErrorSchema, listOf } from '../schemas.js';
 
 const BackupId = z.object({
   id: z.string().refine((s) => parseBackupName(s) !== undefined, { message: 'must be a backup id from GET /v1/backups' }),
 });
-
-export function backupResource(b: BackupFile): z.infer<typeof BackupSchema> {
-  return { object: 'backup', id: b.name, kind: b.kind, created_at: isoUtc(b.createdMs), size_bytes: b.sizeBytes, path: b.path };
-}
-
-function settingsResource(s: BackupSettings, dbPath: string): z.infer<typeof BackupSettingsSchema> {
-  const fallback = defaultBackupFolder(dbPath);
-  return {
-    object: 'backup_settings',
-    folder: s.folder ?? fallback,
-    default_folder: fallback,
-    folder_is_default: s.folder === null,
-    keep_daily: s.keepDaily,
-    keep_weekly: s.keepWeekly,
-  };
-}
-
-function statusResource(s: BackupStatus): z.infer<typeof BackupStatusSchema> {
-  return {
-    object: 'backup_status',
-    folder: s.folder,
-    last_backup: s.lastBackup ? backupResource(s.lastBackup) : null,
-    last_attempt_at: s.lastAttemptMs === null ? null : isoUtc(s.lastAttemptMs),
-    next_due_at: isoUtc(s.nextDueMs),
-    failing: s.lastError !== null,
-    last_error: s.lastError ? { code: s.lastError.code, message: s.lastError.message, at: isoUtc(s.lastError.atMs) } : null,
-  };
-}
-
-function restoreResource(id: string, r: RestoreResult): z.infer<typeof RestoreSchema> {
-  const c = r.restoredFrom.counts;
-  return {
-    object: 'restore',
-    restored_from: { id, schema_version: r.restoredFrom.schemaVersion, meals: c.meals, sleep_sessions: c.sleep_sessions, webhook_subscriptions: c.webhook_subscriptions },
-    safety_backup: backupResource(r.safetyBackup),
-  };
-}
 
 /** A restore's refusals and conflicts as API errors (docs/api.md lists the codes). */
 function restoreError(err: unknown): ApiError | undefined {
@@ -180,7 +83,7 @@ export function backupRoutes({ backups, dbPath, restore }: BackupRouteDeps): Rou
       tag: 'Backups',
       access: 'admin',
       responses: { 200: { description: 'Backup status', schema: BackupStatusSchema } },
-      handler: () => ({ body: statusResource(backups.status()) }),
+      handler: () => ({ body: backupStatusResource(backups.status()) }),
     }),
     defineRoute({
       method: 'GET',
@@ -190,7 +93,7 @@ export function backupRoutes({ backups, dbPath, restore }: BackupRouteDeps): Rou
       tag: 'Backups',
       access: 'admin',
       responses: { 200: { description: 'Backup settings', schema: BackupSettingsSchema } },
-      handler: () => ({ body: settingsResource(backups.settings(), dbPath) }),
+      handler: () => ({ body: backupSettingsResource(backups.settings(), dbPath) }),
     }),
     defineRoute({
       method: 'PATCH',
@@ -213,7 +116,7 @@ export function backupRoutes({ backups, dbPath, restore }: BackupRouteDeps): Rou
           const problem = folderProblem(next.folder);
           if (problem) throw errors.parameterInvalid('folder', `Cannot use this backup folder: ${problem}.`);
         }
-        return { body: settingsResource(backups.updateSettings(next), dbPath) };
+        return { body: backupSettingsResource(backups.updateSettings(next), dbPath) };
       },
     }),
     defineRoute({

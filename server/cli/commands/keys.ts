@@ -1,7 +1,7 @@
-import { createApiKey, isScope } from '../../auth/keys.js';
+import { createApiKey } from '../../auth/keys.js';
 import { openDatabase } from '../../db/connection.js';
 import { getApiKey, listApiKeys, revokeApiKey } from '../../db/api-keys.js';
-import { SCOPES, type Scope } from '../../api/route.js';
+import { isScope, SCOPES, type Scope } from '../../auth/scopes.js';
 import { isoUtc } from '../../time/tz.js';
 import { dbPathFrom, fail, parseFlags, type Command } from '../usage.js';
 

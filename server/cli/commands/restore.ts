@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createApiKey } from '../../auth/keys.js';
-import { SCOPES } from '../../api/route.js';
+import { SCOPES } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/api-keys.js';
 import { BackupError } from '../../backups/index.js';
 import { DatabaseFileRefused, inspectDatabaseFile, type DatabaseReport } from '../../backups/inspect.js';

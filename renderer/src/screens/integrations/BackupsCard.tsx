@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, idempotencyKey } from '../../api/client';
 import type { Backup, BackupSettings, BackupStatus, List } from '../../api/types';
+import { ConfirmButton } from '../../components/ConfirmButton';
 import { Chip, Empty, Field, FormError, Icon, ResourceStatus, useApiForm } from '../../components/ui';
 import { useApp } from '../../lib/app';
 import { useNow, useResource } from '../../lib/hooks';
@@ -41,7 +42,7 @@ interface BackupsData {
  * Integrations → Backups: the last backup and its age, a warning while backups fail, "back up
  * now", the folder and retention, and restoring a listed backup (the current data is saved first).
  */
-export default function BackupsCard() {
+export function BackupsCard() {
   const app = useApp();
   const tz = app.settings.timezone;
   const now = useNow(60_000);
@@ -58,7 +59,6 @@ export default function BackupsCard() {
   );
   const [busy, setBusy] = useState<string | null>(null);
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
-  const [confirming, setConfirming] = useState<string | null>(null);
 
   async function run(label: string, fn: () => Promise<string>) {
     setBusy(label);
@@ -109,7 +109,7 @@ export default function BackupsCard() {
           {d.status.failing && d.status.last_error ? (
             <div className="backups__warning" role="alert" data-testid="backups-failing">
               <strong>Backups are failing.</strong> {d.status.last_error.message}{' '}
-              <span className="muted-inline">(last try {fmtDateTime(d.status.last_error.at, tz)}; the next one is {fmtDateTime(d.status.next_due_at, tz)})</span>
+              <span className="muted">(last try {fmtDateTime(d.status.last_error.at, tz)}; the next one is {fmtDateTime(d.status.next_due_at, tz)})</span>
             </div>
           ) : null}
           <p className="backups__last" data-testid="backups-last">
@@ -121,10 +121,11 @@ export default function BackupsCard() {
             ) : (
               <>No backup yet. Chyme takes one a day once there is data to protect. </>
             )}
-            <span className="muted-inline">Folder: {d.status.folder}</span>
+            <span className="muted">Folder: {d.status.folder}</span>
           </p>
           <BackupSettingsForm settings={d.settings} onSaved={data.reload} />
           <h3 className="backups__subhead">Saved backups</h3>
+          <p className="muted small">Restoring one replaces your data with it; what you have now is saved first, as a backup you can restore in turn.</p>
           {d.list.length === 0 ? (
             <Empty>None yet.</Empty>
           ) : (
@@ -132,30 +133,16 @@ export default function BackupsCard() {
               {d.list.slice(0, 12).map((b) => (
                 <li key={b.id} className="backups__item">
                   <span>
-                    {fmtDateTime(b.created_at, tz)} <Chip>{KIND_LABEL[b.kind]}</Chip> <span className="muted-inline">{formatSize(b.size_bytes)}</span>
+                    {fmtDateTime(b.created_at, tz)} <Chip>{KIND_LABEL[b.kind]}</Chip> <span className="muted">{formatSize(b.size_bytes)}</span>
                   </span>
-                  {confirming === b.id ? (
-                    <span className="backups__confirm">
-                      <span className="muted-inline">Replace your data with this backup? What you have now is saved first.</span>
-                      <button type="button" className="btn btn--small btn--danger" disabled={busy !== null} autoFocus onClick={() => (setConfirming(null), void restore(b))}>
-                        Restore
-                      </button>
-                      <button type="button" className="btn btn--small btn--ghost" onClick={() => setConfirming(null)}>
-                        Cancel
-                      </button>
-                    </span>
-                  ) : (
-                    <button type="button" className="btn btn--small btn--ghost" disabled={busy !== null} onClick={() => setConfirming(b.id)} aria-label={`Restore the backup of ${fmtDateTime(b.created_at, tz)}`}>
-                      Restore…
-                    </button>
-                  )}
+                  <ConfirmButton label="Restore…" confirmLabel="Replace my data with this backup" onConfirm={() => void restore(b)} />
                 </li>
               ))}
             </ul>
           )}
         </>
       ) : null}
-      {busy ? <p role="status" className="muted-inline">{busy === 'restore' ? 'Restoring…' : 'Backing up…'}</p> : null}
+      {busy ? <p role="status" className="muted">{busy === 'restore' ? 'Restoring…' : 'Backing up…'}</p> : null}
       {result ? (
         <p className={`test-result ${result.ok ? 'is-ok' : 'is-bad'}`} role="status" data-testid="backup-result">
           {result.text}
