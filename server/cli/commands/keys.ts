@@ -1,4 +1,4 @@
-import { createApiKey } from '../../auth/keys.js';
+import { apiKeyResource, createApiKey } from '../../auth/keys.js';
 import { openDatabase } from '../../db/connection.js';
 import { getApiKey, listApiKeys, revokeApiKey } from '../../db/api-keys.js';
 import { isScope, SCOPES, type Scope } from '../../auth/scopes.js';
@@ -48,15 +48,7 @@ function keys(argv: string[]): void {
       case 'list': {
         const list = listApiKeys(db);
         if (values.json) {
-          const out = list.map((k) => ({
-            object: 'api_key',
-            id: k.id,
-            name: k.name,
-            scopes: k.scopes,
-            prefix: k.prefix,
-            created_at: isoUtc(k.createdMs),
-            last_used_at: k.lastUsedMs === null ? null : isoUtc(k.lastUsedMs),
-          }));
+          const out = list.map((k) => apiKeyResource(k));
           process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
           return;
         }

@@ -107,7 +107,7 @@ export function BackupsCard() {
       {d ? (
         <>
           {d.status.failing && d.status.last_error ? (
-            <div className="backups__warning" role="alert" data-testid="backups-failing">
+            <div className="row__warn backups__warning" role="alert" data-testid="backups-failing">
               <strong>Backups are failing.</strong> {d.status.last_error.message}{' '}
               <span className="muted">(last try {fmtDateTime(d.status.last_error.at, tz)}; the next one is {fmtDateTime(d.status.next_due_at, tz)})</span>
             </div>
