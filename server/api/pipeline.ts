@@ -35,11 +35,20 @@ function state(res: Response): RequestState {
   return res.locals as RequestState;
 }
 
+/**
+ * Writes a JSON answer in one write: headers and body together (res.json would turn the body into
+ * a Buffer and send the two apart, which costs a writev per response under load).
+ */
 export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res
-    .status(status)
-    .set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers })
-    .json(body);
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
+  res.end(payload);
 }
 
 // ---- 1. Request id --------------------------------------------------------------------------

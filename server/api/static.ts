@@ -3,34 +3,12 @@ import { join, sep } from 'node:path';
 import express, { type Response, type Router } from 'express';
 import type { AppContext } from '../app-context.js';
 import { exchangeLaunchToken, SESSION_COOKIE, SESSION_TTL_MS } from '../auth/keys.js';
+import { PAGE_SECURITY_HEADERS } from '../content-security.js';
 import { errors } from './errors.js';
-
-/** The page may talk only to its own origin; recharts needs inline style attributes. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  // The launch URL carries a token; never leak it to another site.
-  'Referrer-Policy': 'no-referrer',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-};
 
 /** Vite's hashed bundles never change under their name; everything else is revalidated. */
 function setFileHeaders(res: Response, path: string): void {
-  res.set(SECURITY_HEADERS);
+  res.set(PAGE_SECURITY_HEADERS);
   res.set('Cache-Control', path.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
 }
 
@@ -49,7 +27,7 @@ export function rendererRouter(app: AppContext, staticDir: string | undefined): 
     const token = req.query.token;
     if (typeof token !== 'string') return next();
     const session = exchangeLaunchToken(app.db, token, app.clock.now());
-    res.set({ 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
+    res.set({ 'Cache-Control': 'no-store', ...PAGE_SECURITY_HEADERS });
     if (session) {
       res.cookie(SESSION_COOKIE, session, { path: '/', httpOnly: true, sameSite: 'strict', maxAge: SESSION_TTL_MS });
     }
@@ -66,7 +44,7 @@ export function rendererRouter(app: AppContext, staticDir: string | undefined): 
       return;
     }
     const body = 'Chyme API server. The app UI is not built here; the API is under /v1 (see /v1/openapi.json).\n';
-    res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }).send(req.method === 'HEAD' ? undefined : body);
+    res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', ...PAGE_SECURITY_HEADERS }).send(req.method === 'HEAD' ? undefined : body);
   });
   return router;
 }

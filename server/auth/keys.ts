@@ -47,11 +47,14 @@ export function authenticateKey(db: Db, secret: string, nowMs: number): Principa
   if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return undefined;
   const key = findActiveKeyByHash(db, hashSecret(secret));
   if (!key) return undefined;
-  try {
-    touchApiKey(db, key.id, nowMs);
-  } catch {
-    // The last-used stamp is a convenience: a full, read-only or busy database must not turn a
-    // read into a failure (the write itself then fails with its own 503).
+  // last_used_at is kept to the minute: skip the write when it is fresh.
+  if (key.lastUsedMs === null || key.lastUsedMs < nowMs - 60_000) {
+    try {
+      touchApiKey(db, key.id, nowMs);
+    } catch {
+      // The last-used stamp is a convenience: a full, read-only or busy database must not turn a
+      // read into a failure (a write then fails with its own 503).
+    }
   }
   return { kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) };
 }
