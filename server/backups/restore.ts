@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openDatabase, type Db } from '../db/connection.js';
 import { fsyncDir } from './write.js';
@@ -80,6 +80,8 @@ export function installDatabaseFile(
       closeSync(fd);
     }
     if (walInUse(dbPath)) throw new DatabaseInUseError(dbPath);
+    // The restored file gets the permissions the database had (private unless the user chose otherwise).
+    chmodSync(staging, existsSync(dbPath) ? statSync(dbPath).mode & 0o777 : 0o600);
     renameSync(staging, dbPath);
     fsyncDir(dirname(dbPath));
     // The old file's shared-memory index must not be mistaken for the new file's.

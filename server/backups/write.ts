@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Db } from '../db/connection.js';
 import { backupFileName, partialFileName, removePartialFiles, type BackupFile, type BackupKind } from './files.js';
@@ -64,9 +64,12 @@ export async function writeBackup(
   const finalPath = join(dir, name);
   const partialPath = join(dir, partialFileName(name));
   try {
-    mkdirSync(dir, { recursive: true });
+    // A backup holds everything the database does (webhook secrets among it): only its owner may
+    // read it, whatever the umask (a folder Chyme creates is private too).
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     removePartialFiles(dir);
     await db.backup(partialPath);
+    chmodSync(partialPath, 0o600);
     const copy = new Database(partialPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
     try {
       // A backup is one self-contained file: no -wal beside it.

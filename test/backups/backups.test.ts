@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backupFileName, backupsToPrune, type BackupFile } from '../../server/backups/files.js';
@@ -45,6 +45,7 @@ describe('backups API', () => {
     const report = inspectDatabaseFile(r.body.path);
     assert.equal(report.counts.meals, 1);
     assert.equal(report.integrity, 'ok');
+    assert.equal(statSync(r.body.path).mode & 0o777, 0o600, 'only the owner may read a backup');
     // A single file: no write-ahead log beside it, and no temporary file left.
     assert.deepEqual(readdirSync(join(t.dir, 'backups')), [r.body.id]);
     const list = await t.request('GET', '/v1/backups');
