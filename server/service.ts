@@ -4,7 +4,7 @@ import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
 import { backupRoutes } from './api/routes/backups.js';
-import { createBackups, type Backups } from './backups/index.js';
+import { backupBeforeMigration, createBackups, type Backups } from './backups/index.js';
 import { clearServerInstance, recordServerInstance } from './backups/instance.js';
 import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
@@ -78,7 +78,8 @@ const HOUSEKEEPING_INTERVAL_MS = 3600_000;
 export async function createService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger();
-  const db = openDatabase(options.dbPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
+  const binding = options.nativeBinding ? { nativeBinding: options.nativeBinding } : {};
+  const db = openDatabase(options.dbPath, { ...binding, beforeMigrate: backupBeforeMigration(options.dbPath, log, () => clock.now(), binding) });
   const app: AppContext = createAppContext(db, clock, log);
   initSettings(db, clock.now(), options.timezone);
 

@@ -10,7 +10,7 @@ import { dayOf } from '../time/tz.js';
  * which never looks complete and is removed by the next backup.
  */
 
-export const BACKUP_KINDS = ['auto', 'manual', 'migration', 'pre-restore', 'restore-source'] as const;
+export const BACKUP_KINDS = ['auto', 'manual', 'pre-migration', 'migration', 'pre-restore', 'restore-source'] as const;
 export type BackupKind = (typeof BACKUP_KINDS)[number];
 
 /**
@@ -20,7 +20,7 @@ export type BackupKind = (typeof BACKUP_KINDS)[number];
  */
 const PRUNABLE: ReadonlySet<BackupKind> = new Set(['auto']);
 
-const NAME = /^chyme-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-(auto|manual|migration|pre-restore|restore-source)\.db$/;
+const NAME = /^chyme-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-(auto|manual|pre-migration|migration|pre-restore|restore-source)\.db$/;
 /** A backup being written, and the journal SQLite keeps beside it while checking it. */
 const PARTIAL = /^\.chyme-.*\.partial(-journal|-wal|-shm)?$/;
 

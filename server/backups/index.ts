@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import type { AppContext } from '../app-context.js';
-import { schemaVersion } from '../db/connection.js';
+import { schemaVersion, type Db } from '../db/connection.js';
+import type { Logger } from '../logger.js';
 import { hasMeals } from '../db/meals.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { hasSleep } from '../db/sleep.js';
@@ -8,7 +9,7 @@ import { countSubscriptions } from '../db/webhook-subscriptions.js';
 import { currentSettings } from '../settings.js';
 import { backupsToPrune, listBackups, type BackupFile, type BackupKind } from './files.js';
 import { backupFolder, readBackupSettings, saveBackupSettings, type BackupSettings } from './settings.js';
-import { BackupError, writeBackup, type BackupErrorCode } from './write.js';
+import { BackupError, writeBackup, writeBackupSync, type BackupErrorCode } from './write.js';
 
 export { BackupError, type BackupErrorCode } from './write.js';
 export type { BackupFile, BackupKind } from './files.js';
@@ -200,5 +201,27 @@ export function createBackups(app: AppContext, options: BackupsOptions): Backups
       if (timer) clearInterval(timer);
       await queue;
     },
+  };
+}
+
+/**
+ * For openDatabase's beforeMigrate: a copy of the database exactly as it was before an upgrade
+ * changes its schema (kind pre-migration, never pruned), so a bad upgrade can be undone. Should
+ * the copy fail, the upgrade goes on (each migration is transactional) and the failure is logged.
+ */
+export function backupBeforeMigration(
+  dbPath: string,
+  log: Logger,
+  nowMs: () => number,
+  options: { nativeBinding?: string } = {},
+): (db: Db, fromVersion: number) => void {
+  return (db, fromVersion) => {
+    const dir = backupFolder(db, dbPath);
+    try {
+      const file = writeBackupSync(db, dir, 'pre-migration', nowMs(), options);
+      log.info('backed up before upgrading the database', { file: file.path, from_version: fromVersion });
+    } catch (err) {
+      log.error('could not back up before upgrading the database; upgrading anyway', { folder: dir, error: String((err as Error)?.message ?? err) });
+    }
   };
 }

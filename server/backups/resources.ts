@@ -13,7 +13,7 @@ export const BackupSchema = z
   .object({
     object: z.literal('backup'),
     id: z.string().meta({ description: 'The file name in the backup folder, e.g. chyme-20261122T120000000Z-auto.db.' }),
-    kind: z.enum(BACKUP_KINDS).meta({ description: 'auto (daily), manual (back up now), migration (after a schema upgrade), pre-restore (taken just before a restore), restore-source (a file `chyme restore FILE` copied here to restore it through the running service). Retention prunes only auto copies.' }),
+    kind: z.enum(BACKUP_KINDS).meta({ description: 'auto (daily), manual (back up now), pre-migration (the database as it was before a schema upgrade), migration (after a schema upgrade), pre-restore (taken just before a restore), restore-source (a file `chyme restore FILE` copied here to restore it through the running service). Retention prunes only auto copies.' }),
     created_at: isoDateTime,
     size_bytes: z.number().int(),
     path: z.string().meta({ description: 'Absolute path of the file.' }),

@@ -43,6 +43,57 @@ export function fsyncDir(dir: string): void {
   fsyncPath(dir, 'r');
 }
 
+/** Where a backup being taken goes: its temporary name, and the final one it gets once checked. */
+interface Target {
+  dir: string;
+  name: string;
+  kind: BackupKind;
+  createdMs: number;
+  partialPath: string;
+  finalPath: string;
+}
+
+function prepareTarget(dir: string, kind: BackupKind, nowMs: number): Target {
+  // A backup holds everything the database does (webhook secrets among it): only its owner may
+  // read it, whatever the umask (a folder Chyme creates is private too).
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  removePartialFiles(dir);
+  // Two backups in the same millisecond (a restore's safety copy right after a manual one) must
+  // not overwrite each other: the later one takes the next free millisecond.
+  let createdMs = nowMs;
+  while (existsSync(join(dir, backupFileName(createdMs, kind)))) createdMs++;
+  const name = backupFileName(createdMs, kind);
+  return { dir, name, kind, createdMs, partialPath: join(dir, partialFileName(name)), finalPath: join(dir, name) };
+}
+
+/** Checks the copy, makes it one private self-contained file, flushes it and renames it into place. */
+function finishBackup(t: Target, options: { nativeBinding?: string }): BackupFile {
+  chmodSync(t.partialPath, 0o600);
+  const copy = new Database(t.partialPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
+  try {
+    copy.pragma('journal_mode = DELETE');
+    const problems = integrityProblems(copy);
+    if (problems.length > 0) {
+      throw new BackupError('backup_check_failed', `The copy failed SQLite's integrity check (${problems.slice(0, 3).join('; ')}); it was discarded.`);
+    }
+  } finally {
+    copy.close();
+  }
+  fsyncPath(t.partialPath, 'r+');
+  renameSync(t.partialPath, t.finalPath);
+  fsyncDir(t.dir);
+  return { name: t.name, path: t.finalPath, kind: t.kind, createdMs: t.createdMs, sizeBytes: statSync(t.finalPath).size };
+}
+
+function discard(t: Target | undefined, dir: string, err: unknown): never {
+  try {
+    if (t) rmSync(t.partialPath, { force: true });
+  } catch {
+    // the folder may be unreadable too; the next backup removes the leftover
+  }
+  throw describe(err, dir);
+}
+
 /**
  * Takes a consistent copy of the live database with SQLite's online backup API (writers carry on
  * meanwhile), into a temporary name in `dir`; checks the copy with `PRAGMA integrity_check`,
@@ -56,41 +107,27 @@ export async function writeBackup(
   nowMs: number,
   options: { nativeBinding?: string } = {},
 ): Promise<BackupFile> {
-  // Two backups in the same millisecond (a restore's safety copy right after a manual one) must
-  // not overwrite each other: the later one takes the next free millisecond.
-  let createdMs = nowMs;
-  while (existsSync(join(dir, backupFileName(createdMs, kind)))) createdMs++;
-  const name = backupFileName(createdMs, kind);
-  const finalPath = join(dir, name);
-  const partialPath = join(dir, partialFileName(name));
+  let target: Target | undefined;
   try {
-    // A backup holds everything the database does (webhook secrets among it): only its owner may
-    // read it, whatever the umask (a folder Chyme creates is private too).
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    removePartialFiles(dir);
-    await db.backup(partialPath);
-    chmodSync(partialPath, 0o600);
-    const copy = new Database(partialPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
-    try {
-      // A backup is one self-contained file: no -wal beside it.
-      copy.pragma('journal_mode = DELETE');
-      const problems = integrityProblems(copy);
-      if (problems.length > 0) {
-        throw new BackupError('backup_check_failed', `The copy failed SQLite's integrity check (${problems.slice(0, 3).join('; ')}); it was discarded.`);
-      }
-    } finally {
-      copy.close();
-    }
-    fsyncPath(partialPath, 'r+');
-    renameSync(partialPath, finalPath);
-    fsyncDir(dir);
-    return { name, path: finalPath, kind, createdMs, sizeBytes: statSync(finalPath).size };
+    target = prepareTarget(dir, kind, nowMs);
+    await db.backup(target.partialPath);
+    return finishBackup(target, options);
   } catch (err) {
-    try {
-      rmSync(partialPath, { force: true });
-    } catch {
-      // the folder may be unreadable too; the next backup removes the leftover
-    }
-    throw describe(err, dir);
+    return discard(target, dir, err);
+  }
+}
+
+/**
+ * The same, synchronously (VACUUM INTO), for the moment before a migration: the database is
+ * being opened and nothing else runs yet.
+ */
+export function writeBackupSync(db: Db, dir: string, kind: BackupKind, nowMs: number, options: { nativeBinding?: string } = {}): BackupFile {
+  let target: Target | undefined;
+  try {
+    target = prepareTarget(dir, kind, nowMs);
+    db.prepare('VACUUM INTO ?').run(target.partialPath);
+    return finishBackup(target, options);
+  } catch (err) {
+    return discard(target, dir, err);
   }
 }

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backupFileName, backupsToPrune, type BackupFile } from '../../server/backups/files.js';
@@ -274,6 +275,32 @@ describe('schema versions', () => {
       await second.stop();
       rmSync(first.dir, { recursive: true, force: true });
     }
+  });
+
+  test('before an upgrade migrates a database, a copy of it as it was is kept', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chyme-premigration-'));
+    const old = openDatabase(join(dir, 'chyme.db'), { migrations: migrations.filter((m) => m.version <= 2) });
+    old.prepare("INSERT INTO settings (id, timezone, user_id, updated_ms) VALUES (1, 'UTC', 'user_old', 0)").run();
+    old.prepare(
+      "INSERT INTO meals (id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, created_ms, updated_ms) VALUES ('meal_old1', ?, 0, '2026-11-20', 'dinner', 'from v2', 600, 0, 0)",
+    ).run(Date.UTC(2026, 10, 20, 19));
+    old.close();
+    const t = await startTestService({ dir, backups: { automatic: false } });
+    try {
+      const copies = t.service.backups.list().filter((b) => b.kind === 'pre-migration');
+      assert.equal(copies.length, 1);
+      const report = inspectDatabaseFile(copies[0]!.path);
+      assert.equal(report.schemaVersion, 2, 'the copy is the database as it was before the upgrade');
+      assert.equal(report.counts.meals, 1);
+      assert.equal((await t.request('GET', '/v1/nutrition/meals/meal_old1')).status, 200);
+    } finally {
+      await t.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // A new, empty database is created without one.
+    const fresh = await startTestService({ backups: { automatic: false } });
+    assert.deepEqual(fresh.service.backups.list(), []);
+    await fresh.stop();
   });
 
   test('a backup from an older schema is migrated as it is restored', async () => {

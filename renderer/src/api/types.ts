@@ -275,7 +275,7 @@ export interface ApiErrorBody {
 export interface Backup {
   object: 'backup';
   id: string;
-  kind: 'auto' | 'manual' | 'migration' | 'pre-restore' | 'restore-source';
+  kind: 'auto' | 'manual' | 'pre-migration' | 'migration' | 'pre-restore' | 'restore-source';
   created_at: string;
   size_bytes: number;
   path: string;

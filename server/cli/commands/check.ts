@@ -3,7 +3,7 @@ import { listBackups } from '../../backups/files.js';
 import { DatabaseFileRefused, inspectDatabaseFile, type DatabaseReport } from '../../backups/inspect.js';
 import { runningServer } from '../../backups/instance.js';
 import { backupFolder } from '../../backups/settings.js';
-import { openDatabase } from '../../db/connection.js';
+import Database from 'better-sqlite3';
 import { readServiceState } from '../../db/service-state.js';
 import { isoUtc } from '../../time/tz.js';
 import { CommandFailed, dbPathFrom, EXIT, parseFlags, type Command } from '../usage.js';
@@ -23,7 +23,8 @@ interface Extras {
 
 /** Facts about backups and a running server, read without writing anything. */
 function extras(dbPath: string): Extras {
-  const db = openDatabase(dbPath, { readonly: true });
+  // Raw and read-only: check never migrates or writes anything.
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
     const folder = backupFolder(db, dbPath);
     const last = listBackups(folder)[0];

@@ -1,5 +1,5 @@
 import { apiKeyResource, createApiKey } from '../../auth/keys.js';
-import { openDatabase } from '../../db/connection.js';
+import { openCommandDatabase } from '../context.js';
 import { getApiKey, listApiKeys, revokeApiKey } from '../../db/api-keys.js';
 import { isScope, SCOPES, type Scope } from '../../auth/scopes.js';
 import { isoUtc } from '../../time/tz.js';
@@ -31,7 +31,7 @@ function keys(argv: string[]): void {
     { name: { type: 'string' }, scopes: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } },
     true,
   );
-  const db = openDatabase(dbPathFrom(values));
+  const db = openCommandDatabase(dbPathFrom(values));
   try {
     switch (sub) {
       case 'create': {

@@ -10,7 +10,8 @@ import { runningServer, type ServerInstance } from '../../backups/instance.js';
 import { DatabaseInUseError, installDatabaseFile } from '../../backups/restore.js';
 import { backupFolder } from '../../backups/settings.js';
 import { writeBackup } from '../../backups/write.js';
-import { openDatabase, type Db } from '../../db/connection.js';
+import type { Db } from '../../db/connection.js';
+import { openCommandDatabase } from '../context.js';
 import { CommandFailed, dbPathFrom, EXIT, parseFlags, type Command } from '../usage.js';
 
 export const restoreCommand: Command = {
@@ -56,7 +57,7 @@ async function restoreThroughServer(db: Db, dbPath: string, server: ServerInstan
     return body.safety_backup!.path;
   } finally {
     if (!restored) {
-      const again = openDatabase(dbPath);
+      const again = openCommandDatabase(dbPath);
       try {
         revokeApiKey(again, key.id, Date.now());
       } finally {
@@ -132,7 +133,7 @@ async function restore(argv: string[]): Promise<void> {
     );
     return;
   }
-  const db = openDatabase(dbPath);
+  const db = openCommandDatabase(dbPath);
   let safetyPath: string;
   try {
     const server = runningServer(db);

@@ -11,6 +11,7 @@ import './BackupsCard.css';
 const KIND_LABEL: Record<Backup['kind'], string> = {
   auto: 'daily',
   manual: 'by hand',
+  'pre-migration': 'before an upgrade',
   migration: 'after an upgrade',
   'pre-restore': 'before a restore',
   'restore-source': 'restored from',
