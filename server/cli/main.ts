@@ -7,6 +7,7 @@ import { DatabaseTooNewError } from '../db/connection.js';
 import { backupCommand } from './commands/backup.js';
 import { checkCommand } from './commands/check.js';
 import { exportCommand } from './commands/export.js';
+import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import.js';
 import { keysCommand } from './commands/keys.js';
 import { linkCommand } from './commands/link.js';
 import { restoreCommand } from './commands/restore.js';
@@ -25,7 +26,16 @@ const STORAGE_HINTS: Record<string, string> = {
 };
 
 /** Every command, in the order the usage text lists them. */
-const COMMANDS: readonly Command[] = [serveCommand, linkCommand, keysCommand, backupCommand, restoreCommand, exportCommand, checkCommand];
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  linkCommand,
+  keysCommand,
+  backupCommand,
+  restoreCommand,
+  exportCommand,
+  { name: 'import', usage: [IMPORT_USAGE.trim()], run: importCommand },
+  checkCommand,
+];
 
 async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
@@ -39,7 +49,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (err instanceof UsageError || err instanceof ImportUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`chyme: ${(err as Error).message}\n\n${usageText(COMMANDS)}\n`);
     process.exit(2);
   }

@@ -11,6 +11,10 @@ export interface Food {
 /** Where a meal's calories came from: typed in, or derived from its foods or macros. */
 export type CaloriesSource = 'logged' | 'foods' | 'macros';
 
+/** Where a record came from: typed into Chyme, or one of the apps it imports from. */
+export const RECORD_SOURCES = ['manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit'] as const;
+export type RecordSource = (typeof RECORD_SOURCES)[number];
+
 export interface MealRecord {
   id: string;
   timestampMs: number;
@@ -27,6 +31,9 @@ export interface MealRecord {
   sodiumMg: number | null;
   caffeineMg: number | null;
   foods: Food[];
+  source: RecordSource;
+  /** True when the source had no time of day and a default meal time was used. */
+  inferredTime: boolean;
   createdMs: number;
   updatedMs: number;
 }
@@ -47,6 +54,8 @@ interface MealRow {
   sodium_mg: number | null;
   caffeine_mg: number | null;
   foods_json: string;
+  source: RecordSource;
+  inferred_time: number;
   created_ms: number;
   updated_ms: number;
 }
@@ -68,6 +77,8 @@ function fromRow(r: MealRow): MealRecord {
     sodiumMg: r.sodium_mg,
     caffeineMg: r.caffeine_mg,
     foods: JSON.parse(r.foods_json) as Food[],
+    source: r.source,
+    inferredTime: r.inferred_time === 1,
     createdMs: r.created_ms,
     updatedMs: r.updated_ms,
   };
@@ -90,17 +101,19 @@ function toParams(m: MealRecord) {
     sodium_mg: m.sodiumMg,
     caffeine_mg: m.caffeineMg,
     foods_json: JSON.stringify(m.foods),
+    source: m.source,
+    inferred_time: m.inferredTime ? 1 : 0,
     created_ms: m.createdMs,
     updated_ms: m.updatedMs,
   };
 }
 
 const COLUMNS =
-  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, created_ms, updated_ms';
+  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, source, inferred_time, created_ms, updated_ms';
 
 export function insertMeal(db: Db, meal: MealRecord): void {
   db.prepare(
-    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @created_ms, @updated_ms)`,
+    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @source, @inferred_time, @created_ms, @updated_ms)`,
   ).run(toParams(meal));
 }
 
@@ -108,7 +121,7 @@ export function updateMeal(db: Db, meal: MealRecord): void {
   db.prepare(
     `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
        description = @description, calories = @calories, calories_source = @calories_source, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
-       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, updated_ms = @updated_ms
+       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, inferred_time = @inferred_time, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(meal));
 }

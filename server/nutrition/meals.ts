@@ -1,6 +1,18 @@
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { deleteMeal, getMeal, insertMeal, MEAL_TYPES, updateMeal, type CaloriesSource, type Food, type MealRecord, type MealType } from '../db/meals.js';
+import {
+  deleteMeal,
+  getMeal,
+  insertMeal,
+  MEAL_TYPES,
+  RECORD_SOURCES,
+  updateMeal,
+  type CaloriesSource,
+  type Food,
+  type MealRecord,
+  type MealType,
+  type RecordSource,
+} from '../db/meals.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { mealDay } from '../engine/days.js';
 import { dateTimeString, isoDateTime, parseDateTime } from '../fields.js';
@@ -87,9 +99,13 @@ export interface MealInput {
   foods?: Food[] | undefined;
   /** Where macros.calories came from when they were not typed in just now (an import, a kept value). */
   caloriesSource?: CaloriesSource | undefined;
+  /** The app the meal was imported from (default manual). */
+  source?: RecordSource | undefined;
+  /** True when the source gave no time of day and a default meal time was used. */
+  inferredTime?: boolean | undefined;
 }
 
-export type MealPatch = Partial<Omit<MealInput, 'caloriesSource'>>;
+export type MealPatch = Partial<Omit<MealInput, 'caloriesSource' | 'source' | 'inferredTime'>>;
 
 /** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
 function checkTimestamp(ms: number, nowMs: number): void {
@@ -169,6 +185,8 @@ export function buildMeal(
     sodiumMg: input.micros?.sodium_mg ?? null,
     caffeineMg: input.micros?.caffeine_mg ?? null,
     foods,
+    source: input.source ?? 'manual',
+    inferredTime: input.inferredTime ?? false,
     createdMs: meta.createdMs,
     updatedMs: meta.updatedMs,
   };
@@ -201,6 +219,9 @@ function patchedInput(before: MealRecord, patch: MealPatch): MealInput {
     micros: { sodium_mg: micro('sodium_mg', before.sodiumMg), caffeine_mg: micro('caffeine_mg', before.caffeineMg) },
     foods: patch.foods ?? before.foods,
     caloriesSource: typedNow ? 'logged' : before.caloriesSource,
+    source: before.source,
+    // A time given by the person replaces the default meal time an import assumed.
+    inferredTime: patch.timestampMs !== undefined ? false : before.inferredTime,
   };
 }
 
@@ -280,6 +301,10 @@ export const MealSchema = z
     micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
     foods: z.array(z.object({ name: z.string(), calories: z.number() })),
     utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
+    inferred_time: z.boolean().meta({
+      description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
+    }),
+    source: z.enum(RECORD_SOURCES).meta({ description: 'Where the meal came from: typed into Chyme (manual), or the app it was imported from.' }),
     created_at: isoDateTime,
     updated_at: isoDateTime,
   })
@@ -305,6 +330,8 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
     micros: { sodium_mg: m.sodiumMg ?? 0, caffeine_mg: m.caffeineMg },
     foods: m.foods.map((f) => ({ name: f.name, calories: f.calories })),
     utc_offset_min: m.utcOffsetMin,
+    inferred_time: m.inferredTime,
+    source: m.source,
     created_at: isoUtc(m.createdMs),
     updated_at: isoUtc(m.updatedMs),
   };

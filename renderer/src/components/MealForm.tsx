@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, idempotencyKey } from '../api/client';
+import { idempotencyKey } from '../api/client';
+import { createMeal, deleteMeal, updateMeal } from '../api/meals';
 import { MEAL_TYPES, type Meal, type MealInput, type MealType } from '../api/types';
 import { useApp } from '../lib/app';
 import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
@@ -151,12 +152,12 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           macros: { ...editing.macros, fiber_g: editing.macros.fiber_g ?? null },
           micros: { sodium_mg: editing.micros.sodium_mg, caffeine_mg: editing.micros.caffeine_mg ?? null },
         };
-        const saved = await api.patch<Meal>(`/v1/nutrition/meals/${encodeURIComponent(editing.id)}`, built.body);
+        const saved = await updateMeal(editing.id, built.body);
         app.toast(`Saved “${mealTitle(saved)}”.`, {
           action: {
             label: 'Undo',
             run: async () => {
-              await api.patch(`/v1/nutrition/meals/${encodeURIComponent(editing.id)}`, before);
+              await updateMeal(editing.id, before);
               onSaved();
             },
           },
@@ -166,13 +167,13 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         // Same body again (a retry after a lost response) reuses its key; a changed body gets a new one.
         const json = JSON.stringify(built.body);
         if (lastAttempt.current?.json !== json) lastAttempt.current = { json, key: idempotencyKey() };
-        const created = await api.post<Meal>('/v1/nutrition/meals', built.body, lastAttempt.current.key);
+        const created = await createMeal(built.body, lastAttempt.current.key);
         lastAttempt.current = null;
         app.toast(`Logged ${created.meal_type} at ${fmtTime(created.timestamp, app.tz)}.`, {
           action: {
             label: 'Undo',
             run: async () => {
-              await api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`);
+              await deleteMeal(created.id);
               onSaved();
             },
           },
@@ -333,15 +334,11 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
     await send(async () => {
       const now = clock.now();
       const p = localParts(now, app.tz);
-      const created = await api.post<Meal>(
-        '/v1/nutrition/meals',
-        { timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } } satisfies MealInput,
-        idempotencyKey(),
-      );
+      const created = await createMeal({ timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } }, idempotencyKey());
       setCalories('');
       onSaved();
       app.toast(`Added ${n} kcal at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`).then(onSaved) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(onSaved) },
       });
     });
   }

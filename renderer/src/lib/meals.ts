@@ -10,8 +10,8 @@ export function guessMealType(minuteOfDay: number): MealType {
 
 /** The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete). */
 export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>, timestamp: string): MealInput {
-  const macros: MealInput['macros'] = { ...meal.macros };
-  if (macros.fiber_g === null || macros.fiber_g === undefined) delete macros.fiber_g;
+  const { fiber_g, ...required } = meal.macros;
+  const macros: NonNullable<MealInput['macros']> = fiber_g === null ? required : { ...required, fiber_g };
   const micros: MealInput['micros'] = { sodium_mg: meal.micros.sodium_mg };
   if (meal.micros.caffeine_mg !== null && meal.micros.caffeine_mg !== undefined) micros.caffeine_mg = meal.micros.caffeine_mg;
   return {

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../api/client';
+import { listMeals } from '../api/meals';
 import type { Meal } from '../api/types';
 import { MealForm, QuickAdd } from '../components/MealForm';
 import { MealList, useMealActions } from '../components/MealList';
@@ -31,7 +31,7 @@ export function LogScreen() {
   const [draft, setDraft] = useState(() => app.takeDraft());
   const meals = useResource(
     (signal) =>
-      api.all<Meal>('/v1/nutrition/meals', { start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
+      listMeals({ start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
     [app.today],
   );
   useServiceEvents(['meal.'], meals.reload, 250);

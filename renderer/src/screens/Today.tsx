@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, takePrefetched } from '../api/client';
-import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api/types';
+import { getDigestiveState } from '../api/digestion';
+import { getSnapshot } from '../api/snapshot';
+import type { DailyScore, DigestiveState } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
@@ -8,16 +9,10 @@ import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
+import { AFTER_LAST_MEAL, sleepReadyText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
-import { clock, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, minutesOf } from '../lib/time';
+import { clock, fmtDay, fmtTime } from '../lib/time';
 import './Today.css';
-
-export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
-
-function listItems<T>(v: T[] | List<T> | undefined): T[] {
-  if (!v) return [];
-  return Array.isArray(v) ? v : v.data;
-}
 
 /** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
 interface LiveState {
@@ -29,7 +24,7 @@ export function TodayScreen() {
   const app = useApp();
   // The first render is one call: the snapshot of the last 7 days.
   const snap = useResource(async (signal) => {
-    const s = await (takePrefetched<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY) ?? api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal));
+    const s = await getSnapshot(signal);
     clock.sync(s.generated_at);
     return s;
   }, []);
@@ -43,7 +38,7 @@ export function TodayScreen() {
 
   async function refreshState() {
     try {
-      const st = await api.get<DigestiveState>('/v1/digestion/state');
+      const st = await getDigestiveState();
       setLive({ state: st, receivedAt: Date.now() });
     } catch {
       /* the stream will bring the next change */
@@ -93,7 +88,7 @@ export function TodayScreen() {
   const daily = s.digestion?.scores?.daily ?? [];
   const todayScore = daily.find((d) => d.date === app.today);
   const windows = s.digestion?.windows;
-  const insights = listItems<Insight>(s.digestion?.insights).slice(0, 3);
+  const insights = (s.digestion?.insights ?? []).slice(0, 3);
   const t = totals(meals);
 
   return (
@@ -131,10 +126,7 @@ export function TodayScreen() {
         </div>
         <div className="today-side">
           <Card title="Ready for sleep">
-            {windows?.sleep_ready_at ? <SleepReady at={Date.parse(windows.sleep_ready_at)} now={Math.max(now, clock.now())} /> : <p className="big-time muted">—</p>}
-            <p className="muted small">
-              Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.
-            </p>
+            <SleepReady at={windows?.sleep_ready_at ? Date.parse(windows.sleep_ready_at) : null} now={Math.max(now, clock.now())} />
             {windows?.next_meal_suggestions?.length ? (
               <ul className="suggestions">
                 {windows.next_meal_suggestions.map((s) => (
@@ -204,18 +196,28 @@ function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: (
   );
 }
 
-/** When lying down is fine: a time still to come, or "now" once it has passed. */
-function SleepReady({ at, now }: { at: number; now: number }) {
+/** When lying down is fine, and what that time means at this point of the day. */
+function SleepReady({ at, now }: { at: number | null; now: number }) {
   const app = useApp();
-  const min = Math.round((at - now) / 60000);
-  const day = dayOf(at, app.tz, minutesOf(app.dayStart));
-  const label = dayLabel(day, app.today);
-  const when = `${fmtTime(at, app.tz)}${day === app.today ? '' : ` ${/^(Yesterday|Tomorrow)$/.test(label) ? label.toLowerCase() : `on ${label}`}`}`;
+  if (at === null) {
+    return (
+      <>
+        <p className="big-time muted">—</p>
+        <p className="muted small">{AFTER_LAST_MEAL}</p>
+      </>
+    );
+  }
+  const text = sleepReadyText(at, now, app.tz);
   return (
-    <p className="big-time" data-testid="sleep-ready">
-      {min > 0 ? fmtTime(at, app.tz) : 'Now'}
-      <span className="big-time__rel">{min > 0 ? `in ${fmtDuration(min)}` : `since ${when}`}</span>
-    </p>
+    <>
+      <p className="big-time" data-testid="sleep-ready">
+        {text.time}
+        <span className="big-time__rel">{text.when}</span>
+      </p>
+      <p className="muted small" data-testid="sleep-ready-note">
+        {text.note}
+      </p>
+    </>
   );
 }
 

@@ -2,6 +2,7 @@ import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { digestionRoutes } from './digestion.js';
 import { exportRoutes } from './export.js';
+import { importRoutes } from './imports.js';
 import { mealRoutes } from './meals.js';
 import { sleepRoutes } from './sleep.js';
 import { snapshotRoutes } from './snapshot.js';
@@ -12,4 +13,4 @@ import { systemRoutes } from './system.js';
  * need a subsystem (webhooks, the event stream) and the OpenAPI route (which describes the whole
  * list) are added by createService.
  */
-export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes, ...apiKeyRoutes, ...exportRoutes];
+export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes, ...apiKeyRoutes, ...exportRoutes, ...importRoutes];
