@@ -24,6 +24,7 @@ import type { SleepCreateSchema, SleepSessionSchema } from '../../../server/slee
 import type { WebhookNotice } from '../../../server/webhooks/dispatcher.js';
 import type { WebhookAttemptSchema, WebhookDeliverySchema, WebhookSubscriptionSchema, WebhookTestSchema } from '../../../server/webhooks/resources.js';
 import type { WebhookCreateSchema, WebhookUpdateSchema } from '../../../server/webhooks/subscriptions.js';
+import type { BackupSchema, BackupSettingsSchema, BackupStatusSchema } from '../../../server/backups/resources.js';
 
 export { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../server/auth/scopes.js';
 export { SUBSCRIBABLE_EVENT_TYPES as WEBHOOK_EVENTS, type EventType } from '../../../server/events/types.js';
@@ -99,3 +100,7 @@ const everyMealType: Missing<MealType, (typeof MEAL_TYPES)[number]> extends neve
 const everyComponent: Missing<ComponentName, (typeof COMPONENT_NAMES)[number]> extends never ? true : never = true;
 void everyMealType;
 void everyComponent;
+
+export type Backup = z.output<typeof BackupSchema>;
+export type BackupStatus = z.output<typeof BackupStatusSchema>;
+export type BackupSettings = z.output<typeof BackupSettingsSchema>;
