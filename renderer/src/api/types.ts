@@ -18,9 +18,82 @@ export interface List<T> {
   has_more: boolean;
 }
 
+/**
+ * A food entry of a meal (or a saved meal) as stored and returned: `name` and `calories` always;
+ * an entry built from the food table also names its food, amount and the nutrients computed from it.
+ */
 export interface Food {
   name: string;
   calories: number;
+  food_id?: string;
+  quantity?: number;
+  /** "g", "ml" or the id of one of the food's portions. */
+  unit?: string;
+  grams?: number;
+  protein_g?: number | null;
+  carbs_g?: number | null;
+  fat_g?: number | null;
+  fiber_g?: number | null;
+  sugars_g?: number | null;
+  sodium_mg?: number | null;
+  caffeine_mg?: number | null;
+}
+
+/** A food entry as sent: free text (name + calories), or a food of the table and an amount. */
+export type FoodEntryInput = { name: string; calories: number } | { food_id: string; quantity: number; unit: string; name?: string };
+
+export type NutrientKey = 'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g' | 'sugars_g' | 'sodium_mg' | 'caffeine_mg';
+
+/** Per 100 g; null = unknown (never a silent 0). */
+export type FoodNutrients = Record<NutrientKey, number | null>;
+
+export interface FoodPortion {
+  id: string;
+  label: string;
+  grams: number;
+}
+
+/** A food of the table (`usda_sr`) or one of the person's own (`custom`). */
+export interface NutritionFood {
+  object: 'nutrition.food';
+  id: string;
+  name: string;
+  brand: string | null;
+  source: string;
+  nutrients: FoodNutrients;
+  portions: FoodPortion[];
+  usage: { count: number; last_used_at: string | null };
+  created_at: string | null;
+  updated_at: string | null;
+  /** Grams in one millilitre, where the service allows "ml" for this food (absent otherwise). */
+  ml_grams?: number | null;
+}
+
+/** Body of POST /v1/foods. */
+export interface FoodInput {
+  name: string;
+  brand?: string;
+  nutrients?: Partial<FoodNutrients>;
+  per_serving?: { grams: number; nutrients: Partial<FoodNutrients> };
+  portions?: { label: string; grams: number }[];
+}
+
+export interface SavedMeal {
+  object: 'nutrition.saved_meal';
+  id: string;
+  name: string;
+  meal_type: MealType | null;
+  foods: Food[];
+  totals: { calories: number; protein_g: number | null; carbs_g: number | null; fat_g: number | null; fiber_g: number | null };
+  created_at: string;
+  updated_at: string;
+}
+
+/** Body of POST /v1/nutrition/saved_meals. */
+export interface SavedMealInput {
+  name: string;
+  meal_type?: MealType | null;
+  foods: FoodEntryInput[];
 }
 
 export interface Macros {
@@ -46,6 +119,8 @@ export interface Meal {
   macros: Macros;
   micros: Micros;
   foods: Food[];
+  /** Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram. */
+  calories_source?: 'logged' | 'foods' | 'macros';
 }
 
 /** Body of POST /v1/nutrition/meals and PATCH /v1/nutrition/meals/{id}. */
@@ -55,7 +130,7 @@ export interface MealInput {
   description?: string;
   macros?: Partial<Macros>;
   micros?: Partial<Micros>;
-  foods?: Food[];
+  foods?: FoodEntryInput[];
 }
 
 export interface Component {

@@ -1,16 +1,13 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { api, idempotencyKey } from '../api/client';
-import { MEAL_TYPES, type Meal, type MealInput, type MealType } from '../api/types';
+import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey, type NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
-import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
+import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
+import { capitalize, guessMealType, mealInput, mealTitle, storedEntryInput } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
-import { Field, FormError, Icon, Segmented, useApiForm, type FieldErrors } from './ui';
-
-interface FoodRow {
-  key: number;
-  name: string;
-  calories: string;
-}
+import { MealFoods } from './MealFoods';
+import { SaveAsMeal } from './SaveAsMeal';
+import { Field, FormError, Segmented, useApiForm, type FieldErrors } from './ui';
 
 const NUMBER_FIELDS = [
   { name: 'macros.calories', label: 'Calories', unit: 'kcal' },
@@ -29,11 +26,10 @@ interface FormState {
   time: string;
   mealType: MealType;
   description: string;
-  foods: FoodRow[];
+  foods: Entry[];
   numbers: Record<NumberField, string>;
 }
 
-let foodKey = 0;
 const emptyNumbers = (): Record<NumberField, string> =>
   Object.fromEntries(NUMBER_FIELDS.map((f) => [f.name, ''])) as Record<NumberField, string>;
 
@@ -43,10 +39,21 @@ function blankState(tz: string): FormState {
   return { time: toLocalInput(now, tz), mealType: guessMealType(p.hour * 60 + p.minute), description: '', foods: [], numbers: emptyNumbers() };
 }
 
+const nutrientOf = (f: NumberField) => f.split('.')[1] as NutrientKey;
+
 function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
+  const foods = meal.foods.map(entryFromStored);
+  // A number that is the sum of the meal's table foods was computed, not typed: it stays blank
+  // (shown as the live total) so that changing the foods changes it.
+  const sums = foods.some((f) => f.kind === 'food') ? totalsOf(foods) : null;
+  const derived = (k: NumberField, v: number) => {
+    if (k === 'macros.calories') return meal.calories_source !== undefined && meal.calories_source !== 'logged';
+    const key = nutrientOf(k);
+    return sums !== null && sums.known.has(key) && Math.abs(sums.values[key] - v) < 0.051;
+  };
   const n = emptyNumbers();
   const set = (k: NumberField, v: number | null | undefined) => {
-    n[k] = v === null || v === undefined ? '' : String(v);
+    n[k] = v === null || v === undefined || derived(k, v) ? '' : String(v);
   };
   set('macros.calories', meal.macros.calories);
   set('macros.protein_g', meal.macros.protein_g);
@@ -59,7 +66,7 @@ function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
     time: toLocalInput(atNow ? clock.now() : Date.parse(meal.timestamp), tz),
     mealType: meal.meal_type,
     description: meal.description,
-    foods: meal.foods.map((f) => ({ key: ++foodKey, name: f.name, calories: String(f.calories) })),
+    foods,
     numbers: n,
   };
 }
@@ -72,13 +79,14 @@ function parseNum(raw: string): number | null | string {
   return Number.isFinite(n) ? n : 'Enter a number.';
 }
 
-function buildBody(s: FormState, tz: string, editing: boolean): { body: MealInput } | { errors: FieldErrors } {
+function buildBody(s: FormState, tz: string, editing: Meal | null): { body: MealInput } | { errors: FieldErrors } {
   const errors: FieldErrors = {};
   const ts = fromLocalInput(s.time, tz);
   if (Number.isNaN(ts)) errors.timestamp = 'Enter a date and time.';
   const body: MealInput = { timestamp: Number.isNaN(ts) ? '' : isoInZone(ts, tz), meal_type: s.mealType, description: s.description.trim() };
   const macros: Record<string, number | null> = {};
   const micros: Record<string, number | null> = {};
+  const sums = totalsOf(s.foods);
   for (const f of NUMBER_FIELDS) {
     const v = parseNum(s.numbers[f.name]);
     if (typeof v === 'string') {
@@ -86,20 +94,28 @@ function buildBody(s: FormState, tz: string, editing: boolean): { body: MealInpu
       continue;
     }
     const [group, key] = f.name.split('.') as ['macros' | 'micros', string];
-    if (v === null && !(editing && NULLABLE.includes(f.name))) continue;
+    // A blank field is "not typed": on an edit it clears a typed value (null), unless the foods
+    // know that nutrient, whose sum the service then keeps or recomputes.
+    if (v === null && !(editing && NULLABLE.includes(f.name) && !sums.known.has(nutrientOf(f.name)))) continue;
     (group === 'macros' ? macros : micros)[key] = v;
   }
   if (Object.keys(macros).length) body.macros = macros;
   if (Object.keys(micros).length) body.micros = micros;
-  const foods = s.foods.filter((f) => f.name.trim() || f.calories.trim());
-  if (foods.length || (editing && s.foods.length === 0)) {
-    body.foods = foods.map((f, i) => {
-      const c = parseNum(f.calories);
-      if (typeof c === 'string') errors[`foods.${i}.calories`] = c;
-      return { name: f.name.trim(), calories: typeof c === 'number' ? c : 0 };
-    });
-  }
+  const foods = foodsBody(s.foods, errors);
+  // An edit sends the foods only when they changed: unchanged entries keep the numbers they were logged with.
+  const unchanged = editing && JSON.stringify(foods) === JSON.stringify(editing.foods.map(storedEntryInput));
+  if ((foods.length || (editing && s.foods.length === 0)) && !unchanged) body.foods = foods;
   return Object.keys(errors).length ? { errors } : { body };
+}
+
+/** The entries as the API takes them; a typed amount that is not a number is an error by its field. */
+function foodsBody(entries: readonly Entry[], errors: FieldErrors): ReturnType<typeof entryInput>[] {
+  return entries.filter((e) => !isBlank(e)).map((e, i) => {
+    const raw = e.kind === 'free' ? e.calories : e.quantity;
+    const n = parseAmount(raw);
+    if (n === null || n < 0) errors[`foods.${i}.${e.kind === 'free' ? 'calories' : 'quantity'}`] = raw.trim() ? 'Enter a number.' : e.kind === 'free' ? 'Enter the calories.' : 'Enter an amount.';
+    return entryInput(e);
+  });
 }
 
 /**
@@ -115,11 +131,24 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   );
   const formRef = useRef<HTMLFormElement>(null);
   const lastAttempt = useRef<{ json: string; key: string } | null>(null);
+  // Bumped when a meal is logged: the person's recent and frequent foods have changed.
+  const [logged, setLogged] = useState(0);
 
   useEffect(() => {
     setState(draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState(app.tz));
     setErrors({});
     if (draft) formRef.current?.querySelector<HTMLInputElement>('input')?.focus();
+    // Entries from the table get their food's portions (to change the unit) once it is fetched;
+    // a food deleted since keeps the numbers it was logged with.
+    const ids = [...new Set((draft?.meal.foods ?? []).flatMap((f) => (f.food_id ? [f.food_id] : [])))];
+    if (!ids.length) return;
+    const ctrl = new AbortController();
+    void Promise.all(ids.map((id) => api.get<NutritionFood>(`/v1/foods/${encodeURIComponent(id)}`, undefined, ctrl.signal).catch(() => null))).then((foods) => {
+      if (ctrl.signal.aborted) return;
+      const byId = new Map(foods.flatMap((f) => (f ? [[f.id, f] as const] : [])));
+      setState((st) => ({ ...st, foods: st.foods.map((e) => (e.kind === 'food' && byId.has(e.foodId) ? refreshEntry(e, byId.get(e.foodId)!) : e)) }));
+    });
+    return () => ctrl.abort();
   }, [draft, app.tz]);
 
   useEffect(() => {
@@ -128,15 +157,22 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     }
   }, [errors]);
 
-  const foodSum = state.foods.reduce((s, f) => s + (Number(f.calories) || 0), 0);
+  const totals = totalsOf(state.foods);
   const update = (patch: Partial<FormState>) => setState((s) => ({ ...s, ...patch }));
   const setNumber = (k: NumberField, v: string) => setState((s) => ({ ...s, numbers: { ...s.numbers, [k]: v } }));
-  const setFood = (key: number, patch: Partial<FoodRow>) =>
-    setState((s) => ({ ...s, foods: s.foods.map((f) => (f.key === key ? { ...f, ...patch } : f)) }));
+  const setEntries = (fn: (entries: Entry[]) => Entry[]) => setState((s) => ({ ...s, foods: fn(s.foods) }));
+
+  /** Ctrl+Enter (⌘+Enter) logs the meal from anywhere in the form. */
+  function onKeyDown(e: KeyboardEvent<HTMLFormElement>) {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && formRef.current?.contains(e.target as Node)) {
+      e.preventDefault();
+      formRef.current.requestSubmit();
+    }
+  }
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    const built = buildBody(state, app.tz, Boolean(editing));
+    const built = buildBody(state, app.tz, editing);
     if ('errors' in built) {
       setErrors(built.errors);
       return;
@@ -177,6 +213,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           },
         });
         setState(blankState(app.tz));
+        setLogged((n) => n + 1);
         if (draft) onDone();
       }
       onSaved();
@@ -185,7 +222,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
 
   const heading = editing ? 'Edit meal' : draft?.mode === 'copy' ? 'Log a copy' : 'Log a meal';
   return (
-    <form ref={formRef} className="meal-form" onSubmit={submit} noValidate aria-labelledby="meal-form-title" data-testid="meal-form">
+    <form ref={formRef} className="meal-form" onSubmit={submit} onKeyDown={onKeyDown} noValidate aria-labelledby="meal-form-title" data-testid="meal-form">
       <div className="meal-form__head">
         <h2 id="meal-form-title">{heading}</h2>
         {draft ? (
@@ -245,46 +282,13 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         )}
       </Field>
 
-      <fieldset className="foods">
-        <legend>Foods</legend>
-        {errors.foods ? (
-          <p className="field__error" role="alert">
-            {errors.foods}
-          </p>
-        ) : null}
-        {state.foods.length === 0 ? <p className="field__hint">Optional. Calories of foods add up when the meal’s calories are left blank.</p> : null}
-        {state.foods.length ? (
-          <p className="foods__row foods__header" aria-hidden="true">
-            <span>Food</span>
-            <span>Calories (kcal)</span>
-          </p>
-        ) : null}
-        <ol className="foods__list">
-          {state.foods.map((f, i) => (
-            <li key={f.key} className="foods__row">
-              <Field label={`Food ${i + 1}`} error={errors[`foods.${i}.name`]} className="foods__name" hideLabel>
-                {({ id, describedBy, invalid }) => (
-                  <input id={id} type="text" value={f.name} onChange={(e) => setFood(f.key, { name: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
-                )}
-              </Field>
-              <Field label={`Food ${i + 1} calories (kcal)`} error={errors[`foods.${i}.calories`]} className="foods__cal" hideLabel>
-                {({ id, describedBy, invalid }) => (
-                  <input id={id} type="text" inputMode="decimal" value={f.calories} onChange={(e) => setFood(f.key, { calories: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
-                )}
-              </Field>
-              <button type="button" className="icon-btn" aria-label={`Remove food ${i + 1}`} onClick={() => update({ foods: state.foods.filter((x) => x.key !== f.key) })}>
-                <Icon name="close" />
-              </button>
-            </li>
-          ))}
-        </ol>
-        <button type="button" className="btn btn--ghost btn--small" onClick={() => update({ foods: [...state.foods, { key: ++foodKey, name: '', calories: '' }] })}>
-          <Icon name="log" size={15} /> Add food
-        </button>
-      </fieldset>
+      <MealFoods entries={state.foods} setEntries={setEntries} errors={errors} refreshKey={logged} />
 
       <fieldset className="nutrients">
         <legend>Nutrition</legend>
+        <p className="field__hint nutrients__hint">
+          {state.foods.length ? 'Blank numbers are the sums of the foods; a number typed here replaces its sum.' : 'Optional when you add foods: their nutrients add up.'}
+        </p>
         <div className="grid grid--nutrients">
           {NUMBER_FIELDS.map((f) => (
             <Field key={f.name} label={`${f.label} (${f.unit})`} error={errors[f.name]}>
@@ -295,7 +299,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
                   type="text"
                   inputMode="decimal"
                   value={state.numbers[f.name]}
-                  placeholder={f.name === 'macros.calories' && foodSum > 0 ? `${foodSum} from foods` : undefined}
+                  placeholder={fromFoods(totals, f.name)}
                   onChange={(e) => setNumber(f.name, e.target.value)}
                   aria-describedby={describedBy}
                   aria-invalid={invalid}
@@ -311,9 +315,18 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         <button type="submit" className="btn btn--primary" disabled={busy}>
           {editing ? 'Save changes' : 'Log meal'}
         </button>
+        <span className="field__hint form-actions__hint">or Ctrl+Enter</span>
+        <SaveAsMeal entries={state.foods} mealType={state.mealType} defaultName={state.description.trim() || state.foods.filter((f) => !isBlank(f)).map((f) => f.name).join(', ')} />
       </div>
     </form>
   );
+}
+
+/** "105 from foods" for a nutrient field left blank while the meal has foods that know it. */
+function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
+  const k = nutrientOf(field);
+  if (!totals.known.has(k)) return undefined;
+  return `${totals.partial.has(k) ? '≥ ' : ''}${fmtNutrient(k, totals.values[k])} from foods`;
 }
 
 /** Calories only, now: the fastest way to log something. */

@@ -1,4 +1,4 @@
-import type { Meal, MealInput, MealType } from '../api/types';
+import type { Food, FoodEntryInput, Meal, MealInput, MealType } from '../api/types';
 
 /** A sensible meal type for a local minute of day (the user can always change it). */
 export function guessMealType(minuteOfDay: number): MealType {
@@ -20,11 +20,17 @@ export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'macros
     description: meal.description,
     macros,
     micros,
-    foods: meal.foods.map((f) => ({ name: f.name, calories: f.calories })),
+    foods: meal.foods.map(storedEntryInput),
   };
 }
 
-/** A saved favourite: the content of a meal without its time. Kept on this device. */
+/** A stored food entry sent back as it was built: by its food and amount, or by its name and calories. */
+export function storedEntryInput(f: Food): FoodEntryInput {
+  if (f.food_id && f.unit && f.quantity !== undefined) return { food_id: f.food_id, quantity: f.quantity, unit: f.unit, name: f.name };
+  return { name: f.name, calories: f.calories };
+}
+
+/** A favourite as this browser kept it in localStorage before saved meals (read once, to move them). */
 export interface Favourite {
   key: string;
   meal_type: MealType;
@@ -37,17 +43,6 @@ export interface Favourite {
 /** Two meals with the same content (type aside) share a key: used to de-duplicate recents. */
 export function contentKey(m: Pick<Meal, 'description' | 'macros' | 'foods'>): string {
   return JSON.stringify([m.description.trim().toLowerCase(), Math.round(m.macros.calories), m.foods.map((f) => [f.name, f.calories])]);
-}
-
-export function toFavourite(m: Meal): Favourite {
-  return {
-    key: contentKey(m),
-    meal_type: m.meal_type,
-    description: m.description,
-    macros: m.macros,
-    micros: m.micros,
-    foods: m.foods,
-  };
 }
 
 /** Distinct recent meals, newest first. */

@@ -1,0 +1,306 @@
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import type { NutritionFood } from '../api/types';
+import {
+  entryFromFood,
+  entryGrams,
+  entryNutrients,
+  fmtNutrient,
+  foodLabel,
+  nextEntryKey,
+  NUTRIENT_LABELS,
+  TOTAL_KEYS,
+  totalsOf,
+  type Entry,
+  type TableEntry,
+} from '../lib/foods';
+import { fmtNumber } from '../lib/meals';
+import { CustomFoodDialog } from './CustomFoodDialog';
+import { FoodSearch } from './FoodSearch';
+import { FoodTableAbout } from './FoodTableAbout';
+import { Field, Icon, type FieldErrors } from './ui';
+import './MealFoods.css';
+
+type SetEntries = (update: (entries: Entry[]) => Entry[]) => void;
+
+/**
+ * The foods of the meal being built: the type-ahead, the amount of the food just picked, the list
+ * of entries (table foods with amount and unit, free-text ones with name and calories) and their
+ * live totals. Keyboard: type, arrows, Enter picks; the amount is focused; Enter adds the entry and
+ * focus returns to the search box.
+ */
+export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries: Entry[]; setEntries: SetEntries; errors: FieldErrors; refreshKey: number }) {
+  const searchRef = useRef<HTMLInputElement>(null);
+  const rootRef = useRef<HTMLFieldSetElement>(null);
+  const [staged, setStaged] = useState<TableEntry | null>(null);
+  const [stagedError, setStagedError] = useState<string | null>(null);
+  const [creating, setCreating] = useState<string | null>(null);
+  const [created, setCreated] = useState(0);
+  const [announcement, setAnnouncement] = useState('');
+  // Focus to move after the next render: the staged amount, or a new free-text entry's calories.
+  const [focusNext, setFocusNext] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!focusNext) return;
+    const el = rootRef.current?.querySelector<HTMLInputElement>(focusNext);
+    if (el) {
+      el.focus();
+      el.select();
+    }
+    setFocusNext(null);
+  }, [focusNext]);
+
+  function stage(food: NutritionFood) {
+    setStaged(entryFromFood(food));
+    setStagedError(null);
+    setFocusNext('[data-staged-amount]');
+  }
+
+  function addStaged() {
+    if (!staged) return;
+    const grams = entryGrams(staged);
+    if (grams === null || grams <= 0) {
+      setStagedError('Enter an amount above 0.');
+      setFocusNext('[data-staged-amount]');
+      return;
+    }
+    const kcal = entryNutrients(staged).calories;
+    setEntries((list) => [...list, staged]);
+    setAnnouncement(`Added ${staged.name}, ${fmtNumber(grams)} g${kcal === null ? '' : `, ${fmtNumber(kcal)} kcal`}.`);
+    setStaged(null);
+    searchRef.current?.focus();
+  }
+
+  function cancelStaged() {
+    setStaged(null);
+    searchRef.current?.focus();
+  }
+
+  function onStagedKey(e: KeyboardEvent) {
+    if (e.key === 'Enter' && !e.ctrlKey && !e.metaKey) {
+      e.preventDefault();
+      addStaged();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      cancelStaged();
+    }
+  }
+
+  function addFree(name = '') {
+    const key = nextEntryKey();
+    setEntries((list) => [...list, { kind: 'free', key, name, calories: '' }]);
+    setFocusNext(`[data-entry-key="${key}"] input[data-field="${name ? 'calories' : 'name'}"]`);
+  }
+
+  const update = (key: number, patch: Partial<Entry>) => setEntries((list) => list.map((e) => (e.key === key ? ({ ...e, ...patch } as Entry) : e)));
+  const remove = (e: Entry, label: string) => {
+    setEntries((list) => list.filter((x) => x.key !== e.key));
+    setAnnouncement(`Removed ${label}.`);
+    searchRef.current?.focus();
+  };
+
+  return (
+    <fieldset className="foods" ref={rootRef}>
+      <legend>Foods</legend>
+      {errors.foods ? (
+        <p className="field__error" role="alert">
+          {errors.foods}
+        </p>
+      ) : null}
+      <FoodSearch inputRef={searchRef} refreshKey={refreshKey + created} onPick={stage} onCreate={(name) => setCreating(name)} onFreeText={addFree} />
+
+      {staged ? <StagedFood entry={staged} error={stagedError} onChange={(patch) => setStaged({ ...staged, ...patch })} onKeyDown={onStagedKey} onAdd={addStaged} onCancel={cancelStaged} /> : null}
+
+      {entries.length ? (
+        <ol className="foods__list meal-foods__list" aria-label="Foods in this meal">
+          {entries.map((e, i) =>
+            e.kind === 'free' ? (
+              <li key={e.key} className="foods__row meal-foods__free" data-entry-key={e.key}>
+                <Field label={`Food ${i + 1}`} error={errors[`foods.${i}.name`]} className="foods__name" hideLabel>
+                  {({ id, describedBy, invalid }) => (
+                    <input id={id} type="text" data-field="name" value={e.name} placeholder="Food" onChange={(ev) => update(e.key, { name: ev.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+                  )}
+                </Field>
+                <Field label={`Food ${i + 1} calories (kcal)`} error={errors[`foods.${i}.calories`]} className="foods__cal" hideLabel>
+                  {({ id, describedBy, invalid }) => (
+                    <div className="meal-foods__unit-input">
+                      <input id={id} type="text" inputMode="decimal" data-field="calories" value={e.calories} onChange={(ev) => update(e.key, { calories: ev.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+                      <span aria-hidden="true">kcal</span>
+                    </div>
+                  )}
+                </Field>
+                <button type="button" className="icon-btn" aria-label={`Remove food ${i + 1}`} onClick={() => remove(e, e.name || `food ${i + 1}`)}>
+                  <Icon name="close" />
+                </button>
+              </li>
+            ) : (
+              <TableRow key={e.key} entry={e} index={i} errors={errors} onChange={(patch) => update(e.key, patch)} onRemove={() => remove(e, e.name)} />
+            ),
+          )}
+        </ol>
+      ) : (
+        <p className="field__hint">Foods you add are weighed against the food table; their nutrients add up below.</p>
+      )}
+
+      <div className="meal-foods__tools">
+        <button type="button" className="btn btn--ghost btn--small" onClick={() => addFree()}>
+          <Icon name="log" size={15} /> Add food by calories
+        </button>
+        <button type="button" className="btn btn--ghost btn--small" onClick={() => setCreating('')}>
+          <Icon name="edit" size={15} /> New food of your own…
+        </button>
+      </div>
+
+      {entries.length ? <Totals entries={entries} /> : null}
+      <p className="visually-hidden" role="status" aria-live="polite">
+        {announcement}
+      </p>
+      <FoodTableAbout />
+
+      {creating !== null ? (
+        <CustomFoodDialog
+          initialName={creating}
+          onClose={() => {
+            setCreating(null);
+            searchRef.current?.focus();
+          }}
+          onCreated={(food) => {
+            setCreating(null);
+            setCreated((n) => n + 1);
+            stage(food);
+          }}
+        />
+      ) : null}
+    </fieldset>
+  );
+}
+
+/** The food just picked: its amount and unit, and what that comes to, before it joins the meal. */
+function StagedFood(props: {
+  entry: TableEntry;
+  error: string | null;
+  onChange: (patch: Partial<TableEntry>) => void;
+  onKeyDown: (e: KeyboardEvent) => void;
+  onAdd: () => void;
+  onCancel: () => void;
+}) {
+  const e = props.entry;
+  const n = entryNutrients(e);
+  const grams = entryGrams(e);
+  return (
+    <div className="meal-foods__staged" role="group" aria-label={`Amount of ${e.name}`} onKeyDown={props.onKeyDown} data-testid="staged-food">
+      <p className="meal-foods__staged-name">
+        {foodLabel(e)}
+        <span className="muted small"> · Enter adds it, Escape goes back</span>
+      </p>
+      <div className="meal-foods__amount">
+        <Field label="Amount" error={props.error ?? undefined} className="meal-foods__qty">
+          {({ id, describedBy, invalid }) => (
+            <input id={id} type="text" inputMode="decimal" value={e.quantity} data-staged-amount onChange={(ev) => props.onChange({ quantity: ev.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+          )}
+        </Field>
+        <Field label="Unit" className="meal-foods__unit">
+          {({ id }) => (
+            <select id={id} value={e.unit} onChange={(ev) => props.onChange({ unit: ev.target.value })}>
+              {e.units.map((u) => (
+                <option key={u.id} value={u.id}>
+                  {u.label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <div className="meal-foods__staged-actions">
+          <button type="button" className="btn btn--primary btn--small" onClick={props.onAdd}>
+            Add
+          </button>
+          <button type="button" className="btn btn--ghost btn--small" onClick={props.onCancel}>
+            Cancel
+          </button>
+        </div>
+      </div>
+      <p className="meal-foods__preview" data-testid="staged-preview">
+        {grams === null ? (
+          'Enter an amount.'
+        ) : (
+          <>
+            <strong>{fmtNumber(grams, 1)} g</strong>
+            {TOTAL_KEYS.map((k) => (
+              <span key={k}>
+                {NUTRIENT_LABELS[k].label} {n[k] === null ? 'unknown' : `${fmtNutrient(k, n[k]!)} ${NUTRIENT_LABELS[k].unit}`}
+              </span>
+            ))}
+          </>
+        )}
+      </p>
+    </div>
+  );
+}
+
+function TableRow(props: { entry: TableEntry; index: number; errors: FieldErrors; onChange: (patch: Partial<TableEntry>) => void; onRemove: () => void }) {
+  const e = props.entry;
+  const grams = entryGrams(e);
+  const kcal = entryNutrients(e).calories;
+  const i = props.index;
+  const err = props.errors[`foods.${i}.quantity`] ?? props.errors[`foods.${i}.unit`] ?? props.errors[`foods.${i}.food_id`] ?? props.errors[`foods.${i}`];
+  return (
+    <li className="meal-foods__row" data-entry-key={e.key} data-testid="food-entry">
+      <span className="meal-foods__name">
+        {e.name}
+        {e.brand ? <span className="muted"> · {e.brand}</span> : null}
+      </span>
+      <Field label={`Amount of ${e.name}`} error={err} className="meal-foods__qty" hideLabel>
+        {({ id, describedBy, invalid }) => (
+          <input id={id} type="text" inputMode="decimal" value={e.quantity} onChange={(ev) => props.onChange({ quantity: ev.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+        )}
+      </Field>
+      <Field label={`Unit of ${e.name}`} className="meal-foods__unit" hideLabel>
+        {({ id }) => (
+          <select id={id} value={e.unit} onChange={(ev) => props.onChange({ unit: ev.target.value })}>
+            {e.units.map((u) => (
+              <option key={u.id} value={u.id}>
+                {u.label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <span className="meal-foods__kcal">
+        {grams === null ? '—' : `${fmtNumber(grams)} g`}
+        <strong>{kcal === null ? '? kcal' : `${fmtNumber(kcal)} kcal`}</strong>
+      </span>
+      <button type="button" className="icon-btn" aria-label={`Remove ${e.name}`} onClick={props.onRemove}>
+        <Icon name="close" />
+      </button>
+    </li>
+  );
+}
+
+/** Live totals of the meal being built. A total some food does not know is marked as "at least". */
+function Totals({ entries }: { entries: Entry[] }) {
+  const t = totalsOf(entries);
+  const partial = TOTAL_KEYS.some((k) => t.partial.has(k) && t.known.has(k));
+  return (
+    <div className="meal-totals" data-testid="meal-totals">
+      <h3 className="meal-totals__title">This meal</h3>
+      <dl className="meal-totals__list">
+        {TOTAL_KEYS.map((k) => (
+          <div key={k} className={`meal-totals__item meal-totals__item--${k}`} data-nutrient={k}>
+            <dt>{NUTRIENT_LABELS[k].label}</dt>
+            <dd>
+              {!t.known.has(k) ? (
+                '—'
+              ) : (
+                <>
+                  {t.partial.has(k) ? <span title="Not known for every food">≥ </span> : null}
+                  {fmtNutrient(k, t.values[k])}
+                  <span className="meal-totals__unit"> {NUTRIENT_LABELS[k].unit}</span>
+                </>
+              )}
+            </dd>
+          </div>
+        ))}
+      </dl>
+      {partial ? <p className="field__hint">≥: not every food knows this nutrient, so the total is at least this.</p> : null}
+    </div>
+  );
+}

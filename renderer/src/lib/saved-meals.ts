@@ -1,0 +1,77 @@
+import { api, idempotencyKey } from '../api/client';
+import type { FoodEntryInput, Meal, MealType, SavedMeal, SavedMealInput } from '../api/types';
+import { mealTitle, storedEntryInput, type Favourite } from './meals';
+
+/**
+ * Saved meals live in the service (`/v1/nutrition/saved_meals`). The form that saves one and the
+ * list that shows them sit in different components; this tells the list to reload.
+ */
+const listeners = new Set<() => void>();
+export function onSavedMealsChanged(fn: () => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+export function emitSavedMealsChanged(): void {
+  for (const fn of listeners) fn();
+}
+
+/** A logged meal as a saved meal: its foods, or the meal itself as one entry when it has none. */
+export function savedMealFrom(meal: Pick<Meal, 'description' | 'foods' | 'meal_type' | 'macros'>, name = mealTitle(meal)): SavedMealInput {
+  const foods: FoodEntryInput[] = meal.foods.length ? meal.foods.map(storedEntryInput) : [{ name, calories: meal.macros.calories }];
+  return { name, meal_type: meal.meal_type, foods };
+}
+
+/** Where favourites were kept before saved meals: one browser's localStorage. */
+export const FAVOURITES_KEY = 'chyme.favourites';
+
+let migration: Promise<number> | null = null;
+
+/**
+ * Moves the favourites this browser kept in localStorage to saved meals, once. Each favourite is
+ * removed from localStorage right after the service stored it, so an interrupted move resumes
+ * where it stopped without making copies (the Idempotency-Key, derived from the favourite, covers
+ * a reply lost in between). Resolves to how many moved; runs once per page load.
+ */
+export function migrateFavourites(): Promise<number> {
+  migration ??= (async () => {
+    let list: Favourite[];
+    try {
+      const raw = localStorage.getItem(FAVOURITES_KEY);
+      list = raw ? (JSON.parse(raw) as Favourite[]) : [];
+    } catch {
+      return 0;
+    }
+    if (!Array.isArray(list) || !list.length) return 0;
+    let moved = 0;
+    const existing = await api.get<{ data: SavedMeal[] }>('/v1/nutrition/saved_meals', { limit: 100 }).then((l) => l.data).catch(() => []);
+    const names = new Set(existing.map((s) => s.name));
+    while (list.length) {
+      const fav = list[0]!;
+      const body = savedMealFrom(fav);
+      if (!names.has(body.name)) {
+        await api.post<SavedMeal>('/v1/nutrition/saved_meals', body, `favourite-${await digest(fav.key)}`);
+        names.add(body.name);
+        moved++;
+      }
+      list = list.slice(1);
+      if (list.length) localStorage.setItem(FAVOURITES_KEY, JSON.stringify(list));
+      else localStorage.removeItem(FAVOURITES_KEY);
+    }
+    if (moved) emitSavedMealsChanged();
+    return moved;
+  })().catch((err: unknown) => {
+    migration = null; // try again next time the list is shown
+    throw err;
+  });
+  return migration;
+}
+
+async function digest(s: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(s)));
+  return [...bytes.slice(0, 12)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Logs a saved meal in one request, as its own meal type or else `fallbackType`. */
+export function logSavedMeal(saved: SavedMeal, timestamp: string, fallbackType: MealType): Promise<Meal> {
+  return api.post<Meal>(`/v1/nutrition/saved_meals/${encodeURIComponent(saved.id)}/log`, { timestamp, meal_type: saved.meal_type ?? fallbackType }, idempotencyKey());
+}
