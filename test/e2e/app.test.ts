@@ -287,7 +287,7 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     assert.equal(back.body.description, 'Porridge with banana');
   });
 
-  test('edits with undo, deletes with undo, re-logs and favourites in one click, copies a day', async () => {
+  test('edits with undo, deletes with undo, re-logs a recent and a saved meal in one click, copies a day', async () => {
     type Meals = { data: { id: string; description: string; timestamp: string; day: string }[] };
     const day = new Date(server.now()).toISOString().slice(0, 10);
     const yesterday = new Date(server.now() - 86_400_000).toISOString().slice(0, 10);
@@ -322,9 +322,9 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     const count = async () => (await mealsOn(day)).filter((m) => m.description === 'Porridge with banana').length;
     await page.getByTestId('recent').getByRole('button', { name: /^Log again now: Porridge with banana/ }).click();
     await until(async () => (await count()) === 2, 'the re-logged meal');
-    await page.getByTestId('recent').getByRole('button', { name: 'Favourite Porridge with banana' }).click();
-    await page.getByRole('button', { name: /^Log now: Porridge with banana/ }).click();
-    await until(async () => (await count()) === 3, 'the favourite logged');
+    await page.getByTestId('recent').getByRole('button', { name: 'Save Porridge with banana as a meal' }).click();
+    await page.getByTestId('saved-meals').getByRole('button', { name: /^Log now: Porridge with banana/ }).click();
+    await until(async () => (await count()) === 3, 'the saved meal logged');
 
     // Copy the whole day to yesterday, at the same times.
     const todays = await mealsOn(day);

@@ -39,8 +39,12 @@ export interface Food {
   caffeine_mg?: number | null;
 }
 
-/** A food entry as sent: free text (name + calories), or a food of the table and an amount. */
-export type FoodEntryInput = { name: string; calories: number } | { food_id: string; quantity: number; unit: string; name?: string };
+/**
+ * A food entry as sent: a food of the table and an amount (the service computes its numbers), or an
+ * entry with its calories, kept as sent: free text (name + calories) or a stored entry sent back
+ * (re-log, copy, undo), which keeps the numbers it was logged with.
+ */
+export type FoodEntryInput = Food | { food_id: string; quantity: number; unit: string; name?: string };
 
 export type NutrientKey = 'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g' | 'sugars_g' | 'sodium_mg' | 'caffeine_mg';
 
@@ -65,8 +69,19 @@ export interface NutritionFood {
   usage: { count: number; last_used_at: string | null };
   created_at: string | null;
   updated_at: string | null;
-  /** Grams in one millilitre, where the service allows "ml" for this food (absent otherwise). */
-  ml_grams?: number | null;
+}
+
+/** GET /v1/foods/sources: where the food table comes from, under what licence. */
+export interface FoodSources {
+  object: 'nutrition.food_sources';
+  credit: string;
+  licence: string;
+  table_version: string | null;
+  food_count: number;
+  custom_food_count: number;
+  sources: { id: string; release: string; obtained_from: string; licence: string; provides: string }[];
+  /** Per nutrient: how many table foods take their value from each release, or have none. */
+  values: Record<string, Record<string, number>>;
 }
 
 /** Body of POST /v1/foods. */

@@ -1,47 +1,78 @@
+import { useState } from 'react';
+import { api } from '../api/client';
+import type { FoodSources } from '../api/types';
+import { NUTRIENT_LABELS, NUTRIENT_KEYS } from '../lib/foods';
+import { useResource } from '../lib/hooks';
+import { fmtNumber } from '../lib/meals';
+import { ResourceStatus } from './ui';
 import './FoodTableAbout.css';
 
 /**
- * Where the numbers of the food table come from and under what licence (issue 8 §1: shown in the
- * app as well as in docs/foods.md, which has the full provenance table). Kept in step with
- * docs/foods.md by hand: the table ships with the app and changes only with a release.
+ * "About the food table": its provenance and licence as the service reports them
+ * (`GET /v1/foods/sources`, fetched when first opened), with how many foods know each nutrient.
+ * docs/foods.md has the same table and how the table is rebuilt from its sources.
  */
 export function FoodTableAbout() {
+  const [opened, setOpened] = useState(false);
   return (
-    <details className="about-foods" data-testid="about-foods">
+    <details className="about-foods" data-testid="about-foods" onToggle={(e) => e.currentTarget.open && setOpened(true)}>
       <summary>About the food table</summary>
-      <div className="about-foods__body">
-        <p>
-          Chyme’s food table is on this computer: searching it sends nothing anywhere. Nutrients are per 100 g of the
-          edible part; a blank nutrient is unknown for that food, not zero. Household portions (1 cup, 1 medium banana)
-          come with their weight in grams.
-        </p>
-        <table className="about-foods__table">
-          <caption className="visually-hidden">Sources of the food table</caption>
-          <thead>
-            <tr>
-              <th scope="col">Source</th>
-              <th scope="col">What it gives</th>
-              <th scope="col">Licence</th>
-            </tr>
-          </thead>
-          <tbody>
-            <tr>
-              <td>USDA National Nutrient Database for Standard Reference (SR Legacy)</td>
-              <td>Generic foods: energy, protein, carbohydrate, fat, fibre, sugars, sodium, caffeine; household portions with gram weights</td>
-              <td>Public domain (U.S. government work)</td>
-            </tr>
-            <tr>
-              <td>Your own foods</td>
-              <td>What you enter; kept only in your database</td>
-              <td>Yours</td>
-            </tr>
-          </tbody>
-        </table>
-        <p className="about-foods__credit">
-          Credit: U.S. Department of Agriculture, Agricultural Research Service. USDA National Nutrient Database for
-          Standard Reference. How the table is rebuilt from its sources: <code>docs/foods.md</code>.
-        </p>
-      </div>
+      {opened ? <Sources /> : null}
     </details>
+  );
+}
+
+function Sources() {
+  const sources = useResource((signal) => api.get<FoodSources>('/v1/foods/sources', undefined, signal), []);
+  const s = sources.data;
+  if (!s) return <ResourceStatus resource={sources} />;
+  return (
+    <div className="about-foods__body">
+      <p>
+        {fmtNumber(s.food_count)} foods{s.table_version ? ` (table ${s.table_version})` : ''}, on this computer: searching
+        sends nothing anywhere. Nutrients are per 100 g of the edible part; a blank is unknown for that food, not 0.
+        {s.custom_food_count ? ` Plus ${fmtNumber(s.custom_food_count)} of your own.` : ''}
+      </p>
+      <table className="about-foods__table">
+        <caption className="visually-hidden">Sources of the food table</caption>
+        <thead>
+          <tr>
+            <th scope="col">Release</th>
+            <th scope="col">Gives</th>
+            <th scope="col">Licence</th>
+          </tr>
+        </thead>
+        <tbody>
+          {s.sources.map((src) => (
+            <tr key={src.id}>
+              <th scope="row">
+                {src.release}
+                <span className="about-foods__via">via {src.obtained_from}</span>
+              </th>
+              <td>{src.provides}</td>
+              <td>{src.licence}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="about-foods__known">
+        Known for:{' '}
+        {NUTRIENT_KEYS.filter((k) => s.values[k]).map((k, i) => {
+          const v = s.values[k]!;
+          const total = Object.values(v).reduce((a, b) => a + b, 0);
+          const unknown = v.unknown ?? 0;
+          return (
+            <span key={k}>
+              {i ? ' · ' : ''}
+              {NUTRIENT_LABELS[k].label.toLowerCase()} {total ? fmtNumber(((total - unknown) / total) * 100) : 0} %
+            </span>
+          );
+        })}{' '}
+        of foods.
+      </p>
+      <p className="about-foods__credit">
+        {s.licence} Credit: {s.credit}
+      </p>
+    </div>
   );
 }

@@ -3,11 +3,12 @@ import { api, idempotencyKey } from '../api/client';
 import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey, type NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
 import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
-import { capitalize, guessMealType, mealInput, mealTitle, storedEntryInput } from '../lib/meals';
+import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
 import { Field, FormError, Segmented, useApiForm, type FieldErrors } from './ui';
+import './MealForm.css';
 
 const NUMBER_FIELDS = [
   { name: 'macros.calories', label: 'Calories', unit: 'kcal' },
@@ -103,7 +104,7 @@ function buildBody(s: FormState, tz: string, editing: Meal | null): { body: Meal
   if (Object.keys(micros).length) body.micros = micros;
   const foods = foodsBody(s.foods, errors);
   // An edit sends the foods only when they changed: unchanged entries keep the numbers they were logged with.
-  const unchanged = editing && JSON.stringify(foods) === JSON.stringify(editing.foods.map(storedEntryInput));
+  const unchanged = editing && JSON.stringify(foods) === JSON.stringify(editing.foods.map((f) => entryInput(entryFromStored(f))));
   if ((foods.length || (editing && s.foods.length === 0)) && !unchanged) body.foods = foods;
   return Object.keys(errors).length ? { errors } : { body };
 }
@@ -286,7 +287,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
 
       <fieldset className="nutrients">
         <legend>Nutrition</legend>
-        <p className="field__hint nutrients__hint">
+        <p className="field__hint meal-form__nutrients-hint">
           {state.foods.length ? 'Blank numbers are the sums of the foods; a number typed here replaces its sum.' : 'Optional when you add foods: their nutrients add up.'}
         </p>
         <div className="grid grid--nutrients">
@@ -322,11 +323,11 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   );
 }
 
-/** "105 from foods" for a nutrient field left blank while the meal has foods that know it. */
+/** "105": the foods' sum, as the placeholder of a nutrient field left blank while the meal has foods that know it. */
 function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
   const k = nutrientOf(field);
   if (!totals.known.has(k)) return undefined;
-  return `${totals.partial.has(k) ? '≥ ' : ''}${fmtNutrient(k, totals.values[k])} from foods`;
+  return `${totals.partial.has(k) ? '≥ ' : ''}${fmtNutrient(k, totals.values[k])}`;
 }
 
 /** Calories only, now: the fastest way to log something. */

@@ -38,6 +38,8 @@ export interface TableEntry {
   units: UnitOption[];
   quantity: string;
   unit: string;
+  /** The stored entry it came from (editing or copying a meal): sent back as is while its amount is unchanged. */
+  stored?: Food;
 }
 
 /** A food known only by its name and calories (no table food behind it). */
@@ -53,16 +55,43 @@ export type Entry = TableEntry | FreeEntry;
 let entryKey = 0;
 export const nextEntryKey = (): number => ++entryKey;
 
-/** Grams per millilitre where the service accepts "ml" for a food; null where it does not. */
-export function mlGrams(food: Pick<NutritionFood, 'ml_grams'>): number | null {
-  return typeof food.ml_grams === 'number' && food.ml_grams > 0 ? food.ml_grams : null;
+/** Millilitres in one of each household volume unit USDA portions use (US customary). */
+const ML_PER_UNIT: [RegExp, number][] = [
+  [/^fl oz\b/, 29.5735],
+  [/^(cups?)\b/, 236.588],
+  [/^(tbsp|tablespoons?)\b/, 14.7868],
+  [/^(tsp|teaspoons?)\b/, 4.92892],
+  [/^(ml|millilit(er|re)s?)\b/, 1],
+  [/^(l|lit(er|re)s?)\b/, 1000],
+];
+
+/**
+ * Grams per millilitre where the service accepts "ml" for a food, else null. The service derives
+ * it from the food's own volume portions ("1 cup" = 244 g → 1.03 g/ml, a plain measure preferred
+ * over a qualified one like "1 cup, mashed"): this is the same rule as `gramsPerMl` in
+ * server/foods/entries.ts, so the form offers ml exactly where the service takes it.
+ */
+export function mlGrams(food: Pick<NutritionFood, 'portions'>): number | null {
+  let qualified: number | null = null;
+  for (const p of food.portions) {
+    const m = /^(\d+(?:\.\d+)?)\s+(.*)$/.exec(p.label.trim().toLowerCase());
+    if (!m) continue;
+    const amount = Number(m[1]);
+    const rest = m[2]!;
+    const unit = ML_PER_UNIT.find(([re]) => re.test(rest));
+    if (!unit || amount <= 0) continue;
+    const density = p.grams / (amount * unit[1]);
+    if (!/[,(]/.test(rest.replace(unit[0], ''))) return density;
+    qualified ??= density;
+  }
+  return qualified;
 }
 
 /** The units a food can be weighed in: grams, millilitres where allowed, then its portions. */
 export function unitsOf(food: NutritionFood): UnitOption[] {
   const units: UnitOption[] = [{ id: 'g', label: 'g', grams: 1 }];
   const perMl = mlGrams(food);
-  if (perMl !== null) units.push({ id: 'ml', label: `ml (${fmtNumber(perMl, 2)} g each)`, grams: perMl });
+  if (perMl !== null) units.push({ id: 'ml', label: 'ml', grams: perMl });
   for (const p of food.portions) units.push({ id: p.id, label: `${p.label} (${fmtNumber(p.grams, 1)} g)`, grams: p.grams });
   return units;
 }
@@ -100,14 +129,22 @@ export function entryFromStored(f: Food): Entry {
     const each = f.grams / f.quantity;
     units.push({ id: f.unit, label: `${f.unit === 'ml' ? 'ml' : 'portion'} (${fmtNumber(each, 1)} g)`, grams: each });
   }
-  return { kind: 'food', key: nextEntryKey(), foodId: f.food_id, name: f.name, brand: null, per100, units, quantity: String(f.quantity), unit: f.unit };
+  return { kind: 'food', key: nextEntryKey(), foodId: f.food_id, name: f.name, brand: null, per100, units, quantity: String(f.quantity), unit: f.unit, stored: f };
 }
 
-/** The same entry with the food's current portions and numbers (after fetching the food). */
+/**
+ * The same entry with its food's portions to choose from (after fetching the food). Its numbers stay
+ * those it was logged with until its amount changes, when the service computes them afresh.
+ */
 export function refreshEntry(e: TableEntry, food: NutritionFood): TableEntry {
   const units = unitsOf(food);
   if (!units.some((u) => u.id === e.unit)) return { ...e, brand: food.brand };
-  return { ...e, brand: food.brand, per100: { ...food.nutrients }, units };
+  return { ...e, brand: food.brand, units };
+}
+
+/** Whether a table entry still has the amount it was stored with. */
+function unchangedFromStored(e: TableEntry): e is TableEntry & { stored: Food } {
+  return e.stored !== undefined && e.unit === e.stored.unit && parseAmount(e.quantity) === e.stored.quantity;
 }
 
 /** A typed number ("1,5" too); null when blank or not a number. */
@@ -174,9 +211,13 @@ export function isBlank(e: Entry): boolean {
   return e.kind === 'free' && !e.name.trim() && !e.calories.trim();
 }
 
-/** What the API is sent for an entry (`calories` is validated by the caller for free-text ones). */
+/**
+ * What the API is sent for an entry (`calories` is validated by the caller for free-text ones): a
+ * stored entry whose amount is unchanged goes back as stored, keeping its numbers.
+ */
 export function entryInput(e: Entry): FoodEntryInput {
   if (e.kind === 'free') return { name: e.name.trim(), calories: parseAmount(e.calories) ?? 0 };
+  if (unchangedFromStored(e)) return { ...e.stored };
   return { food_id: e.foodId, quantity: parseAmount(e.quantity) ?? 0, unit: e.unit, name: e.name };
 }
 

@@ -24,10 +24,9 @@ export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'macros
   };
 }
 
-/** A stored food entry sent back as it was built: by its food and amount, or by its name and calories. */
+/** A stored food entry sent back as stored (with its calories): the service keeps its numbers as they were. */
 export function storedEntryInput(f: Food): FoodEntryInput {
-  if (f.food_id && f.unit && f.quantity !== undefined) return { food_id: f.food_id, quantity: f.quantity, unit: f.unit, name: f.name };
-  return { name: f.name, calories: f.calories };
+  return { ...f };
 }
 
 /** A favourite as this browser kept it in localStorage before saved meals (read once, to move them). */

@@ -15,10 +15,38 @@ export function emitSavedMealsChanged(): void {
   for (const fn of listeners) fn();
 }
 
-/** A logged meal as a saved meal: its foods, or the meal itself as one entry when it has none. */
-export function savedMealFrom(meal: Pick<Meal, 'description' | 'foods' | 'meal_type' | 'macros'>, name = mealTitle(meal)): SavedMealInput {
-  const foods: FoodEntryInput[] = meal.foods.length ? meal.foods.map(storedEntryInput) : [{ name, calories: meal.macros.calories }];
+/** A logged meal as a saved meal: its foods as logged, or the meal itself as one entry when it has none. */
+export function savedMealFrom(meal: Pick<Meal, 'description' | 'foods' | 'meal_type' | 'macros' | 'micros'>, name = mealTitle(meal)): SavedMealInput {
+  const foods: FoodEntryInput[] = meal.foods.length && !carriesMoreThanFoods(meal) ? meal.foods.map(storedEntryInput) : [wholeMealEntry(meal, name)];
   return { name, meal_type: meal.meal_type, foods };
+}
+
+const MEAL_NUTRIENTS = ['protein_g', 'carbs_g', 'fat_g', 'fiber_g'] as const;
+
+/**
+ * Whether the meal's numbers say more than its food entries: protein, fat… typed for the meal
+ * while its foods carry calories only (how meals were logged before the food table), or calories
+ * typed over the foods' sum. Saving its entries alone would drop those numbers.
+ */
+function carriesMoreThanFoods(meal: Pick<Meal, 'foods' | 'macros' | 'micros'>): boolean {
+  const sum = meal.foods.reduce((s, f) => s + f.calories, 0);
+  if (Math.abs(sum - meal.macros.calories) > 0.5) return true;
+  const typed = (k: (typeof MEAL_NUTRIENTS)[number]) => (meal.macros[k] ?? 0) > 0 && meal.foods.every((f) => f[k] === undefined || f[k] === null);
+  return MEAL_NUTRIENTS.some(typed) || ((meal.micros.sodium_mg ?? 0) > 0 && meal.foods.every((f) => f.sodium_mg == null));
+}
+
+/** The whole meal as one entry with all its numbers; its foods' names are kept in the entry's name. */
+function wholeMealEntry(meal: Pick<Meal, 'foods' | 'macros' | 'micros'>, name: string): FoodEntryInput {
+  return {
+    name: meal.foods.length ? meal.foods.map((f) => f.name).join(', ') : name,
+    calories: meal.macros.calories,
+    protein_g: meal.macros.protein_g,
+    carbs_g: meal.macros.carbs_g,
+    fat_g: meal.macros.fat_g,
+    fiber_g: meal.macros.fiber_g ?? null,
+    sodium_mg: meal.micros.sodium_mg,
+    caffeine_mg: meal.micros.caffeine_mg,
+  };
 }
 
 /** Where favourites were kept before saved meals: one browser's localStorage. */
