@@ -8,6 +8,7 @@ import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
 import { resourceRoutes } from './api/routes/index.js';
+import { warmUpFoods } from './foods/foods.js';
 import { createLogger, type Logger } from './logger.js';
 import { packageVersion, rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
@@ -66,6 +67,7 @@ export interface Service {
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 3600_000;
+const FOODS_WARM_UP_DELAY_MS = 1000;
 
 /**
  * Opens the database, builds the shared context, and starts the HTTP API with every subsystem.
@@ -132,6 +134,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.pragma('optimize');
   };
   housekeeping();
+  // The food table is loaded (first start, or a new table shipped) and the search index built
+  // shortly after start, off the start-up path; a foods request before then does it itself.
+  const foodsTimer = setTimeout(() => {
+    try {
+      warmUpFoods(app);
+    } catch (err) {
+      log.error('loading the food table failed', { error: String(err) });
+    }
+  }, FOODS_WARM_UP_DELAY_MS);
+  foodsTimer.unref();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
@@ -155,6 +167,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     stop() {
       stopping ??= (async () => {
         clearInterval(housekeepingTimer);
+        clearTimeout(foodsTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
         const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
         api.closeStreams();

@@ -107,6 +107,8 @@ export const errors = {
       `This API key lacks a scope this request needs: any of ${scopes.map((s) => `"${s}"`).join(', ')}.`,
     ),
   /** A count limit on a resource (e.g. 50 webhook subscriptions). */
+  /** A resource that exists but cannot be changed (a food of the shipped USDA table). */
+  resourceReadOnly: (message: string, param = 'id') => new ApiError(403, 'invalid_request_error', 'resource_read_only', message, param),
   limitExceeded: (message: string) => new ApiError(400, 'invalid_request_error', 'limit_exceeded', message),
   conflict: (code: string, message: string, param?: string) => new ApiError(409, 'invalid_request_error', code, message, param),
   bodyTooLarge: (limit: number) =>

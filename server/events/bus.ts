@@ -3,11 +3,14 @@ import type { Db } from '../db/connection.js';
 import { insertEvent, type EventRecord } from '../db/events.js';
 import { newId } from '../ids.js';
 
-/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4) and settings.updated. */
+/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4), food.* (issue 8) and settings.updated. */
 export const EVENT_TYPES = [
   'meal.created',
   'meal.updated',
   'meal.deleted',
+  'food.created',
+  'food.updated',
+  'food.deleted',
   'gut_score.created',
   'overnight_score.created',
   'digestion.state_changed',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DailyScoreSchema, DigestiveStateSchema, OvernightScoreSchema, WindowsSchema } from '../api/routes/digestion.js';
 import { SettingsSchema } from '../api/routes/system.js';
 import { MealSchema } from '../api/schemas.js';
+import { FoodSchema } from '../foods/schemas.js';
 import type { OpenApiExtras } from '../api/openapi.js';
 import type { EventType } from '../events/bus.js';
 
@@ -40,6 +41,7 @@ const PingObject = z.object({
 });
 
 const DeletedMealObject = MealSchema.extend({ deleted: z.literal(true) });
+const DeletedFoodObject = FoodSchema.extend({ deleted: z.literal(true) });
 
 export const payloadSchemas: NonNullable<OpenApiExtras['webhooks']> = {
   'meal.created': { summary: 'A meal was logged', schema: envelope('meal.created', MealSchema, 'MealCreatedEvent') },
@@ -48,6 +50,12 @@ export const payloadSchemas: NonNullable<OpenApiExtras['webhooks']> = {
     schema: envelope('meal.updated', MealSchema, 'MealUpdatedEvent', true),
   },
   'meal.deleted': { summary: 'A meal was deleted (the last state of the meal, deleted: true)', schema: envelope('meal.deleted', DeletedMealObject, 'MealDeletedEvent') },
+  'food.created': { summary: 'A custom food was created', schema: envelope('food.created', FoodSchema, 'FoodCreatedEvent') },
+  'food.updated': {
+    summary: 'A custom food was edited (previous_attributes holds the old values)',
+    schema: envelope('food.updated', FoodSchema, 'FoodUpdatedEvent', true),
+  },
+  'food.deleted': { summary: 'A custom food was deleted (its last state, deleted: true)', schema: envelope('food.deleted', DeletedFoodObject, 'FoodDeletedEvent') },
   'gut_score.created': { summary: 'A new daily gut score', schema: envelope('gut_score.created', DailyScoreSchema, 'GutScoreCreatedEvent') },
   'overnight_score.created': {
     summary: 'A new overnight score',

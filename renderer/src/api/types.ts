@@ -280,6 +280,9 @@ export type WebhookEventName =
   | 'meal.created'
   | 'meal.updated'
   | 'meal.deleted'
+  | 'food.created'
+  | 'food.updated'
+  | 'food.deleted'
   | 'gut_score.created'
   | 'overnight_score.created'
   | 'digestion.state_changed'
@@ -291,6 +294,9 @@ export const WEBHOOK_EVENTS: readonly WebhookEventName[] = [
   'meal.created',
   'meal.updated',
   'meal.deleted',
+  'food.created',
+  'food.updated',
+  'food.deleted',
   'gut_score.created',
   'overnight_score.created',
   'digestion.state_changed',
