@@ -29,7 +29,7 @@ function Sources() {
   return (
     <div className="about-foods__body">
       <p>
-        {fmtNumber(s.food_count)} foods{s.table_version ? ` (table ${s.table_version})` : ''}, on this computer: searching
+        {fmtNumber(s.food_count)} foods, on this computer: searching
         sends nothing anywhere. Nutrients are per 100 g of the edible part; a blank is unknown for that food, not 0.
         {s.custom_food_count ? ` Plus ${fmtNumber(s.custom_food_count)} of your own.` : ''}
       </p>

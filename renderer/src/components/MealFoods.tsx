@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
 import type { NutritionFood } from '../api/types';
 import {
+  amountWithUnit,
   entryFromFood,
   entryGrams,
   entryNutrients,
@@ -186,16 +187,20 @@ function StagedFood(props: {
   const e = props.entry;
   const n = entryNutrients(e);
   const grams = entryGrams(e);
+  const tipId = `${useId()}-tip`;
   return (
     <div className="meal-foods__staged" role="group" aria-label={`Amount of ${e.name}`} onKeyDown={props.onKeyDown} data-testid="staged-food">
       <p className="meal-foods__staged-name">
         {foodLabel(e)}
-        <span className="muted small"> · Enter adds it, Escape goes back</span>
+        <span className="muted small" id={tipId}>
+          {' '}
+          · Enter adds it, Escape goes back; “60 g” or “2 slices” sets the unit too
+        </span>
       </p>
       <div className="meal-foods__amount">
         <Field label="Amount" error={props.error ?? undefined} className="meal-foods__qty">
           {({ id, describedBy, invalid }) => (
-            <input id={id} type="text" inputMode="decimal" value={e.quantity} data-staged-amount onChange={(ev) => props.onChange({ quantity: ev.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+            <input id={id} type="text" value={e.quantity} data-staged-amount onChange={(ev) => props.onChange(amountWithUnit(ev.target.value, e.units) ?? { quantity: ev.target.value })} aria-describedby={[describedBy, tipId].filter(Boolean).join(' ')} aria-invalid={invalid} autoComplete="off" />
           )}
         </Field>
         <Field label="Unit" className="meal-foods__unit">
@@ -244,7 +249,7 @@ function TableRow(props: { entry: TableEntry; index: number; errors: FieldErrors
   const err = props.errors[`foods.${i}.quantity`] ?? props.errors[`foods.${i}.unit`] ?? props.errors[`foods.${i}.food_id`] ?? props.errors[`foods.${i}`];
   return (
     <li className="meal-foods__row" data-entry-key={e.key} data-testid="food-entry">
-      <span className="meal-foods__name">
+      <span className="meal-foods__name" id={`entry-${e.key}-name`}>
         {e.name}
         {e.brand ? <span className="muted"> · {e.brand}</span> : null}
       </span>

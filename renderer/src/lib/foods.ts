@@ -24,6 +24,8 @@ export interface UnitOption {
   label: string;
   /** Grams in one of it (1 for "g"). */
   grams: number;
+  /** The portion's own label ("1 medium (7\" to 7-7/8\" long)"), for portions. */
+  portion?: string;
 }
 
 /** A food of the table in the meal being built: the food's numbers and the amount typed. */
@@ -92,14 +94,21 @@ export function unitsOf(food: NutritionFood): UnitOption[] {
   const units: UnitOption[] = [{ id: 'g', label: 'g', grams: 1 }];
   const perMl = mlGrams(food);
   if (perMl !== null) units.push({ id: 'ml', label: 'ml', grams: perMl });
-  for (const p of food.portions) units.push({ id: p.id, label: `${p.label} (${fmtNumber(p.grams, 1)} g)`, grams: p.grams });
+  for (const p of food.portions) units.push({ id: p.id, label: `${p.label} (${fmtNumber(p.grams, 1)} g)`, grams: p.grams, portion: p.label });
   return units;
 }
 
-/** A newly picked food: one of its first portion when it has portions (what people eat), else 100 g. */
+/** Household volume measures: a poor default, since a count ("1 medium") is how most people eat a food. */
+const VOLUME = /^\d+(\.\d+)?\s*(cups?|tbsp|tsp|fl oz|tablespoons?|teaspoons?|ml|l)\b/i;
+
+/**
+ * A newly picked food: one of its portions when it has any (a "medium" one, else the first that is
+ * not a volume, else the first), else 100 g.
+ */
 export function entryFromFood(food: NutritionFood): TableEntry {
   const units = unitsOf(food);
-  const portion = units.find((u) => u.id !== 'g' && u.id !== 'ml');
+  const portions = units.filter((u): u is UnitOption & { portion: string } => u.portion !== undefined);
+  const portion = portions.find((u) => /\bmedium\b/i.test(u.portion)) ?? portions.find((u) => !VOLUME.test(u.portion)) ?? portions[0];
   return {
     kind: 'food',
     key: nextEntryKey(),
@@ -111,6 +120,24 @@ export function entryFromFood(food: NutritionFood): TableEntry {
     quantity: portion ? '1' : '100',
     unit: portion ? portion.id : 'g',
   };
+}
+
+/**
+ * An amount typed with its unit ("60 g", "250ml", "2 slices"): the number and the unit it names,
+ * when the food has that unit; null when only a number (or nothing usable) was typed.
+ */
+export function amountWithUnit(raw: string, units: readonly UnitOption[]): { quantity: string; unit: string } | null {
+  const m = /^\s*(\d+(?:[.,]\d*)?)\s*([a-z][a-z .]*?)\s*$/i.exec(raw);
+  if (!m) return null;
+  const word = m[2]!.toLowerCase();
+  if (word === 'g' || word === 'ml') return units.some((u) => u.id === word) ? { quantity: m[1]!, unit: word } : null;
+  // A portion by a word of its label: "2 slices" finds "1 slice", "1 medium" finds "1 medium (7…)".
+  const stem = word.replace(/e?s$/, '');
+  if (stem.length < 3) return null;
+  for (const u of units) {
+    if (u.portion?.toLowerCase().replace(/^[\d./\s]+/, '').startsWith(stem)) return { quantity: m[1]!, unit: u.id };
+  }
+  return null;
 }
 
 /** A stored entry of a logged or saved meal, back in the form (its numbers as they were logged). */
