@@ -132,7 +132,7 @@ function createWindow(url: string): void {
     minHeight: 560,
     title: 'Chyme',
     show: false,
-    // The renderer's page colour (styles.css --bg), so the window never flashes the other theme.
+    // The renderer's page colour (renderer/src/styles/base.css --bg), so the window never flashes the other theme.
     backgroundColor: nativeTheme.shouldUseDarkColors ? '#111316' : '#f5f3ee',
     autoHideMenuBar: true,
     webPreferences: {

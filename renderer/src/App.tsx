@@ -1,3 +1,4 @@
+import './App.css';
 import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { api, ApiError, onUnauthenticated, takePrefetched } from './api/client';
 import { onStatus, type StreamStatus } from './api/events';
@@ -6,7 +7,7 @@ import { ErrorNote, Icon, Loading } from './components/ui';
 import { AppContext, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
 import { useNow, useServiceEvents, useStoredState } from './lib/hooks';
 import { todayIn } from './lib/time';
-import IntegrationsScreen from './screens/Integrations';
+import IntegrationsScreen from './screens/integrations/IntegrationsScreen';
 import { LogScreen } from './screens/Log';
 import TimelineScreen from './screens/Timeline';
 import { TodayScreen } from './screens/Today';

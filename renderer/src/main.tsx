@@ -1,10 +1,10 @@
+import './styles/base.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { prefetch } from './api/client';
 import { readStored } from './lib/hooks';
 import { SNAPSHOT_QUERY } from './screens/Today';
-import './styles.css';
 
 // The first screen's data, requested in parallel before the first render.
 prefetch('/v1/settings');

@@ -1,5 +1,6 @@
 import type { DigestiveState } from '../api/types';
 import { fmtDuration, fmtTime } from '../lib/time';
+import './Dial.css';
 
 const NEXT: Record<DigestiveState['state'], string> = {
   processing: 'settling',

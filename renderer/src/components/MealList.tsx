@@ -5,6 +5,7 @@ import { useApp } from '../lib/app';
 import { capitalize, fmtNumber, groupByDay, mealInput, mealTitle } from '../lib/meals';
 import { clock, dayBounds, dayLabel, fmtTime, isoInZone, minutesOf } from '../lib/time';
 import { Icon } from './ui';
+import './MealList.css';
 
 /** Delete, re-log and copy-a-day, each announced by a toast; delete and edits can be undone. */
 export function useMealActions(onChange?: () => void) {

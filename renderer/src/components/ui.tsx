@@ -1,6 +1,7 @@
 import { useId, useState, type ReactNode } from 'react';
 import { ApiError, errorMessage } from '../api/client';
 import type { Resource } from '../lib/hooks';
+import './ui.css';
 
 /** A labelled control with its hint and its inline error (announced, and tied by aria-describedby). */
 export function Field(props: {

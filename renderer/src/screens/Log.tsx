@@ -9,6 +9,7 @@ import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber, guessMealType, mealTitle, recentDistinct, storedEntryInput } from '../lib/meals';
 import { logSavedMeal, migrateFavourites, onSavedMealsChanged, savedMealFrom } from '../lib/saved-meals';
 import { addDays, clock, fmtTime, isoInZone, localParts } from '../lib/time';
+import './Log.css';
 
 const HISTORY_DAYS = 14;
 

@@ -10,11 +10,13 @@ import {
   type OvernightScore,
   type SleepSession,
 } from '../api/types';
+import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, ScreenHead, Segmented, useApiForm, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber } from '../lib/meals';
 import { addDays, dayLabel, fmtDateTime, fmtDay, fmtDuration, fmtTime, fromLocalInput, iso, localTimeToInstant, toLocalInput } from '../lib/time';
+import './Score.css';
 
 const COMPONENT_INFO: Record<ComponentName, { title: string; moves: string }> = {
   overnight: {
@@ -274,14 +276,12 @@ function OvernightDetail({ night }: { night: OvernightScore }) {
   return (
     <div className="overnight" data-testid="overnight">
       <div className="overnight__head">
-        <p className="score-glance">
-          <span className={`score-num level--${night.level ?? 'none'}`}>{night.score ?? '—'}</span>
-          <span>
-            {night.level ? capitalize(night.level) : capitalize(night.score_state.toLowerCase())}
-            <br />
-            <span className="muted small">Night ending {dayLabel(night.date, app.today)}</span>
-          </span>
-        </p>
+        <ScoreGlance
+          score={night.score ?? '—'}
+          level={night.level}
+          label={night.level ? capitalize(night.level) : capitalize(night.score_state.toLowerCase())}
+          detail={`Night ending ${dayLabel(night.date, app.today)}`}
+        />
         <dl className="facts facts--tight">
           <div>
             <dt>Baseline</dt>

@@ -6,6 +6,7 @@ import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, mealTitle } from '../lib/meals';
 import { addDays, clock, dayBounds, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, localParts, minutesOf } from '../lib/time';
+import './Timeline.css';
 
 type View = 'day' | 'week';
 

@@ -4,11 +4,13 @@ import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
+import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
 import { clock, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, minutesOf } from '../lib/time';
+import './Today.css';
 
 export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
 
@@ -144,7 +146,7 @@ export function TodayScreen() {
               </ul>
             ) : null}
           </Card>
-          <ScoreGlance score={todayScore} onOpen={() => app.navigate('score')} />
+          <ScoreCard score={todayScore} onOpen={() => app.navigate('score')} />
         </div>
       </div>
 
@@ -177,7 +179,7 @@ export function TodayScreen() {
   );
 }
 
-function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen: () => void }) {
+function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: () => void }) {
   return (
     <Card
       title="Gut score"
@@ -188,17 +190,12 @@ function ScoreGlance({ score, onOpen }: { score: DailyScore | undefined; onOpen:
       }
     >
       {score && score.score !== null ? (
-        <p className="score-glance">
-          <span className={`score-num level--${score.level}`}>{score.score}</span>
-          <span>
-            {score.level ? capitalize(score.level) : ''}
-            <br />
-            <span className="muted small">
-              {score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}
-              {score.calibrating ? ' · calibrating' : ''}
-            </span>
-          </span>
-        </p>
+        <ScoreGlance
+          score={score.score}
+          level={score.level}
+          label={score.level ? capitalize(score.level) : ''}
+          detail={`${score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}${score.calibrating ? ' · calibrating' : ''}`}
+        />
       ) : (
         <p className="muted">{score?.score_state === 'UNSCORABLE' ? 'Not enough data to score today.' : 'No score yet today.'}</p>
       )}

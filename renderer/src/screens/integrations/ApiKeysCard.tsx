@@ -1,0 +1,139 @@
+import { useState, type FormEvent } from 'react';
+import { api, errorMessage, idempotencyKey } from '../../api/client';
+import type { ApiKey, List } from '../../api/types';
+import { ConfirmButton } from '../../components/ConfirmButton';
+import { CopyButton } from '../../components/CopyButton';
+import { Secret } from '../../components/Secret';
+import { Chip, Empty, Field, FormError, ResourceStatus, useApiForm } from '../../components/ui';
+import { useApp } from '../../lib/app';
+import { useResource } from '../../lib/hooks';
+import { fmtDateTime } from '../../lib/time';
+
+const SCOPES: { scope: string; what: string }[] = [
+  { scope: 'nutrition:read', what: 'read meals' },
+  { scope: 'nutrition:write', what: 'log, edit and delete meals' },
+  { scope: 'digestion:read', what: 'scores, state, timeline, windows, insights' },
+  { scope: 'sleep:read', what: 'read sleep sessions' },
+  { scope: 'sleep:write', what: 'log and delete sleep' },
+  { scope: 'webhooks:read', what: 'see webhooks and deliveries' },
+  { scope: 'webhooks:write', what: 'manage and test webhooks' },
+  { scope: 'admin', what: 'API keys, settings, export and import' },
+];
+
+const baseUrl = () => new URL('./v1', location.href).href;
+
+export function ApiKeysCard() {
+  const app = useApp();
+  const keys = useResource((signal) => api.get<List<ApiKey>>('/v1/api_keys', undefined, signal), []);
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<string[]>(['nutrition:read', 'digestion:read']);
+  const { errors, busy, send } = useApiForm((p) => p === 'name' || p.startsWith('scopes'));
+  const [created, setCreated] = useState<ApiKey | null>(null);
+
+  async function create(e: FormEvent) {
+    e.preventDefault();
+    await send(async () => {
+      const k = await api.post<ApiKey>('/v1/api_keys', { name: name.trim(), scopes }, idempotencyKey());
+      setCreated(k);
+      setName('');
+      keys.reload();
+    });
+  }
+
+  async function revoke(k: ApiKey) {
+    try {
+      await api.del(`/v1/api_keys/${encodeURIComponent(k.id)}`);
+      keys.reload();
+      app.toast(`Revoked “${k.name}”. Requests with it now fail.`);
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  const scopeError = Object.entries(errors).find(([k]) => k.startsWith('scopes'))?.[1];
+  const curlPath = created?.scopes.includes('digestion:read') || !created ? '/digestion/state' : '/nutrition/meals?start_date=2025-01-01&end_date=2025-01-07';
+  return (
+    <section className="card" id="keys" aria-labelledby="keys-title">
+      <header className="card__head">
+        <h2 id="keys-title" tabIndex={-1}>
+          API keys
+        </h2>
+      </header>
+      <p className="muted">
+        Base URL <code data-testid="base-url">{baseUrl()}</code> <CopyButton text={baseUrl()} label="Copy base URL" />
+      </p>
+      {created?.secret ? (
+        <Secret title={`New key “${created.name}”`} secret={created.secret}>
+          <p className="small">Try it:</p>
+          <pre className="code" data-testid="curl-example">{`curl -H "Authorization: Bearer ${created.secret}" \\\n  ${baseUrl()}${curlPath}`}</pre>
+          <button type="button" className="btn btn--small" onClick={() => setCreated(null)}>
+            I’ve stored it
+          </button>
+        </Secret>
+      ) : (
+        <pre className="code">{`curl -H "Authorization: Bearer chy_…" \\\n  ${baseUrl()}/digestion/state`}</pre>
+      )}
+      <form className="stack" onSubmit={create} noValidate aria-label="Create an API key">
+        <FormError errors={errors} />
+        <Field label="Key name" error={errors.name} hint="Where it will be used, e.g. “Home Assistant”.">
+          {({ id, describedBy, invalid }) => (
+            <input id={id} type="text" value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+          )}
+        </Field>
+        <fieldset className={`checks ${scopeError ? 'field--invalid' : ''}`}>
+          <legend>Scopes</legend>
+          {SCOPES.map((s) => (
+            <label key={s.scope} className="check">
+              <input
+                type="checkbox"
+                checked={scopes.includes(s.scope)}
+                onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, s.scope] : cur.filter((x) => x !== s.scope)))}
+              />
+              <span>
+                <code>{s.scope}</code> <span className="muted">{s.what}</span>
+              </span>
+            </label>
+          ))}
+          {scopeError ? (
+            <p className="field__error" role="alert">
+              {scopeError}
+            </p>
+          ) : null}
+        </fieldset>
+        <div className="form-actions">
+          <button type="submit" className="btn btn--primary" disabled={busy}>
+            Create key
+          </button>
+        </div>
+      </form>
+      <h3 className="sub-title">Your keys</h3>
+      <ResourceStatus resource={keys} />
+      {keys.data ? (
+        keys.data.data.length ? (
+          <ul className="rows" data-testid="api-keys">
+            {keys.data.data.map((k) => (
+              <li key={k.id} className="row">
+                <div className="row__main">
+                  <p className="row__title">
+                    {k.name} <code className="muted">{k.prefix}…</code>
+                  </p>
+                  <p className="row__meta">
+                    {k.scopes.map((s) => (
+                      <Chip key={s}>{s}</Chip>
+                    ))}
+                  </p>
+                  <p className="row__meta muted small">
+                    Created {fmtDateTime(k.created_at, app.tz)} · {k.last_used_at ? `last used ${fmtDateTime(k.last_used_at, app.tz)}` : 'never used'}
+                  </p>
+                </div>
+                <ConfirmButton label="Revoke" confirmLabel={`Revoke ${k.name}`} onConfirm={() => void revoke(k)} />
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <Empty>No keys yet.</Empty>
+        )
+      ) : null}
+    </section>
+  );
+}

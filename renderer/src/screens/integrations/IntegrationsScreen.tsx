@@ -1,0 +1,32 @@
+import type { MouseEvent } from 'react';
+import { ScreenHead } from '../../components/ui';
+import { ApiKeysCard } from './ApiKeysCard';
+import { DataCard } from './DataCard';
+import { SettingsCard } from './SettingsCard';
+import { WebhooksCard } from './WebhooksCard';
+import './Integrations.css';
+
+export default function IntegrationsScreen() {
+  return (
+    <div className="screen" data-testid="integrations">
+      <ScreenHead title="Integrations" subtitle="Connect scripts, dashboards and home automation to your own data." />
+      <nav className="subnav" aria-label="Sections">
+        <a href="#/integrations" onClick={(e) => jump(e, 'keys')}>API keys</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'webhooks')}>Webhooks</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'settings')}>Settings</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'data')}>Export &amp; import</a>
+      </nav>
+      <ApiKeysCard />
+      <WebhooksCard />
+      <SettingsCard />
+      <DataCard />
+    </div>
+  );
+}
+
+function jump(e: MouseEvent, id: string) {
+  e.preventDefault();
+  const el = document.getElementById(id);
+  el?.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  el?.querySelector<HTMLElement>('h2')?.focus();
+}
