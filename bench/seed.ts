@@ -57,6 +57,7 @@ export function seedHistory(db: Db, opts: { lastDay: string; days: number; timez
           sodiumMg: Math.round(random() * 1200),
           caffeineMg: m.type === 'breakfast' ? 95 : null,
           foods: [{ name: m.type, calories: kcal }],
+          nutrientSources: {},
           createdMs: ts,
           updatedMs: ts,
         });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FoodEntrySchema, NutrientSourcesSchema } from '../foods/schemas.js';
 
 /**
  * Shared response schemas: they document the resources in the OpenAPI document. Input schemas
@@ -43,8 +44,9 @@ export const MealSchema = z
     calories_source: z.enum(['logged', 'foods', 'macros']).meta({
       description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
     }),
+    nutrient_sources: NutrientSourcesSchema,
     micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
-    foods: z.array(z.object({ name: z.string(), calories: z.number() })),
+    foods: z.array(FoodEntrySchema),
     utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
     created_at: isoDateTime,
     updated_at: isoDateTime,

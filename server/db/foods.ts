@@ -107,6 +107,10 @@ export function getFood(db: Db, id: string): FoodRecord | undefined {
 }
 
 /** The foods with these ids, in no particular order (unknown ids are skipped). */
+export function foodExists(db: Db, id: string): boolean {
+  return db.prepare('SELECT 1 FROM foods WHERE id = ?').get(id) !== undefined;
+}
+
 export function getFoods(db: Db, ids: readonly string[]): FoodRecord[] {
   if (ids.length === 0) return [];
   const rows = db.prepare(`SELECT ${COLUMNS} FROM foods WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as FoodRow[];

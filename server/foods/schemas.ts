@@ -65,3 +65,40 @@ export const FoodSourcesSchema = z
       .meta({ description: 'Per nutrient: how many table foods take their value from each release, or have none.' }),
   })
   .meta({ id: 'FoodSources' });
+
+const entryNumber = z.number().nullable().optional();
+
+/** A food entry of a meal or saved meal, as returned. */
+export const FoodEntrySchema = z
+  .object({
+    name: z.string(),
+    calories: z.number(),
+    food_id: z.string().optional().meta({ description: 'The food it was computed from (the entry keeps its numbers if the food changes or is deleted).' }),
+    quantity: z.number().optional(),
+    unit: z.string().optional().meta({ description: '"g", "ml", or the id of one of the food\'s portions (quantity then counts portions).' }),
+    grams: z.number().optional(),
+    protein_g: entryNumber,
+    carbs_g: entryNumber,
+    fat_g: entryNumber,
+    fiber_g: entryNumber,
+    sugars_g: entryNumber,
+    sodium_mg: entryNumber,
+    caffeine_mg: entryNumber,
+  })
+  .meta({ id: 'FoodEntry' });
+
+const nutrientSource = z.enum(['logged', 'foods']).nullable();
+
+export const NutrientSourcesSchema = z
+  .object({
+    protein_g: nutrientSource,
+    carbs_g: nutrientSource,
+    fat_g: nutrientSource,
+    fiber_g: nutrientSource,
+    sodium_mg: nutrientSource,
+    caffeine_mg: nutrientSource,
+  })
+  .meta({
+    id: 'NutrientSources',
+    description: 'Where each nutrient came from: typed in (kept on edits), the sum of the foods (follows them), or null when unknown. calories_source does the same for calories.',
+  });

@@ -6,17 +6,44 @@ import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf, MealSchema } from '../schemas.js';
 import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
 
-const mealType = z.enum(MEAL_TYPES as [string, ...string[]], {
+export const mealType = z.enum(MEAL_TYPES as [string, ...string[]], {
   message: `must be one of ${MEAL_TYPES.join(', ')}`,
 });
 
 const bounded = (max: number) =>
   z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
 
-const foodInput = z.strictObject({
-  name: z.string().trim().min(1, { message: 'must not be empty' }).max(200),
-  calories: bounded(10_000),
-});
+/**
+ * A food entry: {name, calories} as before; {food_id, quantity, unit, name?} computed from the food;
+ * or an entry exactly as a meal returned it (kept as sent, so re-sending a meal's foods never
+ * rewrites them).
+ */
+export const foodEntryInput = z
+  .strictObject({
+    name: z.string().trim().min(1, { message: 'must not be empty' }).max(200).optional(),
+    calories: bounded(10_000).optional(),
+    food_id: idString('food').optional(),
+    quantity: z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(100_000).optional(),
+    unit: z.string().min(1).max(20).optional().meta({ description: '"g", "ml", or a portion id of the food' }),
+    grams: bounded(100_000).optional(),
+    protein_g: bounded(2000).nullable().optional(),
+    carbs_g: bounded(2000).nullable().optional(),
+    fat_g: bounded(2000).nullable().optional(),
+    fiber_g: bounded(2000).nullable().optional(),
+    sugars_g: bounded(2000).nullable().optional(),
+    sodium_mg: bounded(50_000).nullable().optional(),
+    caffeine_mg: bounded(2000).nullable().optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.food_id !== undefined) {
+      if (entry.quantity === undefined) ctx.addIssue({ code: 'custom', path: ['quantity'], message: 'is required with food_id' });
+      else if (entry.unit === undefined) ctx.addIssue({ code: 'custom', path: ['unit'], message: 'is required with food_id' });
+      return;
+    }
+    if (entry.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required without food_id' });
+    else if (entry.calories === undefined) ctx.addIssue({ code: 'custom', path: ['calories'], message: 'is required without food_id' });
+  })
+  .meta({ id: 'FoodEntryInput' });
 
 const macrosCreate = z.strictObject({
   calories: bounded(10_000).optional(),
@@ -38,7 +65,7 @@ const microsInput = z.strictObject({
 });
 
 const description = z.string().max(2000, { message: 'must be at most 2000 characters' });
-const foods = z.array(foodInput).max(100, { message: 'a meal may list at most 100 foods' });
+export const foodEntries = z.array(foodEntryInput).max(100, { message: 'a meal may list at most 100 foods' });
 
 export const MealCreateSchema = z
   .strictObject({
@@ -47,7 +74,7 @@ export const MealCreateSchema = z
     description: description.optional(),
     macros: macrosCreate.optional(),
     micros: microsInput.optional(),
-    foods: foods.optional(),
+    foods: foodEntries.optional(),
   })
   .meta({ id: 'MealCreate' });
 
@@ -58,19 +85,19 @@ export const MealUpdateSchema = z
     description: description.optional(),
     macros: macrosPatch.optional(),
     micros: microsInput.optional(),
-    foods: foods.optional(),
+    foods: foodEntries.optional(),
   })
   .meta({ id: 'MealUpdate' });
 
 const idParams = z.object({ id: idString('meal') });
-const errorResponses = {
+export const errorResponses = {
   400: { description: 'Invalid request', schema: ErrorSchema },
   401: { description: 'Missing or invalid API key', schema: ErrorSchema },
   403: { description: 'The key lacks the required scope', schema: ErrorSchema },
 };
 
 /** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
-function checkTimestamp(ms: number, nowMs: number): void {
+export function checkTimestamp(ms: number, nowMs: number): void {
   if (ms < Date.UTC(2000, 0, 1) || ms > nowMs + 24 * 3600_000) {
     throw errors.parameterInvalid('timestamp', 'Invalid timestamp: must be after 2000-01-01 and at most one day in the future.');
   }
@@ -149,7 +176,7 @@ export const mealRoutes = [
     operationId: 'createMeal',
     summary: 'Log a meal',
     description:
-      'timestamp and meal_type are required. Without macros.calories, calories are the sum of the foods, else 4·protein + 4·carbs + 9·fat. A timestamp written with an offset records where the meal was eaten; with Z, the user time zone decides its day. Accepts an Idempotency-Key header.',
+      'timestamp and meal_type are required. A food entry is {name, calories} or {food_id, quantity, unit} (computed from the food). Without macros.calories, calories are the sum of the foods, else 4·protein + 4·carbs + 9·fat; every other nutrient not typed in is the sum of the foods that know it (see nutrient_sources). A timestamp written with an offset records where the meal was eaten; with Z, the user time zone decides its day. Accepts an Idempotency-Key header.',
     tag: 'Meals',
     access: 'nutrition:write',
     body: MealCreateSchema,
