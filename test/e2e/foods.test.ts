@@ -13,6 +13,8 @@ import type { Browser, Page } from 'playwright-core';
 import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, type AppPage, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
+/** Rolled oats as the table names them (SR28 "Oats", or SR24's long name). */
+const OATS = /^(Oats|Cereals, oats, regular and quick)\b/;
 
 interface FoodResource {
   id: string;
@@ -55,8 +57,11 @@ async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined
 async function pickFood(page: Page, query: string, want: RegExp): Promise<string> {
   assert.equal(await activeAttr(page, 'role'), 'combobox', 'focus is in the search box');
   await page.keyboard.type(query, { delay: 25 });
-  const options = page.getByTestId('food-options').getByRole('option');
+  const list = page.getByTestId('food-options');
+  const options = list.getByRole('option');
+  // The list is for what was typed (its label says so) and not waiting for a newer answer.
   const texts = await until(async () => {
+    if ((await list.getAttribute('aria-label')) !== `Foods matching “${query}”` || (await list.getAttribute('aria-busy')) === 'true') return undefined;
     const all = await options.allInnerTexts();
     return all.some((t) => want.test(t)) ? all : undefined;
   }, `an option matching ${want} for “${query}”`);
@@ -122,7 +127,7 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     // One of the first portion is proposed; the amount is selected, so typing replaces it.
     assert.match(await page.getByTestId('staged-food').getByLabel('Unit').locator('option:checked').innerText(), /medium/);
     await amount(page, '1');
-    const oats = await pickFood(page, 'oats', /oats/i);
+    const oats = await pickFood(page, 'oats', OATS);
     await amount(page, '60', ['Home']); // Home: the first unit, grams
     const milk = await pickFood(page, 'milk whole', /^Milk, whole/);
     await amount(page, '0.5');
@@ -142,8 +147,12 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     assert.equal(meal.foods.length, 3);
     const foods = await Promise.all(meal.foods.map(async (f) => (await server.api<FoodResource>('GET', `/v1/foods/${f.food_id}`)).body));
     [banana, oats, milk].forEach((picked, i) => assert.ok(picked.startsWith(foods[i]!.name), `entry ${i} is the food picked: ${picked}`));
-    // Grams as chosen: 1 of the banana's first portion, 60 g of oats, half of the milk's first portion.
-    const expectGrams = [foods[0]!.portions[0]!.grams, 60, foods[2]!.portions[0]!.grams / 2];
+    // Grams as chosen: 1 medium banana (the portion proposed), 60 g of oats, half of the milk's portion.
+    const portionOf = (i: number) => foods[i]!.portions.find((p) => p.id === meal.foods[i]!.unit);
+    assert.match(portionOf(0)?.label ?? '', /medium/);
+    assert.equal(meal.foods[1]!.unit, 'g');
+    assert.equal(meal.foods[2]!.quantity, 0.5);
+    const expectGrams = [portionOf(0)!.grams, 60, portionOf(2)!.grams / 2];
     meal.foods.forEach((f, i) => assert.ok(Math.abs(f.grams! - expectGrams[i]!) < 0.01, `grams of ${f.name}: ${f.grams} ≠ ${expectGrams[i]}`));
     // The meal's macros are the sums of the foods' nutrients for those grams.
     for (const k of ['calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g'] as const) {
@@ -177,7 +186,7 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     await page.getByTestId('food-search').focus();
     await pickFood(page, 'banana', /^Bananas, raw/);
     await amount(page, '1');
-    await pickFood(page, 'oats', /oats/i);
+    await pickFood(page, 'oats', OATS);
     await amount(page, '50', ['Home']);
     await form.getByRole('button', { name: 'Save as a meal…' }).click();
     await page.keyboard.type('Usual breakfast');
@@ -288,7 +297,7 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
         await p.getByTestId('food-search').focus();
         await pickFood(p, 'banana', /^Bananas, raw/);
         await amount(p, '1');
-        await pickFood(p, 'oats', /oats/i);
+        await pickFood(p, 'oats', OATS);
         await amount(p, '60', ['Home']);
         await form.getByRole('button', { name: 'Add food by calories' }).click();
         await form.getByLabel('Food 3', { exact: true }).fill('Honey');

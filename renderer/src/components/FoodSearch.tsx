@@ -13,6 +13,16 @@ type Option =
   | { kind: 'create'; name: string }
   | { kind: 'free'; name: string };
 
+/** Inputs focused by the form itself (after adding a food): they stay closed until the person types or presses a key. */
+const quietFocus = new WeakSet<HTMLInputElement>();
+
+/** Moves focus back to the search box without opening its list over what was just added. */
+export function focusSearch(input: HTMLInputElement | null): void {
+  if (!input) return;
+  quietFocus.add(input);
+  input.focus();
+}
+
 interface Results {
   query: string;
   foods: NutritionFood[];
@@ -143,6 +153,9 @@ export function FoodSearch(props: {
   }
 
   const optionId = (i: number) => `${id}-opt-${i}`;
+  useEffect(() => {
+    if (expanded && active >= 0) document.getElementById(optionId(active))?.scrollIntoView({ block: 'nearest' });
+  }, [active, expanded]);
   const heading = q ? `Foods matching “${q}”` : 'Your recent and frequent foods';
   const status = error
     ? error
@@ -183,7 +196,11 @@ export function FoodSearch(props: {
             setActive(-1);
             setOpen(true);
           }}
-          onFocus={() => setOpen(true)}
+          onFocus={(e) => {
+            if (quietFocus.delete(e.currentTarget)) return;
+            setOpen(true);
+          }}
+          onClick={() => setOpen(true)}
           onBlur={() => setOpen(false)}
           onKeyDown={onKeyDown}
           data-testid="food-search"
@@ -194,7 +211,7 @@ export function FoodSearch(props: {
               Recent and frequent
             </p>
           ) : null}
-          <ul id={listId} role="listbox" aria-label={heading} className="food-search__list" data-testid="food-options">
+          <ul id={listId} role="listbox" aria-label={heading} aria-busy={Boolean(q) && !current} className="food-search__list" data-testid="food-options">
             {expanded
               ? options.map((o, i) => (
                   <li

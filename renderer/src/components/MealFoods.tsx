@@ -16,7 +16,7 @@ import {
 } from '../lib/foods';
 import { fmtNumber } from '../lib/meals';
 import { CustomFoodDialog } from './CustomFoodDialog';
-import { FoodSearch } from './FoodSearch';
+import { FoodSearch, focusSearch } from './FoodSearch';
 import { FoodTableAbout } from './FoodTableAbout';
 import { Field, Icon, type FieldErrors } from './ui';
 import './MealFoods.css';
@@ -68,12 +68,12 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
     setEntries((list) => [...list, staged]);
     setAnnouncement(`Added ${staged.name}, ${fmtNumber(grams)} g${kcal === null ? '' : `, ${fmtNumber(kcal)} kcal`}.`);
     setStaged(null);
-    searchRef.current?.focus();
+    focusSearch(searchRef.current);
   }
 
   function cancelStaged() {
     setStaged(null);
-    searchRef.current?.focus();
+    focusSearch(searchRef.current);
   }
 
   function onStagedKey(e: KeyboardEvent) {
@@ -96,7 +96,7 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
   const remove = (e: Entry, label: string) => {
     setEntries((list) => list.filter((x) => x.key !== e.key));
     setAnnouncement(`Removed ${label}.`);
-    searchRef.current?.focus();
+    focusSearch(searchRef.current);
   };
 
   return (
@@ -162,7 +162,7 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
           initialName={creating}
           onClose={() => {
             setCreating(null);
-            searchRef.current?.focus();
+            focusSearch(searchRef.current);
           }}
           onCreated={(food) => {
             setCreating(null);
