@@ -103,12 +103,16 @@ const VOLUME = /^\d+(\.\d+)?\s*(cups?|tbsp|tsp|fl oz|tablespoons?|teaspoons?|ml|
 
 /**
  * A newly picked food: one of its portions when it has any (a "medium" one, else the first that is
- * not a volume, else the first), else 100 g.
+ * not a volume, else a cup rather than a quart), else 100 g.
  */
 export function entryFromFood(food: NutritionFood): TableEntry {
   const units = unitsOf(food);
   const portions = units.filter((u): u is UnitOption & { portion: string } => u.portion !== undefined);
-  const portion = portions.find((u) => /\bmedium\b/i.test(u.portion)) ?? portions.find((u) => !VOLUME.test(u.portion)) ?? portions[0];
+  const portion =
+    portions.find((u) => /\bmedium\b/i.test(u.portion)) ??
+    portions.find((u) => !VOLUME.test(u.portion)) ??
+    portions.find((u) => /^1 cup\b/i.test(u.portion)) ??
+    portions[0];
   return {
     kind: 'food',
     key: nextEntryKey(),
