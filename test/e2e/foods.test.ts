@@ -164,6 +164,42 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     assert.equal(await page.getByTestId('meal-totals').count(), 0, 'the form is empty again after logging');
   });
 
+  test('edits a meal built from foods: an amount changed is weighed again, the rest keeps its numbers; re-logs it as logged', async () => {
+    const before = (await mealsToday()).find((m) => m.description === 'Banana porridge')!;
+    await openForm();
+    await page.getByRole('button', { name: 'Edit Banana porridge' }).first().click();
+    const form = page.getByTestId('meal-form');
+    await form.getByRole('heading', { name: 'Edit meal' }).waitFor();
+    assert.equal(await page.getByTestId('food-entry').count(), 3);
+    // The sums of the foods are not typed values: the fields stay blank, the sums show as placeholders.
+    assert.equal(await form.getByLabel('Protein (g)').inputValue(), '');
+    const oatsName = before.foods[1]!.name;
+    await form.getByLabel(`Amount of ${oatsName}`).fill('90');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByTestId('toast').filter({ hasText: 'Saved' }).waitFor();
+    const after = await until(async () => {
+      const m = (await mealsToday()).find((x) => x.id === before.id)!;
+      return m.foods[1]!.grams === 90 ? m : undefined;
+    }, 'the edited amount');
+    assert.deepEqual(after.foods[0], before.foods[0], 'an entry not changed keeps the numbers it was logged with');
+    assert.deepEqual(after.foods[2], before.foods[2]);
+    const oatsKcal = (after.foods[1]!.calories * 60) / 90;
+    assert.ok(Math.abs(before.foods[1]!.calories - oatsKcal) < 0.1, 'the oats were weighed again');
+    const sum = after.foods.reduce((s, f) => s + f.calories, 0);
+    assert.ok(Math.abs(after.macros.calories - sum) < 0.5, `the meal's calories follow its foods: ${after.macros.calories} vs ${sum}`);
+    assert.ok(after.macros.protein_g > before.macros.protein_g, 'and so does its protein');
+
+    // Log it again now from the list: the copy carries the same entries, foods and numbers.
+    const count = (await mealsToday()).length;
+    await page.getByRole('button', { name: 'Log Banana porridge again now' }).first().click();
+    const copy = await until(async () => {
+      const all = await mealsToday();
+      return all.length > count ? all.find((m) => m.description === 'Banana porridge' && m.id !== before.id) : undefined;
+    }, 'the re-logged meal');
+    assert.deepEqual(copy.foods, after.foods);
+    assert.equal(copy.macros.protein_g, after.macros.protein_g);
+  });
+
   test('live totals follow the amounts while the meal is built', async () => {
     await openForm();
     await page.getByTestId('food-search').focus();
