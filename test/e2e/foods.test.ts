@@ -282,7 +282,7 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     assert.equal(moved[0]!.totals.fiber_g, 16);
   });
 
-  test('creates a food of one’s own from the search box and logs it by its portion', async () => {
+  test('creates a food of one’s own from the search box, logs it by its portion, edits and deletes it', async () => {
     await openForm();
     await page.getByTestId('food-search').focus();
     await page.keyboard.type('Oat bar of the house', { delay: 10 });
@@ -314,6 +314,29 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     assert.ok(Math.abs(food.nutrients.calories! - 450) < 0.01, 'per serving converted to per 100 g');
     assert.equal(food.nutrients.carbs_g, null, 'a nutrient left blank is unknown, not 0');
     await page.getByRole('button', { name: 'Remove Oat bar of the house' }).click();
+
+    // Picked again, a food of one's own can be edited and deleted from where it is picked.
+    await page.getByTestId('food-search').focus();
+    await pickFood(page, 'oat bar house', /^Oat bar of the house/);
+    const staged = page.getByTestId('staged-food');
+    await staged.getByRole('button', { name: 'Edit food…' }).click();
+    await dialog.getByRole('heading', { name: 'Edit Oat bar of the house' }).waitFor();
+    assert.equal(await dialog.getByLabel('Calories (kcal)').inputValue(), '450', 'edited per 100 g');
+    await dialog.getByLabel('Calories (kcal)').fill('500');
+    await dialog.getByLabel('Carbs (g)').fill('60');
+    await dialog.getByRole('button', { name: 'Save food' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    assert.match(await page.getByTestId('staged-preview').innerText(), /Calories 200 kcal/, 'one bar of the edited food');
+    const edited = await server.api<FoodResource>('GET', `/v1/foods/${food.id}`);
+    assert.equal(edited.body.nutrients.calories, 500);
+    assert.equal(edited.body.nutrients.carbs_g, 60);
+    assert.deepEqual(edited.body.portions.map((p) => [p.label, p.grams]), [['1 bar', 40]]);
+
+    await staged.getByRole('button', { name: 'Delete food' }).click();
+    await staged.getByRole('button', { name: 'Delete Oat bar of the house' }).click();
+    await page.getByTestId('toast').filter({ hasText: 'Deleted “Oat bar of the house”' }).waitFor();
+    assert.equal((await server.api('GET', `/v1/foods/${food.id}`)).status, 404);
+    assert.equal(await page.getByTestId('staged-food').count(), 0);
   });
 
   for (const theme of ['light', 'dark'] as const) {

@@ -84,10 +84,10 @@ export interface FoodSources {
   values: Record<string, Record<string, number>>;
 }
 
-/** Body of POST /v1/foods. */
+/** Body of POST /v1/foods (and PATCH /v1/foods/{id}, where null clears a brand or a nutrient). */
 export interface FoodInput {
   name: string;
-  brand?: string;
+  brand?: string | null;
   nutrients?: Partial<FoodNutrients>;
   per_serving?: { grams: number; nutrients: Partial<FoodNutrients> };
   portions?: { label: string; grams: number }[];

@@ -16,21 +16,23 @@ interface PortionRow {
 }
 
 /**
- * A food of the person's own (a recipe, a packaged product), created with `POST /v1/foods`:
- * name, brand, nutrients per 100 g or per serving (the label on a packet), and portions. A modal
- * dialog (focus stays inside, Escape closes), rendered outside the meal form so its form does not
- * nest in the meal's.
+ * A food of the person's own (a recipe, a packaged product): created with `POST /v1/foods`, or
+ * edited with `PATCH /v1/foods/{id}` when `food` is given: name, brand, nutrients per 100 g or per
+ * serving (the label on a packet), and portions. A modal dialog (focus stays inside, Escape
+ * closes), rendered outside the meal form so its form does not nest in the meal's.
  */
-export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialName: string; onClose: () => void; onCreated: (food: NutritionFood) => void }) {
+export function CustomFoodDialog({ name: initialName = '', food, onClose, onSaved }: { name?: string; food?: NutritionFood; onClose: () => void; onSaved: (food: NutritionFood) => void }) {
   const app = useApp();
   const dialogRef = useRef<HTMLDialogElement>(null);
-  const [name, setName] = useState(initialName);
-  const [brand, setBrand] = useState('');
+  const [name, setName] = useState(food?.name ?? initialName);
+  const [brand, setBrand] = useState(food?.brand ?? '');
   const [basis, setBasis] = useState<Basis>('per_100g');
   const [servingGrams, setServingGrams] = useState('');
   const [servingLabel, setServingLabel] = useState('');
-  const [numbers, setNumbers] = useState<Record<NutrientKey, string>>(() => Object.fromEntries(NUTRIENT_KEYS.map((k) => [k, ''])) as Record<NutrientKey, string>);
-  const [portions, setPortions] = useState<PortionRow[]>([]);
+  const [numbers, setNumbers] = useState<Record<NutrientKey, string>>(
+    () => Object.fromEntries(NUTRIENT_KEYS.map((k) => [k, food?.nutrients[k] === null || food?.nutrients[k] === undefined ? '' : String(food.nutrients[k])])) as Record<NutrientKey, string>,
+  );
+  const [portions, setPortions] = useState<PortionRow[]>(() => (food?.portions ?? []).map((p) => ({ key: nextEntryKey(), label: p.label, grams: String(p.grams) })));
   const { errors, setErrors, busy, send } = useApiForm((p) => /^(name|brand|nutrients\.|per_serving\.|portions\.)/.test(p));
   const attempt = useRef<{ json: string; key: string } | null>(null);
 
@@ -52,7 +54,11 @@ export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialN
     const nutrients: Partial<FoodNutrients> = {};
     for (const k of NUTRIENT_KEYS) {
       const raw = numbers[k].trim();
-      if (!raw) continue;
+      // Blank is unknown: left out of a new food, cleared (null) on an edit.
+      if (!raw) {
+        if (food && k !== 'calories') nutrients[k] = null;
+        continue;
+      }
       const v = parseAmount(raw);
       if (v === null || v < 0) errs[nutrientParam(k)] = 'Enter a number, 0 or more.';
       else nutrients[k] = v;
@@ -60,6 +66,7 @@ export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialN
     if (nutrients.calories === undefined && !errs[nutrientParam('calories')]) errs[nutrientParam('calories')] = 'Enter the calories.';
     const body: FoodInput = { name: name.trim() };
     if (brand.trim()) body.brand = brand.trim();
+    else if (food?.brand) body.brand = null;
     const rows: { label: string; grams: number }[] = [];
     if (basis === 'per_serving') {
       const g = parseAmount(servingGrams);
@@ -80,7 +87,8 @@ export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialN
       if (g === null || g <= 0) errs[`portions.${at}.grams`] = 'Enter its weight in grams.';
       rows.push({ label: p.label.trim(), grams: g ?? 0 });
     }
-    if (rows.length) body.portions = rows;
+    // An edit sends the whole list (it replaces the food's portions), even when emptied.
+    if (rows.length || food) body.portions = rows;
     return Object.keys(errs).length ? { errors: errs } : { body };
   }
 
@@ -97,9 +105,11 @@ export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialN
     await send(async () => {
       const json = JSON.stringify(built.body);
       if (attempt.current?.json !== json) attempt.current = { json, key: idempotencyKey() };
-      const food = await api.post<NutritionFood>('/v1/foods', built.body, attempt.current.key);
-      app.toast(`Created “${food.name}”. It is searched with the rest of the foods.`);
-      onCreated(food);
+      const saved = food
+        ? await api.patch<NutritionFood>(`/v1/foods/${encodeURIComponent(food.id)}`, built.body)
+        : await api.post<NutritionFood>('/v1/foods', built.body, attempt.current.key);
+      app.toast(food ? `Saved “${saved.name}”. Meals already logged keep their numbers.` : `Created “${saved.name}”. It is searched with the rest of the foods.`);
+      onSaved(saved);
     });
   }
 
@@ -118,7 +128,7 @@ export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialN
     >
       <form className="food-dialog__form" onSubmit={submit} noValidate>
         <div className="food-dialog__head">
-          <h2 id="food-dialog-title">A food of your own</h2>
+          <h2 id="food-dialog-title">{food ? `Edit ${food.name}` : 'A food of your own'}</h2>
           <button type="button" className="icon-btn" aria-label="Close" onClick={onClose}>
             <Icon name="close" />
           </button>
@@ -216,7 +226,7 @@ export function CustomFoodDialog({ initialName, onClose, onCreated }: { initialN
         </fieldset>
         <div className="form-actions">
           <button type="submit" className="btn btn--primary" disabled={busy}>
-            Create food
+            {food ? 'Save food' : 'Create food'}
           </button>
           <button type="button" className="btn btn--ghost" onClick={onClose}>
             Cancel

@@ -1,5 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
+import { api, errorMessage } from '../api/client';
 import type { NutritionFood } from '../api/types';
+import { useApp } from '../lib/app';
 import {
   amountWithUnit,
   entryFromFood,
@@ -15,6 +17,7 @@ import {
   type TableEntry,
 } from '../lib/foods';
 import { fmtNumber } from '../lib/meals';
+import { ConfirmButton } from './ConfirmButton';
 import { CustomFoodDialog } from './CustomFoodDialog';
 import { FoodSearch, focusSearch } from './FoodSearch';
 import { FoodTableAbout } from './FoodTableAbout';
@@ -30,11 +33,13 @@ type SetEntries = (update: (entries: Entry[]) => Entry[]) => void;
  * focus returns to the search box.
  */
 export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries: Entry[]; setEntries: SetEntries; errors: FieldErrors; refreshKey: number }) {
+  const app = useApp();
   const searchRef = useRef<HTMLInputElement>(null);
   const rootRef = useRef<HTMLFieldSetElement>(null);
   const [staged, setStaged] = useState<TableEntry | null>(null);
   const [stagedError, setStagedError] = useState<string | null>(null);
-  const [creating, setCreating] = useState<string | null>(null);
+  // The custom-food dialog: a new food (its name as typed so far) or one of the person's own to edit.
+  const [dialog, setDialog] = useState<{ name: string } | { food: NutritionFood } | null>(null);
   const [created, setCreated] = useState(0);
   const [announcement, setAnnouncement] = useState('');
   // Focus to move after the next render: the staged amount, or a new free-text entry's calories.
@@ -71,13 +76,28 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
     focusSearch(searchRef.current);
   }
 
+  /** Deletes a food of the person's own; meals that used it keep their entries. */
+  async function deleteFood(food: NutritionFood) {
+    try {
+      await api.del(`/v1/foods/${encodeURIComponent(food.id)}`);
+      setStaged(null);
+      setCreated((n) => n + 1);
+      app.toast(`Deleted “${food.name}”. Meals that used it keep their numbers.`);
+      focusSearch(searchRef.current);
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
   function cancelStaged() {
     setStaged(null);
     focusSearch(searchRef.current);
   }
 
   function onStagedKey(e: KeyboardEvent) {
-    if (e.key === 'Enter' && !e.ctrlKey && !e.metaKey) {
+    // Enter in the amount or the unit adds the food; on a button it presses that button.
+    const field = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement;
+    if (e.key === 'Enter' && field && !e.ctrlKey && !e.metaKey) {
       e.preventDefault();
       addStaged();
     } else if (e.key === 'Escape') {
@@ -107,9 +127,20 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
           {errors.foods}
         </p>
       ) : null}
-      <FoodSearch inputRef={searchRef} refreshKey={refreshKey + created} onPick={stage} onCreate={(name) => setCreating(name)} onFreeText={addFree} />
+      <FoodSearch inputRef={searchRef} refreshKey={refreshKey + created} onPick={stage} onCreate={(name) => setDialog({ name })} onFreeText={addFree} />
 
-      {staged ? <StagedFood entry={staged} error={stagedError} onChange={(patch) => setStaged({ ...staged, ...patch })} onKeyDown={onStagedKey} onAdd={addStaged} onCancel={cancelStaged} /> : null}
+      {staged ? (
+        <StagedFood
+          entry={staged}
+          error={stagedError}
+          onChange={(patch) => setStaged({ ...staged, ...patch })}
+          onKeyDown={onStagedKey}
+          onAdd={addStaged}
+          onCancel={cancelStaged}
+          onEdit={staged.food?.source === 'custom' ? () => setDialog({ food: staged.food! }) : undefined}
+          onDelete={staged.food?.source === 'custom' ? () => void deleteFood(staged.food!) : undefined}
+        />
+      ) : null}
 
       {entries.length ? (
         <ol className="foods__list meal-foods__list" aria-label="Foods in this meal">
@@ -146,7 +177,7 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
         <button type="button" className="btn btn--ghost btn--small" onClick={() => addFree()}>
           <Icon name="log" size={15} /> Add food by calories
         </button>
-        <button type="button" className="btn btn--ghost btn--small" onClick={() => setCreating('')}>
+        <button type="button" className="btn btn--ghost btn--small" onClick={() => setDialog({ name: '' })}>
           <Icon name="edit" size={15} /> New food of your own…
         </button>
       </div>
@@ -157,17 +188,22 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
       </p>
       <FoodTableAbout />
 
-      {creating !== null ? (
+      {dialog ? (
         <CustomFoodDialog
-          initialName={creating}
+          {...dialog}
           onClose={() => {
-            setCreating(null);
-            focusSearch(searchRef.current);
+            setDialog(null);
+            if (staged) setFocusNext('[data-staged-amount]');
+            else focusSearch(searchRef.current);
           }}
-          onCreated={(food) => {
-            setCreating(null);
+          onSaved={(food) => {
+            setDialog(null);
             setCreated((n) => n + 1);
-            stage(food);
+            // An edited food stays picked with the amount typed, when its unit still exists.
+            const next = entryFromFood(food);
+            setStaged(staged && 'food' in dialog && next.units.some((u) => u.id === staged.unit) ? { ...next, quantity: staged.quantity, unit: staged.unit } : next);
+            setStagedError(null);
+            setFocusNext('[data-staged-amount]');
           }}
         />
       ) : null}
@@ -183,6 +219,9 @@ function StagedFood(props: {
   onKeyDown: (e: KeyboardEvent) => void;
   onAdd: () => void;
   onCancel: () => void;
+  /** For a food of the person's own: edit it, delete it. */
+  onEdit: (() => void) | undefined;
+  onDelete: (() => void) | undefined;
 }) {
   const e = props.entry;
   const n = entryNutrients(e);
@@ -223,6 +262,15 @@ function StagedFood(props: {
           </button>
         </div>
       </div>
+      {props.onEdit && props.onDelete ? (
+        <div className="meal-foods__own">
+          <span className="muted small">A food of your own:</span>
+          <button type="button" className="btn btn--small btn--ghost" onClick={props.onEdit}>
+            Edit food…
+          </button>
+          <ConfirmButton label="Delete food" confirmLabel={`Delete ${e.name}`} onConfirm={props.onDelete} />
+        </div>
+      ) : null}
       <p className="meal-foods__preview" data-testid="staged-preview">
         {grams === null ? (
           'Enter an amount.'

@@ -42,6 +42,8 @@ export interface TableEntry {
   unit: string;
   /** The stored entry it came from (editing or copying a meal): sent back as is while its amount is unchanged. */
   stored?: Food;
+  /** The food as the service returned it, when picked from the search (custom ones can be edited). */
+  food?: NutritionFood;
 }
 
 /** A food known only by its name and calories (no table food behind it). */
@@ -123,6 +125,7 @@ export function entryFromFood(food: NutritionFood): TableEntry {
     units,
     quantity: portion ? '1' : '100',
     unit: portion ? portion.id : 'g',
+    food,
   };
 }
 
