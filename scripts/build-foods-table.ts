@@ -216,6 +216,8 @@ async function main(): Promise<void> {
           if (label && grams > 0) portions.push([label.replace(/\s+/g, ' '), Number(grams.toFixed(2))]);
         }
       }
+      // A row without energy is not a food one can log (SR's "ground beef calculator" placeholder).
+      if (nutrients[0] === null) continue;
       const name = old ? old.name : expandAbbreviated(String(nu![1]));
       rows.push([ndb, name, ...(nutrients as N8), fromSr28, old ? 1 : 0, portions] as FoodTableRow);
     }
@@ -233,7 +235,8 @@ async function main(): Promise<void> {
     const gz = gzipSync(json, { level: 9 });
     writeFileSync(FOOD_TABLE_FILE, gz);
     const portions = rows.reduce((n, r) => n + r[12].length, 0);
-    console.log(`${rows.length} foods (${sr24.size} from SR24, ${rows.length - sr24.size} only in SR28), ${portions} portions`);
+    const inSr24 = rows.filter((r) => r[11] === 1).length;
+    console.log(`${rows.length} foods (${inSr24} in SR24, ${rows.length - inSr24} only in SR28), ${portions} portions`);
     console.log(`wrote ${FOOD_TABLE_FILE}: ${gz.length} bytes gzip (${json.length} bytes JSON)`);
   } finally {
     if (keepTemp) console.log(`sources kept in ${tmp}`);

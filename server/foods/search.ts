@@ -188,21 +188,35 @@ export function frecency(usage: FoodUsage, nowMs: number): number {
 
 /** True when `word` is `form` or its plural ("egg"/"eggs", "tomato"/"tomatoes", "berry"/"berries"). */
 function sameWord(word: string, form: string): boolean {
-  if (word === form) return true;
-  if (!word.startsWith(form.endsWith('y') ? form.slice(0, -1) : form)) return false;
-  const rest = word.slice(form.length);
-  return rest === 's' || rest === 'es' || (form.endsWith('y') && word === `${form.slice(0, -1)}ies`);
+  const extra = word.length - form.length;
+  if (extra === 0) return word === form;
+  if (extra === 1) return word.endsWith('s') && word.startsWith(form);
+  if (extra === 2) return word.endsWith('es') && word.startsWith(form);
+  return false;
 }
 
 function textScore(food: IndexedFood, terms: QueryTerm[]): number {
   let score = 0;
-  const matchedLead = new Set<number>();
+  // Bit i set when word i of the leading segment matched a term (names have few leading words).
+  let matchedLead = 0;
+  const words = food.words;
   for (const term of terms) {
     let best = 0;
     let bestAt = -1;
-    food.words.forEach(({ word, segment }, at) => {
-      const exact = term.prefixes.some((p) => sameWord(word, p));
-      if (!exact && !term.prefixes.some((p) => word.startsWith(p))) return;
+    for (let at = 0; at < words.length; at++) {
+      const { word, segment } = words[at]!;
+      let exact = false;
+      let prefix = false;
+      for (const p of term.prefixes) {
+        if (!word.startsWith(p)) {
+          // "berry" is a form of "berries" without being its prefix.
+          if (p.endsWith('y') && word === `${p.slice(0, -1)}ies`) exact = prefix = true;
+          continue;
+        }
+        prefix = true;
+        if (sameWord(word, p)) exact = true;
+      }
+      if (!prefix) continue;
       // The leading segment names the food ("Chicken, …, breast"): a match there counts most.
       let s = segment === 0 ? 6 : 4;
       if (exact) s += 3;
@@ -211,16 +225,14 @@ function textScore(food: IndexedFood, terms: QueryTerm[]): number {
         best = s;
         bestAt = segment === 0 ? at : -1;
       }
-    });
-    if (bestAt >= 0) matchedLead.add(bestAt);
+    }
+    if (bestAt >= 0 && bestAt < 31) matchedLead |= 1 << bestAt;
     score += best;
   }
   // Words of the leading segment the query did not ask for make it another food ("Chicken breast tenders").
-  let unmatchedLead = 0;
-  food.words.forEach(({ segment }, at) => {
-    if (segment === 0 && !matchedLead.has(at)) unmatchedLead++;
-  });
-  score -= 3 * unmatchedLead;
+  for (let at = 0; at < words.length && words[at]!.segment === 0; at++) {
+    if (!(matchedLead & (1 << at))) score -= 3;
+  }
   if (food.raw) score += 3;
   if (food.basic) score += 2;
   if (food.prepared) score -= 4;
@@ -242,15 +254,24 @@ export function searchFoods(db: Db, query: string, limit: number, nowMs: number)
   const terms = queryTerms(index.vocabulary, query);
   if (!terms || terms.length === 0) return terms ? recentFoods(db, limit, nowMs) : [];
   const usage = new Map(listFoodUsage(db).map((u) => [u.foodId, u]));
-  const ranked = matchFoodSeqs(db, matchExpression(terms))
-    .map((seq) => index.foods.get(seq))
-    .filter((f): f is IndexedFood => f !== undefined)
-    .map((f) => {
-      const u = usage.get(f.id);
-      return { f, score: textScore(f, terms) + (u ? 1000 + Math.min(100, 10 * frecency(u, nowMs)) : 0) };
-    })
-    .sort((a, b) => b.score - a.score || a.f.nameLength - b.f.nameLength || a.f.seq - b.f.seq)
-    .slice(0, limit);
+  // One-letter words match a third of the table through the FTS index; scanning the in-memory
+  // names is cheaper for them and gives the same candidates.
+  const candidates = terms.every((t) => t.prefixes.every((p) => p.length === 1))
+    ? [...index.foods.values()].filter((f) => terms.every((t) => f.words.some((w) => t.prefixes.some((p) => w.word.startsWith(p)))))
+    : matchFoodSeqs(db, matchExpression(terms)).flatMap((seq) => index.foods.get(seq) ?? []);
+  // Keep only the best `limit` (sorted insertion): no sort of thousands of candidates.
+  const ranked: Array<{ f: IndexedFood; score: number }> = [];
+  const before = (a: { f: IndexedFood; score: number }, b: { f: IndexedFood; score: number }) =>
+    a.score > b.score || (a.score === b.score && (a.f.nameLength < b.f.nameLength || (a.f.nameLength === b.f.nameLength && a.f.seq < b.f.seq)));
+  for (const f of candidates) {
+    const u = usage.get(f.id);
+    const entry = { f, score: textScore(f, terms) + (u ? 1000 + Math.min(100, 10 * frecency(u, nowMs)) : 0) };
+    if (ranked.length === limit && !before(entry, ranked[limit - 1]!)) continue;
+    let at = ranked.length;
+    while (at > 0 && before(entry, ranked[at - 1]!)) at--;
+    ranked.splice(at, 0, entry);
+    if (ranked.length > limit) ranked.pop();
+  }
   const records = new Map(getFoodsBySeq(db, ranked.map((r) => r.f.seq)).map((f) => [f.seq, f]));
   return ranked.flatMap((r) => {
     const food = records.get(r.f.seq);
