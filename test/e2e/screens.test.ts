@@ -156,6 +156,65 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
     }
   });
 
+  test('Today: "ready for sleep" says when the time is and what it means during the day', async () => {
+    const { page, context } = await openApp(browser, server, { colorScheme: 'light' });
+    try {
+      await page.goto(`${server.url}/#/today`);
+      // Lunch at 12:35 and the clock at 13:10: the time is this afternoon, and holds only if
+      // nothing more is eaten.
+      const ready = page.getByTestId('sleep-ready');
+      await ready.waitFor();
+      assert.match(await ready.innerText(), /this afternoon, in \d/);
+      assert.match(await page.getByTestId('sleep-ready-note').innerText(), /if you eat nothing more today/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('Gut score: the 90-day axis labels are whole, and a day without meals reads "No data"', async () => {
+    // Three days ago, nothing logged: that finished day becomes UNSCORABLE.
+    const gap = new Date(midnight - 3 * dayMs).toISOString().slice(0, 10);
+    const meals = await server.api<{ data: { id: string }[] }>('GET', `/v1/nutrition/meals?start_date=${gap}&end_date=${gap}&limit=100`);
+    assert.ok(meals.body.data.length > 0);
+    for (const m of meals.body.data) assert.ok((await server.api('DELETE', `/v1/nutrition/meals/${m.id}`)).status < 300);
+
+    for (const theme of ['light', 'dark'] as const) {
+      const { page, context } = await openApp(browser, server, { colorScheme: theme });
+      try {
+        await page.goto(`${server.url}/#/score`);
+        await page.waitForSelector('[data-testid="trend-chart"] .recharts-surface');
+        const ninety = page.waitForResponse((r) => r.url().includes('/v1/digestion/scores/daily'));
+        await page.getByRole('radio', { name: '90 days' }).check();
+        await ninety;
+        await page.waitForTimeout(300);
+        // Each y-axis label lies wholly inside the chart's drawing (a clipped "100" read ".00").
+        const labels = await page.evaluate(() => {
+          const doc = (globalThis as unknown as { document: { querySelector(s: string): { getBoundingClientRect(): { left: number } } | null; querySelectorAll(s: string): Iterable<{ textContent: string; getBoundingClientRect(): { left: number } }> } }).document;
+          const svgLeft = doc.querySelector('[data-testid="trend-chart"] svg.recharts-surface')!.getBoundingClientRect().left;
+          return [...doc.querySelectorAll('[data-testid="trend-chart"] .recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')].map((t) => ({ text: t.textContent, inside: t.getBoundingClientRect().left >= svgLeft }));
+        });
+        assert.ok(labels.some((l) => l.text === '100'), JSON.stringify(labels));
+        assert.deepEqual(labels.filter((l) => !l.inside), [], 'y-axis labels cut off at the left edge');
+        await shoot(page, 'gut-score-90-days', theme);
+
+        // Step back to the day without meals: no score, and no component claims to be helping.
+        const card = page.locator('.card--score');
+        for (let i = 0; i < 3; i++) await card.getByRole('button', { name: 'Previous day' }).click();
+        await card.getByRole('heading', { name: new RegExp(new Date(midnight - 3 * dayMs).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', timeZone: 'UTC' })) }).waitFor();
+        assert.match(await page.getByTestId('score-value').innerText(), /Unscorable/i);
+        for (const name of ['overnight', 'fasted_ratio', 'regularity', 'circadian']) {
+          const text = await page.getByTestId(`component-${name}`).innerText();
+          assert.match(text, /No data/, `${name}: ${text}`);
+          assert.doesNotMatch(text, /Helping|Pulling it down|Normal range/, `${name}: ${text}`);
+          assert.match(text, /—/, `${name}: ${text}`);
+        }
+        await shoot(page, 'gut-score-unscorable-day', theme);
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
   test('axe: no serious or critical violations on any screen', () => {
     assert.equal(violations.length, 0, violations.map((v) => `${v.where}:\n${formatViolations(v.list)}`).join('\n\n'));
   });

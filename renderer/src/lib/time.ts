@@ -3,7 +3,7 @@
  * arithmetic (server/time/tz.ts is pure Intl code, shared rather than rewritten), using the time
  * zone and day start from the user's settings rather than the machine's.
  */
-import { addDays, dayBounds, dayOf, localParts, localTimeToInstant, offsetMinutes, parseClock } from '../../../server/time/tz';
+import { addDays, dayBounds, dayOf, localParts, localTimeToInstant, offsetMinutes, parseClock } from '../../../server/time/tz.js';
 
 export { addDays, dayBounds, dayOf, localParts, localTimeToInstant, parseClock };
 

@@ -1,4 +1,4 @@
-import { useMemo, useState, type CSSProperties, type FormEvent } from 'react';
+import { useMemo, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { api, errorMessage, idempotencyKey } from '../api/client';
 import {
@@ -10,6 +10,7 @@ import {
   type OvernightScore,
   type SleepSession,
 } from '../api/types';
+import { DayStepper } from '../components/DayStepper';
 import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, ScreenHead, Segmented, useApiForm, type FieldErrors } from '../components/ui';
 import { useApp } from '../lib/app';
@@ -70,7 +71,9 @@ export default function ScoreScreen() {
   useServiceEvents(['overnight_score.created', 'settings.updated'], overnight.reload, 400);
 
   const scores = daily.data?.data ?? [];
-  const today = scores.find((s) => s.date === app.today) ?? scores[scores.length - 1];
+  // The day whose components are shown: today unless the user steps back through the range.
+  const [chosenDay, setChosenDay] = useState(app.today);
+  const shown = scores.find((s) => s.date === chosenDay) ?? scores.find((s) => s.date === app.today) ?? scores[scores.length - 1];
   const nights = overnight.data?.data ?? [];
   const lastNight = [...nights].reverse().find((n) => n.score_state !== 'UNSCORABLE') ?? nights[nights.length - 1];
 
@@ -78,7 +81,13 @@ export default function ScoreScreen() {
     <div className="screen" data-testid="score">
       <ScreenHead title="Gut score" subtitle="How your eating pattern supports digestion, from 0 to 100." />
       <ResourceStatus resource={daily} />
-      {today ? <TodayScore score={today} isToday={today.date === app.today} /> : daily.data ? <Card><Empty>No scores yet. Log a few meals to get one.</Empty></Card> : null}
+      {shown ? (
+        <DayScore score={shown} isToday={shown.date === app.today} stepper={<DayStepper day={shown.date} onChange={setChosenDay} min={scores[0]?.date} max={app.today} label="Day to show" />} />
+      ) : daily.data ? (
+        <Card>
+          <Empty>No scores yet. Log a few meals to get one.</Empty>
+        </Card>
+      ) : null}
 
       <Card
         title="Trend"
@@ -113,9 +122,13 @@ export default function ScoreScreen() {
   );
 }
 
-function TodayScore({ score, isToday }: { score: DailyScore; isToday: boolean }) {
+/** One day's score and its four components, with the stepper that picks the day. */
+function DayScore({ score, isToday, stepper }: { score: DailyScore; isToday: boolean; stepper: ReactNode }) {
+  // A finished day with nothing logged has no score, and its components describe no data: the
+  // service reports them as neutral, and they read "No data" rather than a value.
+  const noData = score.score_state === 'UNSCORABLE';
   return (
-    <Card className="card--score" title={isToday ? 'Today' : fmtDay(score.date, 'long')}>
+    <Card className="card--score" title={isToday ? 'Today' : fmtDay(score.date, 'long')} actions={stepper}>
       <div className="score-hero">
         <div
           className={`score-hero__ring level--${score.level ?? 'none'}`}
@@ -131,7 +144,7 @@ function TodayScore({ score, isToday }: { score: DailyScore; isToday: boolean })
             {score.calibrating ? <Chip tone="calibrating">Calibrating</Chip> : null}
           </p>
           <p>{scoreNote(score)}</p>
-          {typeof score.confidence === 'number' ? (
+          {typeof score.confidence === 'number' && !noData ? (
             <p className="muted small">Confidence {Math.round(score.confidence * 100)}%: digestion varies 20–40% from person to person and day to day.</p>
           ) : null}
           {score.calibrating ? (
@@ -144,18 +157,24 @@ function TodayScore({ score, isToday }: { score: DailyScore; isToday: boolean })
           const c = score.components[name];
           const info = COMPONENT_INFO[name];
           return (
-            <li key={name} className={`component component--${c?.contribution ?? 'none'}`} data-testid={`component-${name}`}>
+            <li key={name} className={`component component--${noData ? 'neutral' : (c?.contribution ?? 'none')}`} data-testid={`component-${name}`}>
               <div className="component__head">
                 <h3>{info.title}</h3>
                 <span>
-                  {c?.source === 'estimated' ? <Chip tone="pending">Estimated</Chip> : null}
-                  {c ? <Chip tone={c.contribution}>{CONTRIBUTION_LABEL[c.contribution]}</Chip> : null}
+                  {noData ? (
+                    <Chip tone="neutral">No data</Chip>
+                  ) : (
+                    <>
+                      {c?.source === 'estimated' ? <Chip tone="pending">Estimated</Chip> : null}
+                      {c ? <Chip tone={c.contribution}>{CONTRIBUTION_LABEL[c.contribution]}</Chip> : null}
+                    </>
+                  )}
                 </span>
               </div>
               <p className="component__value">
-                <span className="component__num">{c ? fmtNumber(c.value) : '—'}</span>
+                <span className="component__num">{c && !noData ? fmtNumber(c.value) : '—'}</span>
                 <span className="meter meter--wide" aria-hidden="true">
-                  <span style={{ width: `${Math.max(0, Math.min(100, c?.value ?? 0))}%` }} />
+                  <span style={{ width: `${noData ? 0 : Math.max(0, Math.min(100, c?.value ?? 0))}%` }} />
                 </span>
               </p>
               <p className="component__moves">{info.moves}</p>
@@ -208,7 +227,8 @@ function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) 
     <figure className="chart" data-testid="trend-chart">
       <div className="chart__box" style={{ height: 240 }}>
         <ResponsiveContainer width="100%" height="100%">
-          <ComposedChart data={withBridge} margin={{ top: 10, right: 12, bottom: 0, left: -18 }}>
+          {/* No negative left margin: it would clip the axis labels ("100" showed as ".00"). */}
+          <ComposedChart data={withBridge} margin={{ top: 10, right: 12, bottom: 0, left: 0 }}>
             <defs>
               <linearGradient id="trendFill" x1="0" y1="0" x2="0" y2="1">
                 <stop offset="0%" className="stop-accent" stopOpacity={0.35} />
@@ -220,7 +240,7 @@ function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) 
             <ReferenceArea y1={60} y2={70} className="band band--fair" ifOverflow="hidden" />
             <CartesianGrid vertical={false} className="grid-lines" />
             <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={24} className="axis" />
-            <YAxis domain={[floor, 100]} ticks={[floor, 60, 70, 85, 100]} allowDataOverflow tickLine={false} axisLine={false} width={44} className="axis" />
+            <YAxis domain={[floor, 100]} ticks={[floor, 60, 70, 85, 100]} allowDataOverflow tickLine={false} axisLine={false} width={34} className="axis" />
             <Tooltip content={<TrendTooltip />} cursor={{ className: 'chart-cursor' }} />
             <Area type="monotone" dataKey="scored" className="trend-area" fill="url(#trendFill)" connectNulls={false} isAnimationActive={false} dot={data.length <= 31 ? { r: 3, className: 'trend-dot' } : false} activeDot={{ r: 5 }} />
             <Line type="monotone" dataKey="bridge" className="trend-bridge" connectNulls dot={false} activeDot={false} isAnimationActive={false} legendType="none" />

@@ -1,7 +1,8 @@
 import { useLayoutEffect, useRef, useState, type RefObject } from 'react';
 import { api } from '../api/client';
 import type { Meal, TimelineEntry } from '../api/types';
-import { Card, Icon, ResourceStatus, ScreenHead, Segmented } from '../components/ui';
+import { DayStepper } from '../components/DayStepper';
+import { Card, ResourceStatus, ScreenHead, Segmented } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, mealTitle } from '../lib/meals';
@@ -123,21 +124,7 @@ export default function TimelineScreen({ params }: { params: URLSearchParams }) 
               { value: 'week', label: 'Week' },
             ]}
           />
-          <div className="stepper">
-            <button type="button" className="icon-btn" onClick={() => go({ day: addDays(day, view === 'day' ? -1 : -7) })} aria-label={view === 'day' ? 'Previous day' : 'Previous week'}>
-              <Icon name="chevronLeft" />
-            </button>
-            <label>
-              <span className="visually-hidden">{view === 'day' ? 'Day' : 'Week ending'}</span>
-              <input type="date" value={day} onChange={(e) => e.target.value && go({ day: e.target.value })} />
-            </label>
-            <button type="button" className="icon-btn" onClick={() => go({ day: addDays(day, view === 'day' ? 1 : 7) })} aria-label={view === 'day' ? 'Next day' : 'Next week'}>
-              <Icon name="chevronRight" />
-            </button>
-            <button type="button" className="btn btn--ghost btn--small" onClick={() => go({ day: app.today })} disabled={day === app.today}>
-              Today
-            </button>
-          </div>
+          <DayStepper day={day} onChange={(d) => go({ day: d })} step={view === 'day' ? 1 : 7} unit={view} label={view === 'day' ? 'Day' : 'Week ending'} />
         </div>
       </ScreenHead>
       <Card title={view === 'day' ? fmtDay(day, 'long') : `${fmtDay(addDays(day, -6))} – ${fmtDay(day)}`}>

@@ -8,8 +8,9 @@ import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
+import { AFTER_LAST_MEAL, sleepReadyText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
-import { clock, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, minutesOf } from '../lib/time';
+import { clock, fmtDay, fmtTime } from '../lib/time';
 import './Today.css';
 
 export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
@@ -131,10 +132,7 @@ export function TodayScreen() {
         </div>
         <div className="today-side">
           <Card title="Ready for sleep">
-            {windows?.sleep_ready_at ? <SleepReady at={Date.parse(windows.sleep_ready_at)} now={Math.max(now, clock.now())} /> : <p className="big-time muted">—</p>}
-            <p className="muted small">
-              Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.
-            </p>
+            <SleepReady at={windows?.sleep_ready_at ? Date.parse(windows.sleep_ready_at) : null} now={Math.max(now, clock.now())} />
             {windows?.next_meal_suggestions?.length ? (
               <ul className="suggestions">
                 {windows.next_meal_suggestions.map((s) => (
@@ -204,18 +202,28 @@ function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: (
   );
 }
 
-/** When lying down is fine: a time still to come, or "now" once it has passed. */
-function SleepReady({ at, now }: { at: number; now: number }) {
+/** When lying down is fine, and what that time means at this point of the day. */
+function SleepReady({ at, now }: { at: number | null; now: number }) {
   const app = useApp();
-  const min = Math.round((at - now) / 60000);
-  const day = dayOf(at, app.tz, minutesOf(app.dayStart));
-  const label = dayLabel(day, app.today);
-  const when = `${fmtTime(at, app.tz)}${day === app.today ? '' : ` ${/^(Yesterday|Tomorrow)$/.test(label) ? label.toLowerCase() : `on ${label}`}`}`;
+  if (at === null) {
+    return (
+      <>
+        <p className="big-time muted">—</p>
+        <p className="muted small">{AFTER_LAST_MEAL}</p>
+      </>
+    );
+  }
+  const text = sleepReadyText(at, now, app.tz);
   return (
-    <p className="big-time" data-testid="sleep-ready">
-      {min > 0 ? fmtTime(at, app.tz) : 'Now'}
-      <span className="big-time__rel">{min > 0 ? `in ${fmtDuration(min)}` : `since ${when}`}</span>
-    </p>
+    <>
+      <p className="big-time" data-testid="sleep-ready">
+        {text.time}
+        <span className="big-time__rel">{text.when}</span>
+      </p>
+      <p className="muted small" data-testid="sleep-ready-note">
+        {text.note}
+      </p>
+    </>
   );
 }
 

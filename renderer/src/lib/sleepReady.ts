@@ -1,0 +1,41 @@
+import { addDays, dayLabel, dayOf, fmtDuration, fmtTime, localParts } from './time.js';
+
+/** The words around "Ready for sleep": the time, when that is, and what it means. */
+export interface SleepReadyText {
+  /** The clock time, or "Now" once it has passed. */
+  time: string;
+  /** When, in words: "this afternoon, in 2 h 25 min", "tonight, in 40 min", "since 9:10 PM". */
+  when: string;
+  /** What the time means at this point of the day. */
+  note: string;
+}
+
+export const AFTER_LAST_MEAL = 'Three hours after your last meal, once the stomach is mostly empty. Lying down sooner raises the odds of reflux.';
+// In the morning or afternoon the time follows breakfast or lunch, not a bedtime: say so.
+const DAYTIME = 'That is if you eat nothing more today: each meal moves it later. Lying down before the stomach is mostly empty raises the odds of reflux.';
+
+/**
+ * Describes the moment lying down is fine (`sleep_ready_at`) relative to `now`, by calendar day
+ * in `tz`: "this morning"/"this afternoon" for a time during the day (which is only the time after
+ * the last meal so far), "tonight" for the evening and the small hours after midnight, else
+ * "tomorrow" or the day.
+ */
+export function sleepReadyText(at: number, now: number, tz: string): SleepReadyText {
+  const today = dayOf(now, tz);
+  const day = dayOf(at, tz);
+  const hour = localParts(at, tz).hour;
+  const min = Math.round((at - now) / 60_000);
+  const time = fmtTime(at, tz);
+  if (min <= 0) {
+    const label = dayLabel(day, today);
+    const onDay = day === today ? '' : /^(Yesterday|Tomorrow)$/.test(label) ? ` ${label.toLowerCase()}` : ` on ${label}`;
+    return { time: 'Now', when: `since ${time}${onDay}`, note: AFTER_LAST_MEAL };
+  }
+  const smallHours = hour < 5;
+  let part: string;
+  if (day === today) part = smallHours || hour >= 17 ? 'tonight' : hour < 12 ? 'this morning' : 'this afternoon';
+  else if (day === addDays(today, 1)) part = smallHours ? 'tonight' : 'tomorrow';
+  else part = `on ${dayLabel(day, today)}`;
+  const daytime = part === 'this morning' || part === 'this afternoon';
+  return { time, when: `${part}, in ${fmtDuration(min)}`, note: daytime ? DAYTIME : AFTER_LAST_MEAL };
+}
