@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { verifySignature } from '../../server/webhooks/verify.js';
-import { launchBrowser, openApp, skipReason, startServer, waitForToday, type AppPage, type Server } from './harness.js';
+import { launchBrowser, openApp, skipReason, startServer, until, waitForToday, type AppPage, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -40,16 +40,6 @@ async function receiver(): Promise<{ url: string; received: Received[]; close: (
     received,
     close: () => new Promise((r) => srv.close(() => r())),
   };
-}
-
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function go(page: Page, route: string, ready: string): Promise<void> {

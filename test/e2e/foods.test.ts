@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, type AppPage, type AxeViolation, type Server } from './harness.js';
+import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, until, type AppPage, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
 /** Rolled oats as the table names them (SR28 "Oats", or SR24's long name). */
@@ -39,16 +39,6 @@ interface SavedMealResource {
 
 type DomGlobal = { document: { activeElement: { getAttribute(n: string): string | null; tagName: string } | null } };
 const activeAttr = (page: Page, name: string) => page.evaluate((n) => (globalThis as unknown as DomGlobal).document.activeElement?.getAttribute(n) ?? null, name);
-
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 /**
  * With focus in the search box: types `query`, waits for an option whose text matches `want`, moves

@@ -237,22 +237,7 @@ function StagedFood(props: {
         </span>
       </p>
       <div className="meal-foods__amount">
-        <Field label="Amount" error={props.error ?? undefined} className="meal-foods__qty">
-          {({ id, describedBy, invalid }) => (
-            <input id={id} type="text" value={e.quantity} data-staged-amount onChange={(ev) => props.onChange(amountWithUnit(ev.target.value, e.units) ?? { quantity: ev.target.value })} aria-describedby={[describedBy, tipId].filter(Boolean).join(' ')} aria-invalid={invalid} autoComplete="off" />
-          )}
-        </Field>
-        <Field label="Unit" className="meal-foods__unit">
-          {({ id }) => (
-            <select id={id} value={e.unit} onChange={(ev) => props.onChange({ unit: ev.target.value })}>
-              {e.units.map((u) => (
-                <option key={u.id} value={u.id}>
-                  {u.label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <AmountFields entry={e} amountLabel="Amount" unitLabel="Unit" error={props.error ?? undefined} describedBy={tipId} staged onChange={props.onChange} />
         <div className="meal-foods__staged-actions">
           <button type="button" className="btn btn--primary btn--small" onClick={props.onAdd}>
             Add
@@ -301,12 +286,52 @@ function TableRow(props: { entry: TableEntry; index: number; errors: FieldErrors
         {e.name}
         {e.brand ? <span className="muted"> · {e.brand}</span> : null}
       </span>
-      <Field label={`Amount of ${e.name}`} error={err} className="meal-foods__qty" hideLabel>
+      <AmountFields entry={e} amountLabel={`Amount of ${e.name}`} unitLabel={`Unit of ${e.name}`} error={err} hideLabels onChange={props.onChange} />
+      <span className="meal-foods__kcal">
+        {grams === null ? '—' : `${fmtNumber(grams)} g`}
+        <strong>{kcal === null ? '? kcal' : `${fmtNumber(kcal)} kcal`}</strong>
+      </span>
+      <button type="button" className="icon-btn" aria-label={`Remove ${e.name}`} onClick={props.onRemove}>
+        <Icon name="close" />
+      </button>
+    </li>
+  );
+}
+
+/**
+ * The amount of a table food and its unit. The amount may name its unit too ("60 g", "2 slices"),
+ * and the unit follows.
+ */
+function AmountFields(props: {
+  entry: TableEntry;
+  amountLabel: string;
+  unitLabel: string;
+  error: string | undefined;
+  hideLabels?: boolean;
+  /** Ids of more text describing the amount. */
+  describedBy?: string;
+  /** The amount of the food just picked (focused when it is picked). */
+  staged?: boolean;
+  onChange: (patch: Partial<TableEntry>) => void;
+}) {
+  const e = props.entry;
+  return (
+    <>
+      <Field label={props.amountLabel} error={props.error} className="meal-foods__qty" hideLabel={props.hideLabels}>
         {({ id, describedBy, invalid }) => (
-          <input id={id} type="text" inputMode="decimal" value={e.quantity} onChange={(ev) => props.onChange({ quantity: ev.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
+          <input
+            id={id}
+            type="text"
+            value={e.quantity}
+            data-staged-amount={props.staged ? '' : undefined}
+            onChange={(ev) => props.onChange(amountWithUnit(ev.target.value, e.units) ?? { quantity: ev.target.value })}
+            aria-describedby={[describedBy, props.describedBy].filter(Boolean).join(' ') || undefined}
+            aria-invalid={invalid}
+            autoComplete="off"
+          />
         )}
       </Field>
-      <Field label={`Unit of ${e.name}`} className="meal-foods__unit" hideLabel>
+      <Field label={props.unitLabel} className="meal-foods__unit" hideLabel={props.hideLabels}>
         {({ id }) => (
           <select id={id} value={e.unit} onChange={(ev) => props.onChange({ unit: ev.target.value })}>
             {e.units.map((u) => (
@@ -317,14 +342,7 @@ function TableRow(props: { entry: TableEntry; index: number; errors: FieldErrors
           </select>
         )}
       </Field>
-      <span className="meal-foods__kcal">
-        {grams === null ? '—' : `${fmtNumber(grams)} g`}
-        <strong>{kcal === null ? '? kcal' : `${fmtNumber(kcal)} kcal`}</strong>
-      </span>
-      <button type="button" className="icon-btn" aria-label={`Remove ${e.name}`} onClick={props.onRemove}>
-        <Icon name="close" />
-      </button>
-    </li>
+    </>
   );
 }
 

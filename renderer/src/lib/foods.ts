@@ -101,7 +101,7 @@ export function unitsOf(food: NutritionFood): UnitOption[] {
 }
 
 /** Household volume measures: a poor default, since a count ("1 medium") is how most people eat a food. */
-const VOLUME = /^\d+(\.\d+)?\s*(cups?|tbsp|tsp|fl oz|tablespoons?|teaspoons?|ml|l)\b/i;
+const VOLUME = /^\d+(\.\d+)?\s*(cups?|tbsp|tsp|fl oz|tablespoons?|teaspoons?|quarts?|pints?|gal(lons?)?|ml|l)\b/i;
 
 /**
  * A newly picked food: one of its portions when it has any (a "medium" one, else the first that is
