@@ -72,8 +72,8 @@ test('totals scale per 100 g values to the grams; an unknown nutrient makes its 
   const o = { ...entryFromFood(oats), quantity: '60' };
   const entries: Entry[] = [b, o, { kind: 'free', key: 99, name: 'Honey', calories: '60' }];
   const t = totalsOf(entries);
-  assert.ok(Math.abs(t.values.calories - (89 * 1.18 + 389 * 0.6 + 60)) < 1e-9);
-  assert.ok(Math.abs(t.values.protein_g - (1.09 * 1.18 + 16.89 * 0.6)) < 1e-9);
+  assert.ok(Math.abs(t.values.calories! - (89 * 1.18 + 389 * 0.6 + 60)) < 1e-9);
+  assert.ok(Math.abs(t.values.protein_g! - (1.09 * 1.18 + 16.89 * 0.6)) < 1e-9);
   assert.equal(t.partial.has('protein_g'), true, 'the honey does not know its protein');
   assert.equal(t.values.fiber_g, 2.6 * 1.18);
   assert.equal(t.partial.has('fiber_g'), true, 'the oats do not know their fibre');

@@ -1,5 +1,5 @@
-import type { Food, FoodEntryInput, FoodNutrients, NutrientKey, NutritionFood } from '../api/types';
-import { fmtNumber } from './meals';
+import type { Food, FoodEntryInput, FoodNutrients, NutrientKey, NutritionFood } from '../api/types.js';
+import { fmtNumber } from './meals.js';
 
 /** The nutrients the meal form totals while a meal is built, in the order they are shown. */
 export const TOTAL_KEYS = ['calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g'] as const satisfies readonly NutrientKey[];

@@ -1,4 +1,4 @@
-import type { Food, FoodEntryInput, Meal, MealInput, MealType } from '../api/types';
+import type { Food, FoodEntryInput, Meal, MealInput, MealType } from '../api/types.js';
 
 /** A sensible meal type for a local minute of day (the user can always change it). */
 export function guessMealType(minuteOfDay: number): MealType {
