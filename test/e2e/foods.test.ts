@@ -28,6 +28,8 @@ interface MealResource {
   description: string;
   meal_type: string;
   macros: { calories: number; protein_g: number; carbs_g: number; fat_g: number; fiber_g: number | null };
+  calories_source: string;
+  nutrient_sources: Record<string, string | null>;
   foods: { name: string; calories: number; food_id?: string; quantity?: number; unit?: string; grams?: number; protein_g?: number | null }[];
 }
 interface SavedMealResource {
@@ -178,6 +180,9 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     const sum = after.foods.reduce((s, f) => s + f.calories, 0);
     assert.ok(Math.abs(after.macros.calories - sum) < 0.5, `the meal's calories follow its foods: ${after.macros.calories} vs ${sum}`);
     assert.ok(after.macros.protein_g > before.macros.protein_g, 'and so does its protein');
+    assert.equal(after.calories_source, 'foods', 'the form did not type the sums in');
+    assert.equal(after.nutrient_sources.protein_g, 'foods');
+    assert.equal(after.nutrient_sources.fat_g, 'foods');
 
     // Log it again now from the list: the copy carries the same entries, foods and numbers.
     const count = (await mealsToday()).length;

@@ -136,6 +136,8 @@ export interface Meal {
   foods: Food[];
   /** Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram. */
   calories_source?: 'logged' | 'foods' | 'macros';
+  /** Per nutrient: typed in ("logged"), the sum of the foods ("foods"), or unknown (null). */
+  nutrient_sources?: Partial<Record<'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g' | 'sodium_mg' | 'caffeine_mg', 'logged' | 'foods' | null>>;
 }
 
 /** Body of POST /v1/nutrition/meals and PATCH /v1/nutrition/meals/{id}. */

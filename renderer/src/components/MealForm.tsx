@@ -3,7 +3,7 @@ import { api, idempotencyKey } from '../api/client';
 import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey, type NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
 import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
-import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
+import { capitalize, guessMealType, mealInput, mealTitle, typedIn } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
@@ -42,19 +42,15 @@ function blankState(tz: string): FormState {
 
 const nutrientOf = (f: NumberField) => f.split('.')[1] as NutrientKey;
 
+const typedField = (meal: Meal, field: NumberField) => typedIn(meal, nutrientOf(field) as Parameters<typeof typedIn>[1]);
+
 function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
   const foods = meal.foods.map(entryFromStored);
-  // A number that is the sum of the meal's table foods was computed, not typed: it stays blank
-  // (shown as the live total) so that changing the foods changes it.
-  const sums = foods.some((f) => f.kind === 'food') ? totalsOf(foods) : null;
-  const derived = (k: NumberField, v: number) => {
-    if (k === 'macros.calories') return meal.calories_source !== undefined && meal.calories_source !== 'logged';
-    const key = nutrientOf(k);
-    return sums !== null && sums.known.has(key) && Math.abs(sums.values[key] - v) < 0.051;
-  };
   const n = emptyNumbers();
+  // A number that is the sum of the meal's foods was computed, not typed: it stays blank (shown as
+  // the live total) so that changing the foods changes it.
   const set = (k: NumberField, v: number | null | undefined) => {
-    n[k] = v === null || v === undefined || derived(k, v) ? '' : String(v);
+    n[k] = v === null || v === undefined || !typedField(meal, k) ? '' : String(v);
   };
   set('macros.calories', meal.macros.calories);
   set('macros.protein_g', meal.macros.protein_g);
@@ -87,7 +83,6 @@ function buildBody(s: FormState, tz: string, editing: Meal | null): { body: Meal
   const body: MealInput = { timestamp: Number.isNaN(ts) ? '' : isoInZone(ts, tz), meal_type: s.mealType, description: s.description.trim() };
   const macros: Record<string, number | null> = {};
   const micros: Record<string, number | null> = {};
-  const sums = totalsOf(s.foods);
   for (const f of NUMBER_FIELDS) {
     const v = parseNum(s.numbers[f.name]);
     if (typeof v === 'string') {
@@ -95,9 +90,9 @@ function buildBody(s: FormState, tz: string, editing: Meal | null): { body: Meal
       continue;
     }
     const [group, key] = f.name.split('.') as ['macros' | 'micros', string];
-    // A blank field is "not typed": on an edit it clears a typed value (null), unless the foods
-    // know that nutrient, whose sum the service then keeps or recomputes.
-    if (v === null && !(editing && NULLABLE.includes(f.name) && !sums.known.has(nutrientOf(f.name)))) continue;
+    // A blank field is "not typed": left out, or on an edit, null for a value that was typed, which
+    // hands the nutrient back to the foods (or clears it when no food knows it).
+    if (v === null && !(editing && NULLABLE.includes(f.name) && typedField(editing, f.name))) continue;
     (group === 'macros' ? macros : micros)[key] = v;
   }
   if (Object.keys(macros).length) body.macros = macros;
@@ -181,13 +176,11 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     setErrors({});
     await send(async () => {
       if (editing) {
-        // Undo restores every field, including ones the edit newly filled in (null clears them).
-        const before = {
-          ...mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz)),
-          macros: { ...editing.macros, fiber_g: editing.macros.fiber_g ?? null },
-          micros: { sodium_mg: editing.micros.sodium_mg, caffeine_mg: editing.micros.caffeine_mg ?? null },
-        };
+        // Numbers that were sums go back to being sums (null hands them to the foods).
+        const before = mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz), { handBack: true });
         const saved = await api.patch<Meal>(`/v1/nutrition/meals/${encodeURIComponent(editing.id)}`, built.body);
+        // Typed calories cannot be handed back to the foods: the undo types the old number.
+        if (typedIn(saved, 'calories') && !typedIn(editing, 'calories')) before.macros = { ...before.macros, calories: editing.macros.calories };
         app.toast(`Saved “${mealTitle(saved)}”.`, {
           action: {
             label: 'Undo',

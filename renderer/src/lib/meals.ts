@@ -8,20 +8,41 @@ export function guessMealType(minuteOfDay: number): MealType {
   return 'snack';
 }
 
-/** The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete). */
-export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>, timestamp: string): MealInput {
-  const macros: MealInput['macros'] = { ...meal.macros };
-  if (macros.fiber_g === null || macros.fiber_g === undefined) delete macros.fiber_g;
-  const micros: MealInput['micros'] = { sodium_mg: meal.micros.sodium_mg };
-  if (meal.micros.caffeine_mg !== null && meal.micros.caffeine_mg !== undefined) micros.caffeine_mg = meal.micros.caffeine_mg;
-  return {
-    timestamp,
-    meal_type: meal.meal_type,
-    description: meal.description,
-    macros,
-    micros,
-    foods: meal.foods.map(storedEntryInput),
+type MealNumbers = Pick<Meal, 'macros' | 'micros' | 'calories_source' | 'nutrient_sources'>;
+type NumberKey = 'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g' | 'sodium_mg' | 'caffeine_mg';
+
+/** Whether a meal's number was typed in rather than summed from its foods (or 4/4/9 kcal per gram for calories). */
+export function typedIn(meal: MealNumbers, k: NumberKey): boolean {
+  if (k === 'calories') return (meal.calories_source ?? 'logged') === 'logged';
+  // From a service without nutrient sources, every stored number was typed.
+  return meal.nutrient_sources ? meal.nutrient_sources[k] === 'logged' : true;
+}
+
+/**
+ * The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete or an edit): its
+ * foods as stored, and the numbers that were typed; the others are sums the service makes again
+ * from the same foods, so they stay sums. `handBack` sends null for those (an undo of an edit that
+ * typed them hands them back to the foods).
+ */
+export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'foods'> & MealNumbers, timestamp: string, opts: { handBack?: boolean } = {}): MealInput {
+  const macros: NonNullable<MealInput['macros']> = {};
+  const micros: NonNullable<MealInput['micros']> = {};
+  const put = (k: NumberKey, v: number | null | undefined) => {
+    const target: Record<string, number | null> = k === 'sodium_mg' || k === 'caffeine_mg' ? micros : macros;
+    if (typedIn(meal, k) && v !== null && v !== undefined) target[k] = v;
+    else if (opts.handBack && k !== 'calories') target[k] = null;
   };
+  put('calories', meal.macros.calories);
+  put('protein_g', meal.macros.protein_g);
+  put('carbs_g', meal.macros.carbs_g);
+  put('fat_g', meal.macros.fat_g);
+  put('fiber_g', meal.macros.fiber_g);
+  put('sodium_mg', meal.micros.sodium_mg);
+  put('caffeine_mg', meal.micros.caffeine_mg);
+  const body: MealInput = { timestamp, meal_type: meal.meal_type, description: meal.description, foods: meal.foods.map(storedEntryInput) };
+  if (Object.keys(macros).length) body.macros = macros;
+  if (Object.keys(micros).length) body.micros = micros;
+  return body;
 }
 
 /** A stored food entry sent back as stored (with its calories): the service keeps its numbers as they were. */
