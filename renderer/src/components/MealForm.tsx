@@ -3,7 +3,7 @@ import { api, idempotencyKey } from '../api/client';
 import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey, type NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
 import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
-import { capitalize, guessMealType, mealInput, mealTitle, typedIn } from '../lib/meals';
+import { capitalize, guessMealType, mealInput, mealNumber, mealTitle, typedIn, type NumberKey } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
@@ -40,25 +40,19 @@ function blankState(tz: string): FormState {
   return { time: toLocalInput(now, tz), mealType: guessMealType(p.hour * 60 + p.minute), description: '', foods: [], numbers: emptyNumbers() };
 }
 
-const nutrientOf = (f: NumberField) => f.split('.')[1] as NutrientKey;
 
-const typedField = (meal: Meal, field: NumberField) => typedIn(meal, nutrientOf(field) as Parameters<typeof typedIn>[1]);
+const numberKey = (field: NumberField) => field.split('.')[1] as NumberKey;
 
 function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
   const foods = meal.foods.map(entryFromStored);
   const n = emptyNumbers();
   // A number that is the sum of the meal's foods was computed, not typed: it stays blank (shown as
   // the live total) so that changing the foods changes it.
-  const set = (k: NumberField, v: number | null | undefined) => {
-    n[k] = v === null || v === undefined || !typedField(meal, k) ? '' : String(v);
-  };
-  set('macros.calories', meal.macros.calories);
-  set('macros.protein_g', meal.macros.protein_g);
-  set('macros.carbs_g', meal.macros.carbs_g);
-  set('macros.fat_g', meal.macros.fat_g);
-  set('macros.fiber_g', meal.macros.fiber_g);
-  set('micros.sodium_mg', meal.micros.sodium_mg);
-  set('micros.caffeine_mg', meal.micros.caffeine_mg);
+  for (const f of NUMBER_FIELDS) {
+    const k = numberKey(f.name);
+    const v = mealNumber(meal, k);
+    n[f.name] = v === null || v === undefined || !typedIn(meal, k) ? '' : String(v);
+  }
   return {
     time: toLocalInput(atNow ? clock.now() : Date.parse(meal.timestamp), tz),
     mealType: meal.meal_type,
@@ -92,7 +86,7 @@ function buildBody(s: FormState, tz: string, editing: Meal | null): { body: Meal
     const [group, key] = f.name.split('.') as ['macros' | 'micros', string];
     // A blank field is "not typed": left out, or on an edit, null for a value that was typed, which
     // hands the nutrient back to the foods (or clears it when no food knows it).
-    if (v === null && !(editing && NULLABLE.includes(f.name) && typedField(editing, f.name))) continue;
+    if (v === null && !(editing && NULLABLE.includes(f.name) && typedIn(editing, numberKey(f.name)))) continue;
     (group === 'macros' ? macros : micros)[key] = v;
   }
   if (Object.keys(macros).length) body.macros = macros;
@@ -318,7 +312,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
 
 /** "105": the foods' sum, as the placeholder of a nutrient field left blank while the meal has foods that know it. */
 function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
-  const k = nutrientOf(field);
+  const k: NutrientKey = numberKey(field);
   if (!totals.known.has(k)) return undefined;
   return `${totals.partial.has(k) ? '≥ ' : ''}${fmtNutrient(k, totals.values[k])}`;
 }

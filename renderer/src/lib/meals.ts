@@ -9,7 +9,14 @@ export function guessMealType(minuteOfDay: number): MealType {
 }
 
 type MealNumbers = Pick<Meal, 'macros' | 'micros' | 'calories_source' | 'nutrient_sources'>;
-type NumberKey = 'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g' | 'sodium_mg' | 'caffeine_mg';
+
+/** A meal's numbers: its macros, then its micros. */
+export const MEAL_NUMBER_KEYS = ['calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sodium_mg', 'caffeine_mg'] as const;
+export type NumberKey = (typeof MEAL_NUMBER_KEYS)[number];
+
+export function mealNumber(meal: Pick<Meal, 'macros' | 'micros'>, k: NumberKey): number | null | undefined {
+  return k === 'sodium_mg' || k === 'caffeine_mg' ? meal.micros[k] : meal.macros[k];
+}
 
 /** Whether a meal's number was typed in rather than summed from its foods (or 4/4/9 kcal per gram for calories). */
 export function typedIn(meal: MealNumbers, k: NumberKey): boolean {
@@ -32,13 +39,7 @@ export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'foods'
     if (typedIn(meal, k) && v !== null && v !== undefined) target[k] = v;
     else if (opts.handBack && k !== 'calories') target[k] = null;
   };
-  put('calories', meal.macros.calories);
-  put('protein_g', meal.macros.protein_g);
-  put('carbs_g', meal.macros.carbs_g);
-  put('fat_g', meal.macros.fat_g);
-  put('fiber_g', meal.macros.fiber_g);
-  put('sodium_mg', meal.micros.sodium_mg);
-  put('caffeine_mg', meal.micros.caffeine_mg);
+  for (const k of MEAL_NUMBER_KEYS) put(k, mealNumber(meal, k));
   const body: MealInput = { timestamp, meal_type: meal.meal_type, description: meal.description, foods: meal.foods.map(storedEntryInput) };
   if (Object.keys(macros).length) body.macros = macros;
   if (Object.keys(micros).length) body.micros = micros;
