@@ -198,6 +198,11 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
   test('live totals follow the amounts while the meal is built', async () => {
     await openForm();
     await page.getByTestId('food-search').focus();
+    // Before typing, the list holds the foods logged so far.
+    const list = page.getByTestId('food-options');
+    await until(async () => (await list.getAttribute('aria-label')) === 'Your recent and frequent foods' && (await list.getByRole('option').count()) >= 3, 'recent foods');
+    const recent = await list.getByRole('option').allInnerTexts();
+    assert.ok(recent.some((t) => /^Bananas, raw/.test(t)) && recent.some((t) => OATS.test(t)), recent.join(' | '));
     await pickFood(page, 'banana', /^Bananas, raw/);
     await amount(page, '200', ['Home']);
     const food = (await server.api<{ data: FoodResource[] }>('GET', '/v1/foods?query=banana&limit=10')).body.data.find((f) => /^Bananas, raw/.test(f.name))!;
