@@ -14,6 +14,7 @@ import {
   type Nutrients,
   type Portion,
 } from '../db/foods.js';
+import { previousAttributes } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
 import { invalidateFoodSearch, prepareFoodSearch } from './search.js';
@@ -174,10 +175,7 @@ export function patchCustomFood(app: AppContext, id: string, patch: CustomFoodPa
     const usage = foodUsage(app.db, id);
     const beforeResource = foodResource(before, usage);
     const afterResource = foodResource(after, usage);
-    const changed: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(beforeResource)) {
-      if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(afterResource[k])) changed[k] = v;
-    }
+    const changed = previousAttributes(beforeResource, afterResource);
     if (Object.keys(changed).length === 0) return before;
     updateFood(app.db, after);
     invalidateFoodSearch(app.db);

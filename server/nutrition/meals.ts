@@ -13,6 +13,7 @@ import {
   type MealType,
   type NutrientSources,
 } from '../db/meals.js';
+import { previousAttributes } from '../events/bus.js';
 import { entryFoodIds, entryTotals, resolveFoodEntries, type FoodEntryInput } from '../foods/entries.js';
 import { FoodError } from '../foods/foods.js';
 import { newId } from '../ids.js';
@@ -203,15 +204,6 @@ export function createMeal(app: AppContext, input: MealInput): MealRecord {
     notifyDataChanged(app, emit);
     return meal;
   });
-}
-
-/** Fields of the resource that differ, with their old values (Stripe's previous_attributes). */
-function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(before)) {
-    if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(after[k])) out[k] = v;
-  }
-  return out;
 }
 
 export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
