@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SCOPES } from '../server/api/route.js';
+import { SCOPES } from '../server/auth/scopes.js';
 import { createApiKey } from '../server/auth/keys.js';
 import { ManualClock } from '../server/clock.js';
 import { openDatabase } from '../server/db/connection.js';

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createApiKey } from '../server/auth/keys.js';
 import { ManualClock } from '../server/clock.js';
 import { openDatabase } from '../server/db/connection.js';
-import { SCOPES } from '../server/api/route.js';
+import { SCOPES } from '../server/auth/scopes.js';
 import { silentLogger } from '../server/logger.js';
 import { createService } from '../server/service.js';
 import { initSettings } from '../server/settings.js';

@@ -1,7 +1,7 @@
 import type { Db } from '../server/db/connection.js';
 import { insertMeal, type MealRecord } from '../server/db/meals.js';
 import { insertSleep } from '../server/db/sleep.js';
-import { mealDay } from '../server/settings.js';
+import { mealDay } from '../server/engine/days.js';
 import { addDays, localTimeToInstant, offsetMinutes } from '../server/time/tz.js';
 import { prng } from '../test/helpers/random.js';
 
@@ -45,7 +45,7 @@ export function seedHistory(db: Db, opts: { lastDay: string; days: number; timez
           id: `meal_seed${day.replaceAll('-', '')}${i}`,
           timestampMs: ts,
           utcOffsetMin: offset,
-          day: mealDay(ts, offset, '00:00'),
+          day: mealDay({ timestamp: ts, utcOffsetMin: offset }, { timezone: opts.timezone, dayStart: '00:00' }),
           mealType: m.type,
           description: `${m.type} on ${day}`,
           calories: kcal,

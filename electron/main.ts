@@ -2,35 +2,28 @@
  * Chyme's Electron main process. Deliberately thin: it runs the same service `chyme serve` runs,
  * in-process over the user's data folder, and opens a locked-down window on it. The renderer is an
  * ordinary client of the `/v1` API; the preload bridge only hands it an API key and the
- * notification preferences.
+ * notification preferences. The tray and notifications are in status.ts, fed from the service's
+ * in-process event bus.
  */
-import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, nativeTheme, Notification, session, shell, Tray, type IpcMainInvokeEvent, type NativeImage } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, nativeTheme, session, shell, type IpcMainInvokeEvent } from 'electron';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONTENT_SECURITY_POLICY } from '../server/content-security.js';
+import { stateResource } from '../server/digestion/resources.js';
+import { currentState } from '../server/digestion/service.js';
 import { createService, type Service } from '../server/service.js';
+import { createDesktopStatus, readNotificationPrefs, writeNotificationPrefs, type DesktopStatus, type DigestiveStateResource } from './status.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Where electron/build-native.mjs puts better-sqlite3 rebuilt for Electron's ABI. */
 const NATIVE_BINDING = join(here, '..', '..', 'electron', 'native', 'better_sqlite3.node');
 const PRELOAD = join(here, 'preload.cjs');
 
-type StateName = 'fasted' | 'processing' | 'settling';
-interface DigestiveState {
-  state: StateName;
-  minutes_remaining: number;
-  since: string;
-  fasted_at: string;
-  active_meals: number;
-}
-
-const DEFAULT_PREFS: ChymeNotificationPrefs = { fasted: true, processing: false, settling: false };
-
 let service: Service | null = null;
 let rendererKey = '';
 let win: BrowserWindow | null = null;
-let tray: Tray | null = null;
-let current: { state: DigestiveState; at: number } | null = null;
+let status: DesktopStatus | null = null;
 let quitting = false;
 
 // One Chyme per user: a second launch focuses the first window instead.
@@ -57,19 +50,17 @@ async function start(): Promise<void> {
   lockDownSession(origin);
   registerIpc(origin);
   createWindow(service.url);
-  createTray();
+  status = createDesktopStatus({ window: () => win, showWindow });
 
-  // Digestive-state changes drive the tray and the notifications the user opted into.
-  service.app.bus.subscribe((event) => {
-    if (event.type !== 'digestion.state_changed') return;
-    const state = event.data.object as DigestiveState;
-    current = { state, at: Date.now() };
-    updateTray();
-    notify(state);
+  // The state now, read in-process; then every change from the bus drives the tray and the
+  // notifications the user opted into.
+  const { app: context } = service;
+  status.show(stateResource(currentState(context), context.clock.now()) as DigestiveStateResource, { notify: false });
+  context.bus.subscribe((event) => {
+    if (event.type === 'digestion.state_changed') status?.show(event.data.object as DigestiveStateResource, { notify: true });
   });
-  await refreshState();
   // Minutes remaining in the tray tick with the clock between changes.
-  setInterval(() => void refreshState(), 60_000).unref();
+  setInterval(() => status?.refresh(), 60_000).unref();
 }
 
 /**
@@ -118,7 +109,7 @@ function lockDownSession(origin: string): void {
     const headers = details.responseHeaders ?? {};
     const hasCsp = Object.keys(headers).some((k) => k.toLowerCase() === 'content-security-policy');
     if (details.url.startsWith(origin) && !hasCsp) {
-      headers['Content-Security-Policy'] = ["default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"];
+      headers['Content-Security-Policy'] = [CONTENT_SECURITY_POLICY];
     }
     callback({ responseHeaders: headers });
   });
@@ -164,7 +155,7 @@ function createWindow(url: string): void {
   win.once('ready-to-show', () => win?.show());
   // Closing the window keeps Chyme in the tray (the dial and notifications keep running).
   win.on('close', (event) => {
-    if (!quitting && tray) {
+    if (!quitting && status?.hasTray) {
       event.preventDefault();
       win?.hide();
     }
@@ -194,124 +185,12 @@ function registerIpc(origin: string): void {
   });
   ipcMain.handle('chyme:get-notification-prefs', (event) => {
     if (!fromOurPage(event, origin)) throw new Error('refused');
-    return readPrefs();
+    return readNotificationPrefs();
   });
   ipcMain.handle('chyme:set-notification-prefs', (event, raw: unknown) => {
     if (!fromOurPage(event, origin)) throw new Error('refused');
-    const input = (raw ?? {}) as Record<string, unknown>;
-    const prefs: ChymeNotificationPrefs = {
-      fasted: input.fasted === true,
-      processing: input.processing === true,
-      settling: input.settling === true,
-    };
-    writePrefs(prefs);
-    return prefs;
+    return writeNotificationPrefs(raw);
   });
-}
-
-const prefsPath = () => join(app.getPath('userData'), 'notifications.json');
-
-function readPrefs(): ChymeNotificationPrefs {
-  try {
-    const raw = JSON.parse(readFileSync(prefsPath(), 'utf8')) as Partial<ChymeNotificationPrefs>;
-    return { fasted: raw.fasted === true, processing: raw.processing === true, settling: raw.settling === true };
-  } catch {
-    return { ...DEFAULT_PREFS };
-  }
-}
-
-function writePrefs(prefs: ChymeNotificationPrefs): void {
-  const tmp = `${prefsPath()}.tmp`;
-  writeFileSync(tmp, JSON.stringify(prefs, null, 2));
-  renameSync(tmp, prefsPath());
-}
-
-const LABEL: Record<StateName, string> = { fasted: 'Fasted', processing: 'Processing', settling: 'Settling' };
-const NEXT: Record<StateName, StateName> = { processing: 'settling', settling: 'fasted', fasted: 'processing' };
-const BODY: Record<StateName, string> = {
-  processing: 'Digestion has started on your meal.',
-  settling: 'Your stomach is nearly empty; digestion is settling.',
-  fasted: 'Digestion has settled: you are in the fasted state.',
-};
-
-function notify(state: DigestiveState): void {
-  if (!readPrefs()[state.state] || !Notification.isSupported()) return;
-  const n = new Notification({ title: `Chyme: ${LABEL[state.state]}`, body: BODY[state.state], silent: true });
-  n.on('click', () => showWindow());
-  n.show();
-}
-
-async function refreshState(): Promise<void> {
-  if (!service) return;
-  try {
-    const res = await fetch(`${service.url}/v1/digestion/state`, { headers: { Authorization: `Bearer ${rendererKey}` } });
-    if (res.ok) current = { state: (await res.json()) as DigestiveState, at: Date.now() };
-  } catch {
-    /* the service is stopping */
-  }
-  updateTray();
-}
-
-function fmtMinutes(min: number): string {
-  const m = Math.max(0, Math.round(min));
-  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
-}
-
-function stateLine(): string {
-  if (!current) return 'Digestive state: unknown';
-  const s = current.state;
-  const left = Math.max(0, s.minutes_remaining - Math.floor((Date.now() - current.at) / 60000));
-  if (s.state === 'fasted') return `Fasted for ${fmtMinutes((Date.now() - Date.parse(s.since)) / 60000)}`;
-  return `${LABEL[s.state]}: ${fmtMinutes(left)} to ${NEXT[s.state]}`;
-}
-
-/** A 32×32 ring in the state's colour, drawn pixel by pixel (no image files to ship). */
-function trayIcon(state: StateName | undefined): NativeImage {
-  const size = 32;
-  const [r, g, b] = state === 'processing' ? [211, 146, 51] : state === 'settling' ? [111, 117, 200] : state === 'fasted' ? [47, 139, 115] : [128, 128, 128];
-  const buf = Buffer.alloc(size * size * 4);
-  const c = (size - 1) / 2;
-  for (let y = 0; y < size; y++) {
-    for (let x = 0; x < size; x++) {
-      const d = Math.hypot(x - c, y - c);
-      // Anti-aliased ring between radii 9 and 14.
-      const alpha = Math.max(0, Math.min(1, 14.5 - d)) * Math.max(0, Math.min(1, d - 8.5));
-      const i = (y * size + x) * 4;
-      buf[i] = b; // BGRA
-      buf[i + 1] = g;
-      buf[i + 2] = r;
-      buf[i + 3] = Math.round(alpha * 255);
-    }
-  }
-  return nativeImage.createFromBitmap(buf, { width: size, height: size, scaleFactor: 2 });
-}
-
-function createTray(): void {
-  try {
-    tray = new Tray(trayIcon(undefined));
-  } catch {
-    tray = null; // no tray on this desktop: the window stays the way to see the state
-    return;
-  }
-  tray.on('click', () => showWindow());
-  updateTray();
-}
-
-function updateTray(): void {
-  const line = stateLine();
-  win?.setTitle(`Chyme · ${line}`);
-  if (!tray) return;
-  tray.setImage(trayIcon(current?.state.state));
-  tray.setToolTip(`Chyme · ${line}`);
-  if (process.platform === 'darwin') tray.setTitle(current ? LABEL[current.state.state] : '');
-  tray.setContextMenu(
-    Menu.buildFromTemplate([
-      { label: line, enabled: false },
-      { type: 'separator' },
-      { label: 'Open Chyme', click: () => showWindow() },
-      { label: 'Quit Chyme', click: () => app.quit() },
-    ]),
-  );
 }
 
 // Clean shutdown: stop the service (in-flight requests finish, webhook deliveries stay queued in
@@ -329,7 +208,7 @@ app.on('before-quit', (event) => {
 
 app.on('window-all-closed', () => {
   // With a tray, Chyme keeps running; without one, closing the window quits.
-  if (!tray) app.quit();
+  if (!status?.hasTray) app.quit();
 });
 
 app.on('activate', () => showWindow());

@@ -6,24 +6,13 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { electronStatus } from './electron-status.mjs';
 
-const require = createRequire(import.meta.url);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-
-/** Path of the Electron binary when it is really installed (the npm package alone is not enough). */
-function electronBinary() {
-  try {
-    const path = require('electron');
-    return typeof path === 'string' && existsSync(path) ? path : null;
-  } catch {
-    return null;
-  }
-}
 
 function step(label, cmd, cmdArgs) {
   console.log(`> ${label}`);
@@ -44,17 +33,17 @@ function runForeground(cmd, cmdArgs) {
 }
 
 const built = (file) => existsSync(join(root, file));
-const electron = electronBinary();
+const status = electronStatus();
 
-if (electron) {
+if (status.kind === 'ready') {
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   step('npm run build:electron', npm, ['run', 'build:electron']);
   step('node electron/build-native.mjs', process.execPath, [join(root, 'electron', 'build-native.mjs')]);
   console.log('Starting the Chyme desktop app…');
-  runForeground(electron, [root, ...args]);
+  runForeground(status.binary, [root, ...args]);
 } else {
-  console.log('Electron is unavailable here (its binary is not installed), so Chyme starts in browser mode instead:');
-  console.log('it runs `chyme serve`; open the "App:" link it prints below in your browser.');
+  console.log(`Electron is unavailable here. ${status.message}`);
+  console.log('Chyme starts in browser mode instead: it runs `chyme serve`; open the "App:" link it prints below in your browser.');
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   runForeground(process.execPath, [join(root, 'build', 'server', 'cli', 'main.js'), 'serve', ...args]);
 }

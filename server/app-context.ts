@@ -22,6 +22,13 @@ export function notifyDataChanged(app: AppContext, emit: Emit): void {
   for (const hook of app.hooks.afterDataChange) hook(emit);
 }
 
+/** A part of the service with its own lifecycle (webhook dispatcher, scheduler). */
+export interface Subsystem {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface AppHooks {
   /** Called inside a write transaction after meals, sleep or settings change (digestion announcements). */
   afterDataChange: Array<(emit: Emit) => void>;

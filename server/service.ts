@@ -1,14 +1,17 @@
 import type { AddressInfo } from 'node:net';
-import type { AppContext } from './app-context.js';
+import type { AppContext, Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
 import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
-import { defineRoute, SCOPES, type RouteDef } from './api/route.js';
+import { defineRoute, type RouteDef } from './api/route.js';
+import { eventStreamRoutes } from './api/routes/events-stream.js';
 import { resourceRoutes } from './api/routes/index.js';
 import { warmUpFoods } from './foods/foods.js';
+import { webhookRoutes } from './api/routes/webhooks.js';
+import { SCOPES } from './auth/scopes.js';
 import { createLogger, type Logger } from './logger.js';
 import { packageVersion, rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
@@ -17,7 +20,6 @@ import { revokeInternalKeys } from './db/api-keys.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
-import type { OpenApiExtras } from './api/openapi.js';
 
 export interface ServiceOptions {
   dbPath: string;
@@ -38,16 +40,11 @@ export interface ServiceOptions {
   schedulerIntervalMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
-}
-
-/** A part of the service with its own lifecycle and routes (webhook dispatcher, scheduler). */
-export interface Subsystem {
-  name: string;
-  routes?: RouteDef[];
-  /** Documents it adds to the OpenAPI document (webhook payloads). */
-  openapi?: OpenApiExtras;
-  start(): void;
-  stop(): Promise<void>;
+  /**
+   * When to load the food table (if the shipped one is new) and build its search index after the
+   * server listens, in ms (default 1000); null leaves it to the first foods request.
+   */
+  foodsWarmUpMs?: number | null;
 }
 
 export interface Service {
@@ -81,13 +78,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
   initSettings(db, clock.now(), options.timezone);
 
-  // The event stream's responses are registered with the HTTP server (created below) so shutdown ends them.
-  const webhooks = createWebhooks(app, { ...options.webhooks, trackStream: (res) => api.trackStream(res) });
+  const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
   const subsystems: Subsystem[] = [webhooks, scheduler];
-  const routes: RouteDef[] = [...resourceRoutes, ...subsystems.flatMap((s) => s.routes ?? [])];
-  const openapiDoc = () =>
-    buildOpenApi(routes, app.version, { webhooks: Object.assign({}, ...subsystems.map((s) => s.openapi?.webhooks ?? {})) });
+  const routes: RouteDef[] = [
+    ...resourceRoutes,
+    ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
+    ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
+  ];
+  const openapiDoc = () => buildOpenApi(routes, app.version, { webhooks: webhooks.payloads });
   routes.push(
     defineRoute({
       method: 'GET',
@@ -103,7 +102,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   const host = options.host ?? '127.0.0.1';
   const staticDir = options.staticDir === null ? undefined : (options.staticDir ?? rendererDir());
-  const api = createApiServer(app, routes, {
+  const server = createApiServer(app, routes, {
     allowedHosts: [...(options.allowedHosts ?? []), host],
     ...(staticDir ? { staticDir } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
@@ -111,9 +110,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   try {
     await new Promise<void>((resolve, reject) => {
-      api.server.once('error', reject);
-      api.server.listen(options.port ?? 7650, host, () => {
-        api.server.off('error', reject);
+      server.once('error', reject);
+      server.listen(options.port ?? 7650, host, () => {
+        server.off('error', reject);
         resolve();
       });
     });
@@ -123,7 +122,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.close();
     throw err;
   }
-  const port = (api.server.address() as AddressInfo).port;
+  const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
 
@@ -136,14 +135,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   housekeeping();
   // The food table is loaded (first start, or a new table shipped) and the search index built
   // shortly after start, off the start-up path; a foods request before then does it itself.
-  const foodsTimer = setTimeout(() => {
-    try {
-      warmUpFoods(app);
-    } catch (err) {
-      log.error('loading the food table failed', { error: String(err) });
-    }
-  }, FOODS_WARM_UP_DELAY_MS);
-  foodsTimer.unref();
+  const foodsWarmUpMs = options.foodsWarmUpMs === undefined ? FOODS_WARM_UP_DELAY_MS : options.foodsWarmUpMs;
+  const foodsTimer =
+    foodsWarmUpMs === null
+      ? undefined
+      : setTimeout(() => {
+          try {
+            warmUpFoods(app);
+          } catch (err) {
+            log.error('loading the food table failed', { error: String(err) });
+          }
+        }, foodsWarmUpMs);
+  foodsTimer?.unref();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
@@ -169,10 +172,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         clearInterval(housekeepingTimer);
         clearTimeout(foodsTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
-        const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
-        api.closeStreams();
-        api.server.closeIdleConnections();
-        await Promise.all(subsystems.map((s) => s.stop()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived
+        // responses) at once, so their connections are idle when they are closed next.
+        const subsystemsStopped = Promise.all(subsystems.map((s) => s.stop()));
+        server.closeIdleConnections();
+        await subsystemsStopped;
         await closed;
         db.close();
       })();

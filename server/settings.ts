@@ -1,10 +1,12 @@
+import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from './app-context.js';
 import type { Db } from './db/connection.js';
 import { recomputeMealDays } from './db/meals.js';
 import { recomputeSleepDays } from './db/sleep.js';
 import { getSettings, saveSettings, type SettingsRecord, type Units } from './db/settings.js';
+import { mealDay } from './engine/days.js';
 import { newId } from './ids.js';
-import { dayOf, isoUtc, parseClock, systemTimeZone } from './time/tz.js';
+import { dayOf, isoUtc, isValidTimeZone, parseClock, systemTimeZone } from './time/tz.js';
 
 export type { SettingsRecord, Units };
 
@@ -31,27 +33,44 @@ export function currentSettings(app: AppContext): SettingsRecord {
   return s;
 }
 
-/**
- * The user's day a meal belongs to, from the offset it was eaten at: the local date, or the
- * previous one when the local time is before day_start. No zone lookup is needed, so a day
- * logged while travelling stays that day.
- */
-export function mealDay(timestampMs: number, utcOffsetMin: number, dayStart: string): string {
-  const local = new Date(timestampMs + (utcOffsetMin - parseClock(dayStart)) * 60_000);
-  return local.toISOString().slice(0, 10);
-}
+export const SettingsSchema = z
+  .object({
+    object: z.literal('settings'),
+    timezone: z.string(),
+    day_start: z.string(),
+    units: z.enum(['metric', 'imperial']),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Settings' });
 
-/** Today for the user (the day containing now, in their zone and day start). */
-export function today(app: AppContext, settings = currentSettings(app)): string {
-  return dayOf(app.clock.now(), settings.timezone, parseClock(settings.dayStart));
-}
+export const SettingsUpdateSchema = z
+  .strictObject({
+    timezone: z.string().refine(isValidTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin' }).optional(),
+    day_start: z
+      .string()
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'must be a time of day written HH:MM' })
+      .optional(),
+    units: z.enum(['metric', 'imperial']).optional(),
+  })
+  .meta({ id: 'SettingsUpdate' });
 
 export function settingsResource(s: SettingsRecord): Record<string, unknown> {
   return { object: 'settings', timezone: s.timezone, day_start: s.dayStart, units: s.units, updated_at: isoUtc(s.updatedMs) };
 }
 
 /** Saves new settings and re-derives what depends on them (meal days after a day_start change). */
-export function updateSettings(app: AppContext, patch: Partial<Pick<SettingsRecord, 'timezone' | 'dayStart' | 'units'>>): SettingsRecord {
+/** A validated update body as the settings it changes. */
+export function settingsPatchFrom(body: z.output<typeof SettingsUpdateSchema>): SettingsPatch {
+  const patch: SettingsPatch = {};
+  if (body.timezone !== undefined) patch.timezone = body.timezone;
+  if (body.day_start !== undefined) patch.dayStart = body.day_start;
+  if (body.units !== undefined) patch.units = body.units;
+  return patch;
+}
+
+export type SettingsPatch = Partial<Pick<SettingsRecord, 'timezone' | 'dayStart' | 'units'>>;
+
+export function updateSettings(app: AppContext, patch: SettingsPatch): SettingsRecord {
   return app.bus.write((emit) => {
     const before = currentSettings(app);
     const next: SettingsRecord = { ...before, ...patch, updatedMs: app.clock.now() };
@@ -63,7 +82,7 @@ export function updateSettings(app: AppContext, patch: Partial<Pick<SettingsReco
       previousAttributes: Object.fromEntries(changed.map((k) => [names[k], before[k]])),
     });
     if (next.dayStart !== before.dayStart) {
-      recomputeMealDays(app.db, (ts, offset) => mealDay(ts, offset, next.dayStart));
+      recomputeMealDays(app.db, (timestamp, utcOffsetMin) => mealDay({ timestamp, utcOffsetMin }, next));
     }
     if (next.dayStart !== before.dayStart || next.timezone !== before.timezone) {
       recomputeSleepDays(app.db, (endMs) => dayOf(endMs, next.timezone, parseClock(next.dayStart)));

@@ -1,3 +1,5 @@
+import { ConflictError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, ReadOnlyError } from '../domain-errors.js';
+
 /**
  * The one error module (CONTRACT §4). Every failure the API reports is an ApiError, rendered as
  * {"error": {type, code, message, param?, request_id}}; anything else becomes a 500 with no detail.
@@ -127,3 +129,17 @@ export const errors = {
   internal: () =>
     new ApiError(500, 'api_error', 'internal_error', 'An unexpected error occurred. The request id identifies it in the server log.'),
 };
+
+/** A failure as the API reports it: ApiErrors as they are, features' rule errors by kind, else none. */
+export function asApiError(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  if (err instanceof InvalidInputError) return errors.parameterInvalid(err.param, err.message);
+  if (err instanceof NotFoundError) return errors.resourceMissing(err.what, err.id);
+  if (err instanceof ConflictError) return errors.conflict(err.code, err.message, err.param);
+  if (err instanceof LimitExceededError) return errors.limitExceeded(err.message);
+  if (err instanceof ReadOnlyError) return errors.resourceReadOnly(err.message, err.param);
+  if (err instanceof InvalidCursorError) return errors.invalidCursor(err.param, err.cursor);
+  // The router could not percent-decode a path parameter.
+  if (err instanceof URIError) return errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');
+  return undefined;
+}

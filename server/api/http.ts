@@ -1,18 +1,23 @@
-import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import cookieParser from 'cookie-parser';
+import express, { type Express, type Router } from 'express';
 import type { AppContext } from '../app-context.js';
-import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
-import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
-import { newId } from '../ids.js';
-import { ApiError, errors } from './errors.js';
-import { HANDLED, type JsonResult, type Principal, type RequestContext, type RouteDef, type Scope } from './route.js';
+import {
+  assignRequestId,
+  authorize,
+  checkHostAndOrigin,
+  errorResponder,
+  firstValueQuery,
+  idempotency,
+  onlyMethod,
+  parseBody,
+  runHandler,
+  unmatchedApiRoute,
+  validateParamsAndQuery,
+} from './pipeline.js';
 import { RateLimiter } from './rate-limit.js';
-import { serveStatic } from './static.js';
-import { parseWith } from './validation.js';
-
-export const MAX_BODY_BYTES = 64 * 1024;
-const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
+import type { RouteDef } from './route.js';
+import { rendererRouter } from './static.js';
 
 export interface HttpOptions {
   /** Host names accepted besides loopback (the --host the server binds, --allowed-host values). */
@@ -22,275 +27,61 @@ export interface HttpOptions {
   rateLimit?: { perSecond: number; burst: number };
 }
 
-interface CompiledRoute {
-  route: RouteDef;
-  pattern: RegExp;
-  paramNames: string[];
+/** `/v1/nutrition/meals/{id}` (OpenAPI) → `/v1/nutrition/meals/:id` (Express). */
+function expressPath(template: string): string {
+  return template.replace(/\{(\w+)\}/g, ':$1');
 }
 
-function compile(route: RouteDef): CompiledRoute {
-  const paramNames: string[] = [];
-  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_m, name: string) => {
-    paramNames.push(name);
-    return '([^/]+)';
-  });
-  return { route, pattern: new RegExp(`^${source}/?$`), paramNames };
-}
-
-/** Loopback names and addresses: 127.0.0.0/8, ::1, localhost. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
-  return false;
-}
-
-function hostnameOf(hostHeader: string): string {
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
-  const colon = hostHeader.lastIndexOf(':');
-  return colon === -1 ? hostHeader : hostHeader.slice(0, colon);
-}
-
-function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0) out.set(part.slice(0, eq).trim(), decodeURIComponent(part.slice(eq + 1).trim()));
+/**
+ * One express.Router per resource (the route's OpenAPI tag), each route a chain of the pipeline's
+ * steps in the order a request meets them.
+ */
+function resourceRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter): Router[] {
+  const routers = new Map<string, Router>();
+  const checkIdempotency = idempotency(app);
+  for (const route of routes) {
+    let router = routers.get(route.tag);
+    if (!router) routers.set(route.tag, (router = express.Router({ caseSensitive: true, strict: false })));
+    router.all(
+      expressPath(route.path),
+      onlyMethod(route.method),
+      authorize(app, route, limiter), // authentication, rate limit and scopes, before any body is read
+      validateParamsAndQuery(route),
+      parseBody(route), // 64 KiB (or the route's own limit), JSON only: 413, 415, invalid_json
+      checkIdempotency,
+      runHandler(app, route),
+    );
   }
-  return out;
+  return [...routers.values()];
 }
 
-/** JSON with sorted keys, so two equal bodies hash alike whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(payload),
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    ...headers,
-  });
-  res.end(payload);
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw errors.bodyTooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw errors.bodyTooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-export interface ApiServer {
-  server: Server;
-  /** Ends long-lived responses (event streams) so the server can close. */
-  closeStreams(): void;
-  trackStream(res: ServerResponse): void;
-}
-
-export function createApiServer(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): ApiServer {
-  const compiled = routes.map(compile);
-  const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+/**
+ * The service's Express app. Every request passes, in this order: a Request-Id, the Host
+ * allow-list and Origin check, cookie parsing, then either a /v1 route (see resourceRouters) or
+ * the renderer, and any failure ends in the one error writer.
+ */
+export function createHttpApp(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Express {
   const limiter = new RateLimiter(options.rateLimit ?? { perSecond: 200, burst: 2000 });
-  const streams = new Set<ServerResponse>();
+  const http = express();
+  http.disable('x-powered-by');
+  http.set('etag', false);
+  http.set('query parser', firstValueQuery);
 
-  function checkHost(req: IncomingMessage): string {
-    const host = req.headers.host;
-    if (!host) throw errors.hostNotAllowed('(none)');
-    const name = hostnameOf(host).toLowerCase();
-    if (!isLoopbackHost(name) && !allowedHosts.has(name.replace(/^\[|\]$/g, ''))) throw errors.hostNotAllowed(name);
-    return host;
-  }
+  http.use(assignRequestId);
+  http.use(checkHostAndOrigin(options.allowedHosts ?? []));
+  http.use(cookieParser());
+  for (const router of resourceRouters(app, routes, limiter)) http.use(router);
+  http.use('/v1', unmatchedApiRoute);
+  http.use(rendererRouter(app, options.staticDir));
+  http.use(errorResponder(app));
+  return http;
+}
 
-  function checkOrigin(req: IncomingMessage, host: string): void {
-    const origin = req.headers.origin;
-    if (origin === undefined) return;
-    if (origin !== `http://${host}` && origin !== `https://${host}`) throw errors.originNotAllowed(origin);
-  }
-
-  function authenticate(req: IncomingMessage): Principal | null {
-    const header = req.headers.authorization;
-    const now = app.clock.now();
-    if (header !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m) throw errors.invalidApiKey();
-      const principal = authenticateKey(app.db, m[1]!, now);
-      if (!principal) throw errors.invalidApiKey();
-      return principal;
-    }
-    const session = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
-    if (session !== undefined) {
-      const principal = authenticateSession(app.db, session, now);
-      if (!principal) throw errors.invalidApiKey();
-      // A cookie travels with cross-site requests; writes must prove they come from our page.
-      if (req.method !== 'GET' && req.method !== 'HEAD' && req.headers.origin === undefined) {
-        throw errors.originNotAllowed('(missing Origin on a cookie-authenticated write)');
-      }
-      return principal;
-    }
-    return null;
-  }
-
-  function match(method: string, pathname: string): { route: RouteDef; params: Record<string, string> } {
-    const allowed: string[] = [];
-    for (const c of compiled) {
-      const m = c.pattern.exec(pathname);
-      if (!m) continue;
-      if (c.route.method !== method) {
-        allowed.push(c.route.method);
-        continue;
-      }
-      const params: Record<string, string> = {};
-      c.paramNames.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1]!);
-      });
-      return { route: c.route, params };
-    }
-    if (allowed.length > 0) throw errors.methodNotAllowed(method, pathname, [...new Set(allowed)]);
-    throw errors.routeMissing(method, pathname);
-  }
-
-  async function handleApi(req: IncomingMessage, res: ServerResponse, requestId: string, url: URL): Promise<void> {
-    const method = (req.method ?? 'GET').toUpperCase();
-    const { route, params } = match(method, url.pathname);
-
-    const principal = route.access === 'public' ? null : authenticate(req);
-    if (route.access !== 'public' && !principal) throw errors.missingApiKey();
-    if (principal && !limiter.take(principal.id)) throw errors.rateLimited(1);
-    const requireScope = (scope: Scope) => {
-      if (!principal?.scopes.has(scope)) throw errors.insufficientScope(scope);
-    };
-    if (typeof route.access === 'string' && route.access !== 'public' && route.access !== 'authenticated') requireScope(route.access);
-    if (Array.isArray(route.access)) route.access.forEach(requireScope);
-
-    const parsedParams = route.params ? parseWith(route.params, params) : params;
-    const queryObject: Record<string, string> = {};
-    for (const [k, v] of url.searchParams) if (!(k in queryObject)) queryObject[k] = v;
-    const query = route.query ? parseWith(route.query, queryObject) : {};
-
-    let body: unknown = undefined;
-    if (method === 'POST' || method === 'PATCH' || method === 'DELETE') {
-      const rawBody = await readBody(req, route.maxBodyBytes ?? MAX_BODY_BYTES);
-      if (route.body) {
-        let json: unknown = {};
-        if (rawBody.length > 0) {
-          const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-          if (type !== 'application/json') throw errors.unsupportedMediaType(req.headers['content-type']);
-          try {
-            json = JSON.parse(rawBody.toString('utf8'));
-          } catch (err) {
-            throw errors.invalidJson((err as Error).message);
-          }
-        }
-        body = parseWith(route.body, json);
-      }
-    }
-
-    const ctx: RequestContext<unknown, unknown, unknown> = {
-      app,
-      query,
-      params: parsedParams,
-      body,
-      principal,
-      requestId,
-      req,
-      res,
-      requireScope,
-    };
-
-    const idempotencyKey = req.headers['idempotency-key'];
-    if (method !== 'GET' && typeof idempotencyKey === 'string') {
-      if (idempotencyKey.length === 0 || idempotencyKey.length > 255) {
-        throw errors.parameterInvalid('Idempotency-Key', 'The Idempotency-Key header must be 1 to 255 characters.');
-      }
-      const principalId = principal?.id ?? 'public';
-      const requestHash = createHash('sha256')
-        .update(`${method} ${url.pathname}\n${body === undefined ? '' : canonicalJson(body)}`)
-        .digest('hex');
-      const now = app.clock.now();
-      const previous = findIdempotentResponse(app.db, principalId, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
-      if (previous) {
-        if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
-        sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
-        return;
-      }
-      try {
-        const result = await route.handler(ctx);
-        if (result === HANDLED) return;
-        const status = result.status ?? 200;
-        saveIdempotentResponse(app.db, principalId, idempotencyKey, requestHash, status, result.body, now);
-        sendJson(res, status, result.body, result.headers);
-      } catch (err) {
-        // Client errors are part of the request's answer: replay them too, as Stripe does.
-        if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-          saveIdempotentResponse(app.db, principalId, idempotencyKey, requestHash, err.status, err.toBody(requestId), now);
-        }
-        throw err;
-      }
-      return;
-    }
-
-    const result: JsonResult | typeof HANDLED = await route.handler(ctx);
-    if (result === HANDLED) return;
-    sendJson(res, result.status ?? 200, result.body, result.headers);
-  }
-
-  const server = createServer((req, res) => {
-    const requestId = newId('req');
-    res.setHeader('Request-Id', requestId);
-    void (async () => {
-      try {
-        const host = checkHost(req);
-        checkOrigin(req, host);
-        const url = new URL(req.url ?? '/', 'http://localhost');
-        if (url.pathname === '/v1' || url.pathname.startsWith('/v1/')) {
-          await handleApi(req, res, requestId, url);
-        } else {
-          await serveStatic(app, req, res, url, options.staticDir);
-        }
-      } catch (err) {
-        const apiError = err instanceof ApiError ? err : undefined;
-        if (!apiError) app.log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
-        const e = apiError ?? errors.internal();
-        if (res.headersSent) {
-          res.destroy();
-          return;
-        }
-        // After an oversize body the rest of it is not read: close rather than drain it.
-        if (e.code === 'body_too_large') res.setHeader('Connection', 'close');
-        sendJson(res, e.status, e.toBody(requestId), e.headers);
-      }
-    })();
-  });
+/** The Node server around the Express app, with timeouts that keep slow clients from holding it. */
+export function createApiServer(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Server {
+  const server = createServer(createHttpApp(app, routes, options));
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;
   server.keepAliveTimeout = 5_000;
-
-  return {
-    server,
-    trackStream(res) {
-      streams.add(res);
-      res.on('close', () => streams.delete(res));
-    },
-    closeStreams() {
-      for (const res of streams) res.end();
-      streams.clear();
-    },
-  };
+  return server;
 }
-

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PayloadDocs } from '../webhooks/payloads.js';
 import type { RouteDef } from './route.js';
 import { ErrorSchema } from './schemas.js';
 
@@ -6,7 +7,7 @@ type JsonSchema = Record<string, unknown>;
 
 /** Extra documents other subsystems contribute (webhook payloads). */
 export interface OpenApiExtras {
-  webhooks?: Record<string, { summary: string; schema: z.ZodType }>;
+  webhooks?: PayloadDocs;
 }
 
 /**

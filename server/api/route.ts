@@ -1,27 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { AppContext } from '../app-context.js';
-
-export type Scope =
-  | 'nutrition:read'
-  | 'nutrition:write'
-  | 'digestion:read'
-  | 'sleep:read'
-  | 'sleep:write'
-  | 'webhooks:read'
-  | 'webhooks:write'
-  | 'admin';
-
-export const SCOPES: readonly Scope[] = [
-  'nutrition:read',
-  'nutrition:write',
-  'digestion:read',
-  'sleep:read',
-  'sleep:write',
-  'webhooks:read',
-  'webhooks:write',
-  'admin',
-];
+import type { Principal, Scope } from '../auth/scopes.js';
 
 /**
  * Who may call a route: `public` needs no key; `authenticated` any valid key; a scope (or list of
@@ -29,13 +9,6 @@ export const SCOPES: readonly Scope[] = [
  * (snapshot) use `authenticated` and call `requireScope` themselves.
  */
 export type Access = 'public' | 'authenticated' | Scope | Scope[];
-
-export interface Principal {
-  kind: 'api_key' | 'session';
-  /** api key id, or "session" for the browser UI. */
-  id: string;
-  scopes: ReadonlySet<Scope>;
-}
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -46,8 +19,8 @@ export interface RequestContext<Q, P, B> {
   body: B;
   principal: Principal | null;
   requestId: string;
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: Request;
+  res: Response;
   requireScope(scope: Scope): void;
 }
 

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { FoodEntrySchema, NutrientSourcesSchema } from '../foods/schemas.js';
 
 /**
- * Shared response schemas: they document the resources in the OpenAPI document. Input schemas
- * live beside the routes that accept them.
+ * The API's own envelopes: the error body, lists and deletions. Each resource's schema lives with
+ * its feature, beside the mapper that produces it.
  */
 
 export const ErrorSchema = z
@@ -23,34 +22,3 @@ export function listOf(item: z.ZodType, id: string) {
 }
 
 export const DeletedSchema = z.object({ id: z.string(), object: z.string(), deleted: z.literal(true) }).meta({ id: 'Deleted' });
-
-const isoDateTime = z.string().meta({ format: 'date-time' });
-
-export const MealSchema = z
-  .object({
-    object: z.literal('nutrition.meal'),
-    id: z.string(),
-    day: z.string().meta({ format: 'date' }),
-    timestamp: isoDateTime,
-    meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
-    description: z.string(),
-    macros: z.object({
-      calories: z.number(),
-      protein_g: z.number(),
-      carbs_g: z.number(),
-      fat_g: z.number(),
-      fiber_g: z.number().nullable(),
-    }),
-    calories_source: z.enum(['logged', 'foods', 'macros']).meta({
-      description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
-    }),
-    nutrient_sources: NutrientSourcesSchema,
-    micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
-    foods: z.array(FoodEntrySchema),
-    utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
-    created_at: isoDateTime,
-    updated_at: isoDateTime,
-  })
-  .meta({ id: 'Meal' });
-
-export { isoDateTime };

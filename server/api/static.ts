@@ -1,97 +1,50 @@
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, normalize, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import express, { type Response, type Router } from 'express';
 import type { AppContext } from '../app-context.js';
 import { exchangeLaunchToken, SESSION_COOKIE, SESSION_TTL_MS } from '../auth/keys.js';
+import { PAGE_SECURITY_HEADERS } from '../content-security.js';
 import { errors } from './errors.js';
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json; charset=utf-8',
-  '.woff2': 'font/woff2',
-  '.txt': 'text/plain; charset=utf-8',
-  '.webmanifest': 'application/manifest+json',
-};
-
-/** The page may talk only to its own origin; recharts needs inline style attributes. */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  // The launch URL carries a token; never leak it to another site.
-  'Referrer-Policy': 'no-referrer',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-};
+/** Vite's hashed bundles never change under their name; everything else is revalidated. */
+function setFileHeaders(res: Response, path: string): void {
+  res.set(PAGE_SECURITY_HEADERS);
+  res.set('Cache-Control', path.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+}
 
 /**
  * Browser mode: serves the built renderer and turns the one-time `?token=` of the App URL into an
- * HttpOnly session cookie (as Jupyter does), then redirects to a clean URL.
+ * HttpOnly session cookie (as Jupyter does), then redirects to a clean URL. Paths that are not a
+ * file get the app shell (index.html), so the renderer's own routes survive a reload.
  */
-export async function serveStatic(
-  app: AppContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  staticDir: string | undefined,
-): Promise<void> {
-  const method = req.method ?? 'GET';
-  if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed(method, url.pathname, ['GET', 'HEAD']);
-
-  const token = url.searchParams.get('token');
-  if (token !== null) {
+export function rendererRouter(app: AppContext, staticDir: string | undefined): Router {
+  const router = express.Router();
+  router.use((req, _res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw errors.methodNotAllowed(req.method, req.path, ['GET', 'HEAD']);
+    next();
+  });
+  router.use((req, res, next) => {
+    const token = req.query.token;
+    if (typeof token !== 'string') return next();
     const session = exchangeLaunchToken(app.db, token, app.clock.now());
-    const headers: Record<string, string> = { Location: url.pathname, 'Cache-Control': 'no-store', ...SECURITY_HEADERS };
+    res.set({ 'Cache-Control': 'no-store', ...PAGE_SECURITY_HEADERS });
     if (session) {
-      headers['Set-Cookie'] =
-        `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(SESSION_TTL_MS / 1000)}`;
+      res.cookie(SESSION_COOKIE, session, { path: '/', httpOnly: true, sameSite: 'strict', maxAge: SESSION_TTL_MS });
     }
-    res.writeHead(302, headers);
-    res.end();
-    return;
+    res.redirect(302, req.path);
+  });
+  if (staticDir) {
+    router.use(express.static(staticDir, { index: 'index.html', redirect: false, cacheControl: false, setHeaders: setFileHeaders }));
   }
-
-  if (!staticDir || !existsSync(join(staticDir, 'index.html'))) {
+  router.use((req, res, next) => {
+    const shell = staticDir ? join(staticDir, 'index.html') : undefined;
+    if (shell && existsSync(shell)) {
+      setFileHeaders(res, shell);
+      res.sendFile(shell, { cacheControl: false, lastModified: false }, (err) => err && next(err));
+      return;
+    }
     const body = 'Chyme API server. The app UI is not built here; the API is under /v1 (see /v1/openapi.json).\n';
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS });
-    res.end(method === 'HEAD' ? undefined : body);
-    return;
-  }
-
-  // Resolve inside staticDir only; anything that is not a file falls back to the app shell.
-  const root = normalize(staticDir + sep);
-  let file = normalize(join(root, decodeURIComponent(url.pathname)));
-  if (!file.startsWith(root) || !existsSync(file) || !statSync(file).isFile()) file = join(root, 'index.html');
-  const type = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream';
-  const immutable = file.includes(`${sep}assets${sep}`);
-  res.writeHead(200, {
-    'Content-Type': type,
-    'Content-Length': statSync(file).size,
-    'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-    ...SECURITY_HEADERS,
+    res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', ...PAGE_SECURITY_HEADERS }).send(req.method === 'HEAD' ? undefined : body);
   });
-  if (method === 'HEAD') {
-    res.end();
-    return;
-  }
-  await new Promise<void>((resolve, reject) => {
-    createReadStream(file).on('error', reject).on('end', resolve).pipe(res);
-  });
+  return router;
 }

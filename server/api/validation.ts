@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { daysBetween, isValidDate } from '../time/tz.js';
+import { daysBetween } from '../time/tz.js';
 import { ApiError, errors } from './errors.js';
 
 /**
- * The validation layer. Route schemas are zod schemas: they validate input, give handlers their
+ * Request validation. Route schemas are zod schemas: they validate input, give handlers their
  * types, and (through z.toJSONSchema) become the OpenAPI document, so the three cannot drift.
+ * The field schemas features share are in ../fields.ts; what is here is about requests.
  */
 
 function issueParam(prefix: string, path: readonly PropertyKey[]): string {
@@ -39,40 +40,6 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix
   return result.data;
 }
 
-// ---- Reusable field schemas -------------------------------------------------------------------
-
-/** A calendar date in YYYY-MM-DD. */
-export const dateString = z
-  .string()
-  .refine(isValidDate, { message: 'must be a real date written YYYY-MM-DD' })
-  .meta({ format: 'date', example: '2026-11-22' });
-
-/** An ISO 8601 date-time with a Z or an explicit offset. */
-export const dateTimeString = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, {
-    message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T08:30:00Z or 2026-11-22T09:30:00+01:00',
-  })
-  .refine(isRealDateTime, { message: 'is not a real date-time' })
-  .meta({ format: 'date-time', example: '2026-11-22T08:30:00Z' });
-
-function isRealDateTime(s: string): boolean {
-  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(s);
-  if (!m || !isValidDate(m[1]!)) return false;
-  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return false;
-  const offset = /([+-])(\d{2}):(\d{2})$/.exec(s);
-  if (offset && (Number(offset[2]) > 14 || Number(offset[3]) > 59)) return false;
-  return !Number.isNaN(Date.parse(s));
-}
-
-/** Parses a validated date-time: its instant and, when written with an offset, that offset. */
-export function parseDateTime(s: string): { ms: number; offsetMin: number | null } {
-  const ms = Date.parse(s);
-  const m = /([+-])(\d{2}):(\d{2})$/.exec(s);
-  const offsetMin = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : null;
-  return { ms, offsetMin };
-}
-
 /** A query-string integer within bounds (query values arrive as strings). */
 export function queryInt(min: number, max: number) {
   return z
@@ -81,14 +48,6 @@ export function queryInt(min: number, max: number) {
     .transform(Number)
     .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }))
     .meta({ type: 'integer', minimum: min, maximum: max } as Record<string, unknown>);
-}
-
-/** Object ids as they appear in paths and cursors. */
-export function idString(prefix: string) {
-  return z
-    .string()
-    .max(64)
-    .meta({ example: `${prefix}_3kT9xQ2pLm8vR1sN4wZc` });
 }
 
 export const MAX_RANGE_DAYS = 366;

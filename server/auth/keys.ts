@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { Db } from '../db/connection.js';
-import { findActiveKeyByHash, insertApiKey, touchApiKey, type ApiKeyRecord } from '../db/api-keys.js';
+import { findActiveKeyByHash, getApiKey, insertApiKey, revokeApiKey, touchApiKey, type ApiKeyRecord } from '../db/api-keys.js';
+import { NotFoundError } from '../domain-errors.js';
+import { isoUtc } from '../time/tz.js';
 import { insertUiToken, consumeLaunchToken, isLiveSession } from '../db/ui-tokens.js';
 import { newId, randomToken } from '../ids.js';
-import { SCOPES, type Principal, type Scope } from '../api/route.js';
+import { isScope, SCOPES, type Principal, type Scope } from './scopes.js';
 
 /**
  * API keys and browser sessions. Secrets are 32+ random base62 characters, so a single SHA-256
@@ -16,10 +19,6 @@ const SECRET_CHARS = 40;
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
-}
-
-export function isScope(s: string): s is Scope {
-  return (SCOPES as readonly string[]).includes(s);
 }
 
 export interface CreatedKey {
@@ -48,7 +47,8 @@ export function authenticateKey(db: Db, secret: string, nowMs: number): Principa
   if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return undefined;
   const key = findActiveKeyByHash(db, hashSecret(secret));
   if (!key) return undefined;
-  touchApiKey(db, key.id, nowMs);
+  // last_used_at is kept to the minute: skip the write when it is fresh.
+  if (key.lastUsedMs === null || key.lastUsedMs < nowMs - 60_000) touchApiKey(db, key.id, nowMs);
   return { kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) };
 }
 
@@ -79,4 +79,46 @@ export function exchangeLaunchToken(db: Db, token: string, nowMs: number): strin
 export function authenticateSession(db: Db, sessionToken: string, nowMs: number): Principal | undefined {
   if (sessionToken.length > 200 || !isLiveSession(db, hashSecret(sessionToken), nowMs)) return undefined;
   return { kind: 'session', id: 'session', scopes: new Set(SCOPES) };
+}
+
+/** Revokes a key the user made (the desktop app's own key is not theirs to revoke here). */
+export function revokeKey(db: Db, id: string, nowMs: number): void {
+  const key = getApiKey(db, id);
+  if (!key || key.internal || !revokeApiKey(db, id, nowMs)) throw new NotFoundError('api_key', id);
+}
+
+// ---- The resource ---------------------------------------------------------------------------
+
+export const ApiKeySchema = z
+  .object({
+    object: z.literal('api_key'),
+    id: z.string(),
+    name: z.string(),
+    scopes: z.array(z.enum(SCOPES as [Scope, ...Scope[]])),
+    prefix: z.string().meta({ description: 'The first characters of the secret, to recognise it.' }),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+    secret: z.string().optional().meta({ description: 'Only in the response that creates the key.' }),
+  })
+  .meta({ id: 'ApiKey' });
+
+const scopeList = z
+  .array(z.enum(SCOPES as [Scope, ...Scope[]], { message: `must be one of ${SCOPES.join(', ')}` }))
+  .min(1, { message: 'must name at least one scope' });
+
+const keyName = z.string().trim().min(1, { message: 'must not be empty' }).max(100);
+
+export const ApiKeyCreateSchema = z.strictObject({ name: keyName, scopes: scopeList }).meta({ id: 'ApiKeyCreate' });
+
+export function apiKeyResource(k: ApiKeyRecord, secret?: string): Record<string, unknown> {
+  return {
+    object: 'api_key',
+    id: k.id,
+    name: k.name,
+    scopes: k.scopes,
+    prefix: k.prefix,
+    created_at: isoUtc(k.createdMs),
+    last_used_at: k.lastUsedMs === null ? null : isoUtc(k.lastUsedMs),
+    ...(secret ? { secret } : {}),
+  };
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { createApiKey, isScope } from '../auth/keys.js';
+import { createApiKey } from '../auth/keys.js';
+import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import { FileClock, type Clock } from '../clock.js';
 import { DatabaseTooNewError, openDatabase } from '../db/connection.js';
 import { getApiKey, listApiKeys, revokeApiKey } from '../db/api-keys.js';
-import { SCOPES, type Scope } from '../api/route.js';
 import { createLogger } from '../logger.js';
 import { defaultDbPath } from '../paths.js';
 import { createService } from '../service.js';

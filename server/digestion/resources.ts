@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type {
   ComponentValue,
   DailyScore,
@@ -7,6 +8,7 @@ import type {
   MealPhases,
   OvernightScore,
 } from '../engine/types.js';
+import { isoDateTime } from '../fields.js';
 import { isoUtc } from '../time/tz.js';
 
 /**
@@ -114,3 +116,99 @@ export function insightResource(i: Insight): Record<string, unknown> {
     basis: i.basis,
   };
 }
+
+// ---- The resources' schemas (they document the endpoints, webhooks and the snapshot) ----------
+
+const contribution = z.enum(['positive', 'neutral', 'attention']);
+const componentSchema = z.object({ value: z.number(), contribution });
+const levelSchema = z.enum(['optimal', 'good', 'fair', 'pay_attention']).nullable();
+const scoreState = z.enum(['SCORED', 'PENDING', 'UNSCORABLE']);
+
+export const DigestiveStateSchema = z
+  .object({
+    object: z.literal('digestion.state'),
+    state: z.enum(['fasted', 'processing', 'settling']),
+    minutes_remaining: z.number().int().meta({ description: 'Minutes to the next change of state; 0 when fasted.' }),
+    confidence: z.number(),
+    active_meals: z.number().int(),
+    since: isoDateTime,
+    fasted_at: isoDateTime.meta({ description: 'When fasting began (fasted) or will begin if nothing more is eaten.' }),
+    next_change_at: isoDateTime.nullable(),
+    calculated_at: isoDateTime,
+  })
+  .meta({ id: 'DigestiveState' });
+
+export const TimelineEntrySchema = z
+  .object({
+    object: z.literal('digestion.timeline'),
+    meal_id: z.string(),
+    meal_time: isoDateTime,
+    meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
+    total_processing_min: z.number().int(),
+    phases: z.object({ fed_end_min: z.number().int(), processing_end_min: z.number().int(), settling_end_min: z.number().int() }),
+    confidence: z.number(),
+    kcal: z.number(),
+    energy_source: z.enum(['logged', 'macros', 'foods', 'assumed', 'zero_calorie_drink']),
+    form: z.enum(['solid', 'liquid']),
+    shared_with_meals: z.number().int().meta({ description: 'Other meals that shared the stomach with this one.' }),
+  })
+  .meta({ id: 'TimelineEntry' });
+
+export const DailyScoreSchema = z
+  .object({
+    object: z.literal('digestion.score'),
+    date: z.string().meta({ format: 'date' }),
+    score: z.number().int().min(0).max(100).nullable(),
+    score_state: scoreState,
+    level: levelSchema,
+    components: z.object({
+      overnight: componentSchema.extend({ source: z.enum(['sleep', 'estimated']) }),
+      fasted_ratio: componentSchema,
+      regularity: componentSchema,
+      circadian: componentSchema,
+    }),
+    calibrating: z.boolean(),
+    confidence: z.number(),
+  })
+  .meta({ id: 'DailyScore' });
+
+export const OvernightScoreSchema = z
+  .object({
+    object: z.literal('digestion.overnight_score'),
+    id: z.string(),
+    sleep_session_id: z.string(),
+    date: z.string().meta({ format: 'date' }),
+    score: z.number().int().min(0).max(100).nullable(),
+    score_state: scoreState,
+    level: levelSchema,
+    sleep: z.object({ start: isoDateTime, end: isoDateTime, duration_min: z.number().int() }),
+    last_meal_at: isoDateTime.nullable(),
+    features: z.record(z.string(), z.object({ value: z.number(), contribution, score: z.number() })),
+    baseline: z.object({ score: z.number().nullable(), days: z.number().int() }),
+    deviation: z.number().nullable(),
+    confidence: z.number(),
+  })
+  .meta({ id: 'OvernightScore' });
+
+export const WindowsSchema = z
+  .object({
+    object: z.literal('digestion.windows'),
+    sleep_ready_at: isoDateTime,
+    fasted_at: isoDateTime,
+    next_meal_suggestions: z.array(z.object({ kind: z.string(), at: isoDateTime, reason: z.string() })),
+    calculated_at: isoDateTime,
+  })
+  .meta({ id: 'Windows' });
+
+export const InsightSchema = z
+  .object({
+    object: z.literal('digestion.insight'),
+    id: z.string(),
+    date: z.string().meta({ format: 'date' }),
+    kind: z.string(),
+    severity: z.enum(['info', 'positive', 'warning']),
+    title: z.string(),
+    detail: z.string(),
+    basis: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])),
+  })
+  .meta({ id: 'Insight' });

@@ -443,5 +443,4 @@ export const DAYTIME_EATING_WINDOW = '08–19 h';
 export const LATE_EATING_WINDOW = '12–23 h';
 
 export const MS_PER_MINUTE = MINUTE_MS;
-export const MS_PER_HOUR = HOUR_MS;
 export const MS_PER_DAY = 24 * HOUR_MS;

@@ -10,7 +10,8 @@
  *
  * States: the day containing `now` is PENDING with a provisional score from what has been eaten so
  * far; a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
- * level null; components still carry the values the data gives — see dailyScore); a day that has not
+ * level null; components still carry the values the data gives — see dailyScore — each
+ * with contribution `neutral`, since a day without data earns neither praise nor blame); a day that has not
  * started is PENDING with no score.
  */
 
@@ -242,6 +243,8 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
   } else {
     scoreState = 'UNSCORABLE';
     score = null;
+    // Nothing was logged: the values say what the log gives, but none of them is praise or blame.
+    for (const c of Object.values(components)) c.contribution = 'neutral';
   }
 
   const calibrating = input.daysWithData < CALIBRATION_MIN_DAYS;

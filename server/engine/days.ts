@@ -52,7 +52,7 @@ export function userDay(instant: number, settings: EngineSettings): string {
 }
 
 /** The user's day of a meal: from the offset it was eaten at when known, else the settings' zone. */
-export function mealDay(meal: EngineMeal, settings: EngineSettings): string {
+export function mealDay(meal: Pick<EngineMeal, 'timestamp' | 'utcOffsetMin'>, settings: EngineSettings): string {
   if (meal.utcOffsetMin == null) return userDay(meal.timestamp, settings);
   return new Date(meal.timestamp + (meal.utcOffsetMin - dayStartMinutes(settings)) * MS_PER_MINUTE).toISOString().slice(0, 10);
 }

@@ -2,23 +2,8 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { insertEvent, type EventRecord } from '../db/events.js';
 import { newId } from '../ids.js';
+import type { EventType } from './types.js';
 
-/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4), food.* (issue 8) and settings.updated. */
-export const EVENT_TYPES = [
-  'meal.created',
-  'meal.updated',
-  'meal.deleted',
-  'food.created',
-  'food.updated',
-  'food.deleted',
-  'gut_score.created',
-  'overnight_score.created',
-  'digestion.state_changed',
-  'windows.updated',
-  'settings.updated',
-  'test.ping',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 export type { EventRecord };
 
@@ -106,7 +91,7 @@ export function previousAttributes(before: Record<string, unknown>, after: Recor
 }
 
 /** The JSON envelope of an event, as webhooks and the event stream carry it (CONTRACT §7). */
-export function eventEnvelope(event: EventRecord, webhookDeliveryId?: string): Record<string, unknown> {
+export function eventEnvelope(event: Pick<EventRecord, 'id' | 'type' | 'createdMs' | 'data'>, webhookDeliveryId?: string): Record<string, unknown> {
   return {
     object: 'event',
     id: event.id,

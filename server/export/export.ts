@@ -1,21 +1,22 @@
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { hasMeals, insertMeal, listAllMeals, mealExists, type MealRecord } from '../db/meals.js';
-import { hasSleep, insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
+import { hasMeals, insertMeal, listAllMeals, mealExists } from '../db/meals.js';
+import { hasSleep, insertSleep, listAllSleep, sleepExists } from '../db/sleep.js';
 import { saveSettings } from '../db/settings.js';
-import { countSubscriptions, getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
-import { eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../api/routes/webhooks.js';
-import { subscriptionResource } from '../webhooks/resources.js';
-import { MEAL_NUTRIENTS, MEAL_TYPES, type FoodEntry, type MealNutrient, type NutrientSources } from '../db/meals.js';
-import { mealResource } from '../nutrition/meals.js';
-import { savedMealResource } from '../nutrition/saved-meals.js';
-import { foodExists, insertFood, listFoodsBySource, NUTRIENT_KEYS, rebuildFoodUsage } from '../db/foods.js';
+import { getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
+import { InvalidInputError } from '../domain-errors.js';
+import { foodExists, insertFood, listFoodsBySource, NUTRIENT_KEYS, rebuildFoodUsage, type Nutrients } from '../db/foods.js';
+import { MEAL_NUTRIENTS, type FoodEntry, type MealNutrient, type NutrientSources } from '../db/meals.js';
 import { insertSavedMeal, listSavedMeals, savedMealExists } from '../db/saved-meals.js';
 import { foodResource } from '../foods/foods.js';
 import { invalidateFoodSearch } from '../foods/search.js';
-import { currentSettings, mealDay } from '../settings.js';
-import { sleepDay, sleepResource } from '../sleep/sessions.js';
-import { isValidTimeZone, isoUtc, offsetMinutes } from '../time/tz.js';
+import { buildMeal, mealResource, mealType } from '../nutrition/meals.js';
+import { savedMealResource } from '../nutrition/saved-meals.js';
+import { currentSettings } from '../settings.js';
+import { buildSleep, sleepResource } from '../sleep/sessions.js';
+import { isValidTimeZone, isoUtc } from '../time/tz.js';
+import { subscriptionResource } from '../webhooks/resources.js';
+import { checkSubscriptionLimit, eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../webhooks/subscriptions.js';
 import { csvRow } from './csv.js';
 
 export const EXPORT_FORMAT = 'chyme.export';
@@ -110,7 +111,7 @@ const ImportFood = z.object({
 const ImportSavedMeal = z.object({
   id: z.string().regex(/^smeal_[0-9A-Za-z]{1,60}$/, { message: 'must be a saved meal id (smeal_…)' }),
   name: z.string().trim().min(1).max(200),
-  meal_type: z.enum(MEAL_TYPES as [string, ...string[]]).nullable().default(null),
+  meal_type: mealType.nullable().default(null),
   foods: z.array(ImportFoodEntry).min(1).max(100),
   created_at: isoInstant.optional(),
   updated_at: isoInstant.optional(),
@@ -119,7 +120,7 @@ const ImportSavedMeal = z.object({
 const ImportMeal = z.object({
   id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
   timestamp: isoInstant,
-  meal_type: z.enum(MEAL_TYPES as [string, ...string[]]),
+  meal_type: mealType,
   description: z.string().max(2000).default(''),
   macros: z.object({
     calories: num(10_000),
@@ -184,19 +185,13 @@ export interface ImportCounts {
   skipped: number;
 }
 
-export class ImportRecordError extends Error {
-  constructor(readonly param: string, message: string) {
-    super(message);
-  }
-}
-
 /** Zod leaves optional fields out; this keeps an entry's JSON free of undefined holes either way. */
-function stripUndefined(entry: z.output<typeof ImportFoodEntry>): FoodEntry {
+function storedEntry(entry: z.output<typeof ImportFoodEntry>): FoodEntry {
   return Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as unknown as FoodEntry;
 }
 
-/** An exported meal's nutrient_sources (null = unknown, absent in a file from before foods: legacy rule). */
-function nutrientSourcesFromExport(sources: Partial<Record<string, 'logged' | 'foods' | null>> | undefined): NutrientSources {
+/** An exported meal's nutrient_sources (absent in a file from before foods: values count as typed in). */
+function nutrientSourcesFromExport(sources: Partial<Record<MealNutrient, 'logged' | 'foods' | null>> | undefined): NutrientSources {
   const out: NutrientSources = {};
   for (const k of MEAL_NUTRIENTS) {
     const v = sources?.[k];
@@ -205,9 +200,15 @@ function nutrientSourcesFromExport(sources: Partial<Record<string, 'logged' | 'f
   return out;
 }
 
-function knownValue(m: { nutrient_sources?: Partial<Record<MealNutrient, string | null>> | undefined }, k: MealNutrient, v: number | null | undefined): number | null {
-  if (m.nutrient_sources && m.nutrient_sources[k] === null) return null;
-  return v ?? null;
+/** The resource reads an unknown macro as 0; nutrient_sources (null = unknown) says which are unknown. */
+function knownValues<K extends MealNutrient>(
+  m: { nutrient_sources?: Partial<Record<MealNutrient, string | null>> | undefined },
+  keys: K[],
+  given: Partial<Record<K, number | null | undefined>>,
+): Partial<Record<K, number | null>> {
+  const out: Partial<Record<K, number | null>> = {};
+  for (const k of keys) out[k] = m.nutrient_sources && m.nutrient_sources[k] === null ? null : (given[k] ?? null);
+  return out;
 }
 
 /**
@@ -228,18 +229,16 @@ export function importDocument(
 } {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
-    if (Date.parse(s.end) <= Date.parse(s.start)) throw new ImportRecordError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
+    if (Date.parse(s.end) <= Date.parse(s.start)) throw new InvalidInputError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
   });
   const seen = new Set<string>();
   doc.meals.forEach((m, i) => {
-    if (seen.has(m.id)) throw new ImportRecordError(`meals.${i}.id`, `meals.${i}: id ${m.id} appears twice in the file.`);
+    if (seen.has(m.id)) throw new InvalidInputError(`meals.${i}.id`, `meals.${i}: id ${m.id} appears twice in the file.`);
     seen.add(m.id);
   });
 
   const newSubscriptions = doc.webhook_subscriptions.filter((s) => !getSubscription(app.db, s.id)).length;
-  if (countSubscriptions(app.db) + newSubscriptions > MAX_SUBSCRIPTIONS) {
-    throw new ImportRecordError('webhook_subscriptions', `Importing ${newSubscriptions} subscriptions would exceed the limit of ${MAX_SUBSCRIPTIONS}.`);
-  }
+  checkSubscriptionLimit(app, newSubscriptions, 'webhook_subscriptions');
 
   return app.bus.write((emit) => {
     const now = app.clock.now();
@@ -256,7 +255,7 @@ export function importDocument(
         foods.skipped++;
         continue;
       }
-      const nutrients = Object.fromEntries(NUTRIENT_KEYS.map((k) => [k, f.nutrients[k]])) as Record<(typeof NUTRIENT_KEYS)[number], number | null>;
+      const nutrients = Object.fromEntries(NUTRIENT_KEYS.map((k) => [k, f.nutrients[k]])) as Nutrients;
       insertFood(app.db, {
         id: f.id,
         source: 'custom',
@@ -280,8 +279,8 @@ export function importDocument(
       insertSavedMeal(app.db, {
         id: m.id,
         name: m.name,
-        mealType: m.meal_type as MealRecord['mealType'] | null,
-        foods: m.foods.map(stripUndefined),
+        mealType: m.meal_type,
+        foods: m.foods.map(storedEntry),
         createdMs: m.created_at ? Date.parse(m.created_at) : now,
         updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
       });
@@ -293,29 +292,21 @@ export function importDocument(
         meals.skipped++;
         continue;
       }
-      const ts = Date.parse(m.timestamp);
-      const offset = m.utc_offset_min ?? offsetMinutes(ts, settings.timezone);
-      const record: MealRecord = {
-        id: m.id,
-        timestampMs: ts,
-        utcOffsetMin: offset,
-        day: mealDay(ts, offset, settings.dayStart),
-        mealType: m.meal_type as MealRecord['mealType'],
-        description: m.description,
-        calories: m.macros.calories,
-        caloriesSource: m.calories_source,
-        // The resource reads an unknown macro as 0; nutrient_sources (null = unknown) says which.
-        proteinG: knownValue(m, 'protein_g', m.macros.protein_g),
-        carbsG: knownValue(m, 'carbs_g', m.macros.carbs_g),
-        fatG: knownValue(m, 'fat_g', m.macros.fat_g),
-        fiberG: knownValue(m, 'fiber_g', m.macros.fiber_g),
-        sodiumMg: knownValue(m, 'sodium_mg', m.micros.sodium_mg),
-        caffeineMg: knownValue(m, 'caffeine_mg', m.micros.caffeine_mg),
-        foods: m.foods.map(stripUndefined),
-        nutrientSources: nutrientSourcesFromExport(m.nutrient_sources),
-        createdMs: m.created_at ? Date.parse(m.created_at) : now,
-        updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
-      };
+      const record = buildMeal(
+        settings,
+        {
+          timestampMs: Date.parse(m.timestamp),
+          utcOffsetMin: m.utc_offset_min ?? null,
+          mealType: m.meal_type,
+          description: m.description,
+          macros: { ...m.macros, ...knownValues(m, ['protein_g', 'carbs_g', 'fat_g', 'fiber_g'], m.macros) },
+          micros: { ...m.micros, ...knownValues(m, ['sodium_mg', 'caffeine_mg'], m.micros) },
+          foods: m.foods.map(storedEntry),
+          caloriesSource: m.calories_source,
+          nutrientSources: nutrientSourcesFromExport(m.nutrient_sources),
+        },
+        { id: m.id, createdMs: m.created_at ? Date.parse(m.created_at) : now, updatedMs: m.updated_at ? Date.parse(m.updated_at) : now },
+      );
       insertMeal(app.db, record);
       meals.imported++;
     }
@@ -326,17 +317,12 @@ export function importDocument(
         sleep.skipped++;
         continue;
       }
-      const endMs = Date.parse(s.end);
-      const record: SleepRecord = {
-        id: s.id,
-        startMs: Date.parse(s.start),
-        endMs,
-        day: sleepDay(app, endMs),
-        efficiency: s.efficiency ?? null,
-        awakenings: s.awakenings ?? null,
-        source: s.source ?? 'import',
-        createdMs: s.created_at ? Date.parse(s.created_at) : now,
-      };
+      const record = buildSleep(
+        app,
+        { startMs: Date.parse(s.start), endMs: Date.parse(s.end), efficiency: s.efficiency, awakenings: s.awakenings, source: s.source ?? 'import' },
+        s.id,
+        s.created_at ? Date.parse(s.created_at) : now,
+      );
       insertSleep(app.db, record);
       sleep.imported++;
     }

@@ -1,7 +1,8 @@
 import type { AppContext } from '../app-context.js';
 import { getFoods, type FoodRecord } from '../db/foods.js';
 import { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry } from '../db/meals.js';
-import { ensureFoods, FoodError } from './foods.js';
+import { InvalidInputError } from '../domain-errors.js';
+import { ensureFoods } from './foods.js';
 
 export { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry };
 
@@ -65,14 +66,14 @@ function entryGrams(food: FoodRecord, quantity: number, unit: string, param: str
   if (unit === 'ml') {
     const density = gramsPerMl(food);
     if (density === null) {
-      throw new FoodError(`${param}.unit`, `${food.name} has no volume measure to convert millilitres; log it in g or one of its portions.`);
+      throw new InvalidInputError(`${param}.unit`, `${food.name} has no volume measure to convert millilitres; log it in g or one of its portions.`);
     }
     return quantity * density;
   }
   const portion = /^[1-9]\d*$/.test(unit) ? food.portions[Number(unit) - 1] : undefined;
   if (!portion) {
     const ids = food.portions.map((_, i) => String(i + 1));
-    throw new FoodError(`${param}.unit`, `unit must be "g", "ml" or one of this food's portion ids${ids.length ? ` (${ids.join(', ')})` : ' (it has none)'}.`);
+    throw new InvalidInputError(`${param}.unit`, `unit must be "g", "ml" or one of this food's portion ids${ids.length ? ` (${ids.join(', ')})` : ' (it has none)'}.`);
   }
   return quantity * portion.grams;
 }
@@ -95,8 +96,8 @@ export function entryFromFood(food: FoodRecord, quantity: number, unit: string, 
 
 /** An entry taken as sent (a free entry, or a stored entry sent back): only the fields given. */
 function entryAsSent(input: FoodEntryInput, param: string): FoodEntry {
-  if (input.name === undefined) throw new FoodError(`${param}.name`, `Missing required parameter: ${param}.name.`);
-  if (input.calories === undefined) throw new FoodError(`${param}.calories`, `Missing required parameter: ${param}.calories.`);
+  if (input.name === undefined) throw new InvalidInputError(`${param}.name`, `Missing required parameter: ${param}.name.`);
+  if (input.calories === undefined) throw new InvalidInputError(`${param}.calories`, `Missing required parameter: ${param}.calories.`);
   const entry: FoodEntry = { name: input.name, calories: input.calories };
   if (input.food_id !== undefined) entry.food_id = input.food_id;
   if (input.quantity !== undefined) entry.quantity = input.quantity;
@@ -121,14 +122,14 @@ export function resolveFoodEntries(app: AppContext, inputs: readonly FoodEntryIn
     const at = `${param}.${i}`;
     if (input.food_id === undefined || input.calories !== undefined) {
       if (input.food_id !== undefined && (input.quantity === undefined || input.unit === undefined)) {
-        throw new FoodError(`${at}.quantity`, `An entry with food_id needs quantity and unit.`);
+        throw new InvalidInputError(`${at}.quantity`, `An entry with food_id needs quantity and unit.`);
       }
       return entryAsSent(input, at);
     }
     const food = foods.get(input.food_id);
-    if (!food) throw new FoodError(`${at}.food_id`, `No such food: '${input.food_id}'.`);
-    if (input.quantity === undefined) throw new FoodError(`${at}.quantity`, `Missing required parameter: ${at}.quantity.`);
-    if (input.unit === undefined) throw new FoodError(`${at}.unit`, `Missing required parameter: ${at}.unit.`);
+    if (!food) throw new InvalidInputError(`${at}.food_id`, `No such food: '${input.food_id}'.`);
+    if (input.quantity === undefined) throw new InvalidInputError(`${at}.quantity`, `Missing required parameter: ${at}.quantity.`);
+    if (input.unit === undefined) throw new InvalidInputError(`${at}.unit`, `Missing required parameter: ${at}.unit.`);
     return entryFromFood(food, input.quantity, input.unit, input.name, at);
   });
 }

@@ -14,21 +14,12 @@ import {
   type Nutrients,
   type Portion,
 } from '../db/foods.js';
+import { InvalidInputError, ReadOnlyError } from '../domain-errors.js';
 import { previousAttributes } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
 import { invalidateFoodSearch, prepareFoodSearch } from './search.js';
 import { ensureFoodTable, loadedTableState } from './table.js';
-
-export class FoodError extends Error {
-  constructor(
-    readonly param: string,
-    message: string,
-    readonly kind: 'invalid' | 'read_only' = 'invalid',
-  ) {
-    super(message);
-  }
-}
 
 const checked = new WeakSet<Db>();
 
@@ -101,14 +92,14 @@ function per100g(serving: { grams: number; nutrients: NutrientValues }): Nutrien
 }
 
 function checkNutrients(n: Nutrients, param: string): void {
-  if (n.calories === null) throw new FoodError(`${param}.calories`, 'A food needs its calories (kcal per 100 g, or per serving).');
-  if (n.calories > 1000) throw new FoodError(`${param}.calories`, `At most 1000 kcal per 100 g (pure fat has 884); got ${n.calories}.`);
+  if (n.calories === null) throw new InvalidInputError(`${param}.calories`, 'A food needs its calories (kcal per 100 g, or per serving).');
+  if (n.calories > 1000) throw new InvalidInputError(`${param}.calories`, `At most 1000 kcal per 100 g (pure fat has 884); got ${n.calories}.`);
   const grams = (n.protein_g ?? 0) + (n.carbs_g ?? 0) + (n.fat_g ?? 0);
   if (grams > 105) {
-    throw new FoodError(param, `Protein, carbohydrate and fat add up to ${round(grams, 1)} g per 100 g; they cannot exceed 100 g.`);
+    throw new InvalidInputError(param, `Protein, carbohydrate and fat add up to ${round(grams, 1)} g per 100 g; they cannot exceed 100 g.`);
   }
   for (const k of ['fiber_g', 'sugars_g'] as const) {
-    if ((n[k] ?? 0) > 100) throw new FoodError(`${param}.${k}`, `${k} cannot exceed 100 g per 100 g.`);
+    if ((n[k] ?? 0) > 100) throw new InvalidInputError(`${param}.${k}`, `${k} cannot exceed 100 g per 100 g.`);
   }
 }
 
@@ -148,7 +139,7 @@ export function createCustomFood(app: AppContext, input: CustomFoodInput): FoodR
 function customFood(app: AppContext, id: string): FoodRecord | undefined {
   const food = findFood(app, id);
   if (food && food.source !== 'custom') {
-    throw new FoodError('id', `${id} is a food of the USDA table, which is read-only; create a custom food to change its values.`, 'read_only');
+    throw new ReadOnlyError('id', `${id} is a food of the USDA table, which is read-only; create a custom food to change its values.`);
   }
   return food;
 }

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { NUTRIENT_KEYS } from '../db/foods.js';
+import { InvalidInputError } from '../domain-errors.js';
+import type { CustomFoodPatch, NutrientValues } from './foods.js';
 
 /** Resource schemas of the foods feature (they document the API and the webhook payloads). */
 
@@ -102,3 +105,79 @@ export const NutrientSourcesSchema = z
     id: 'NutrientSources',
     description: 'Where each nutrient came from: typed in (kept on edits), the sum of the foods (follows them), or null when unknown. calories_source does the same for calories.',
   });
+
+// ---- Input ----------------------------------------------------------------------------------
+
+const bounded = (max: number) =>
+  z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
+
+/** Upper bounds per nutrient key (per 100 g or per serving); the feature checks the combinations. */
+const NUTRIENT_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
+  calories: 10_000,
+  protein_g: 2000,
+  carbs_g: 2000,
+  fat_g: 2000,
+  fiber_g: 2000,
+  sugars_g: 2000,
+  sodium_mg: 100_000,
+  caffeine_mg: 100_000,
+};
+
+const nutrientsInput = (calories: 'required' | 'optional') =>
+  z.strictObject({
+    calories: calories === 'required' ? bounded(NUTRIENT_MAX.calories) : bounded(NUTRIENT_MAX.calories).optional(),
+    protein_g: bounded(NUTRIENT_MAX.protein_g).nullable().optional(),
+    carbs_g: bounded(NUTRIENT_MAX.carbs_g).nullable().optional(),
+    fat_g: bounded(NUTRIENT_MAX.fat_g).nullable().optional(),
+    fiber_g: bounded(NUTRIENT_MAX.fiber_g).nullable().optional(),
+    sugars_g: bounded(NUTRIENT_MAX.sugars_g).nullable().optional(),
+    sodium_mg: bounded(NUTRIENT_MAX.sodium_mg).nullable().optional(),
+    caffeine_mg: bounded(NUTRIENT_MAX.caffeine_mg).nullable().optional(),
+  });
+
+const grams = z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(5000, { message: 'must be at most 5000' });
+const portionInput = z.strictObject({ label: z.string().trim().min(1, { message: 'must not be empty' }).max(100), grams });
+const portions = z.array(portionInput).max(50, { message: 'a food may have at most 50 portions' });
+const perServing = z.strictObject({ grams, nutrients: nutrientsInput('required') });
+const name = z.string().trim().min(1, { message: 'must not be empty' }).max(200);
+const brand = z.string().trim().min(1, { message: 'must not be empty' }).max(100).nullable();
+
+export const FoodCreateSchema = z
+  .strictObject({
+    name,
+    brand: brand.optional(),
+    nutrients: nutrientsInput('required').optional().meta({ description: 'Per 100 g. Give this or per_serving.' }),
+    per_serving: perServing.optional().meta({ description: 'Nutrients of one serving of `grams`; stored per 100 g, with a "1 serving" portion.' }),
+    portions: portions.optional(),
+  })
+  .meta({ id: 'FoodCreate' });
+
+export const FoodUpdateSchema = z
+  .strictObject({
+    name: name.optional(),
+    brand: brand.optional(),
+    nutrients: nutrientsInput('optional').optional().meta({ description: 'Per 100 g; merges field by field (null clears one).' }),
+    per_serving: perServing.optional(),
+    portions: portions.optional().meta({ description: 'Replaces the list.' }),
+  })
+  .meta({ id: 'FoodUpdate' });
+
+function nutrientValues(n: Record<string, number | null | undefined> | undefined): NutrientValues | undefined {
+  if (!n) return undefined;
+  const out: NutrientValues = {};
+  for (const k of NUTRIENT_KEYS) if (n[k] !== undefined) out[k] = n[k];
+  return out;
+}
+
+/** A validated create or update body as the fields it sets (only those sent). */
+export function customFoodPatchFrom(body: z.output<typeof FoodUpdateSchema>): CustomFoodPatch {
+  const out: CustomFoodPatch = {};
+  if (body.nutrients && body.per_serving) throw new InvalidInputError('per_serving', 'Give nutrients (per 100 g) or per_serving, not both.');
+  if (body.name !== undefined) out.name = body.name;
+  if (body.brand !== undefined) out.brand = body.brand;
+  if (body.nutrients) out.nutrients = nutrientValues(body.nutrients);
+  if (body.per_serving) out.perServing = { grams: body.per_serving.grams, nutrients: nutrientValues(body.per_serving.nutrients)! };
+  if (body.portions) out.portions = body.portions;
+  return out;
+}
+

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
 import { recountFoodUsage } from '../db/foods.js';
 import {
@@ -5,6 +6,7 @@ import {
   getMeal,
   insertMeal,
   MEAL_NUTRIENTS,
+  MEAL_TYPES,
   updateMeal,
   type CaloriesSource,
   type FoodEntry,
@@ -13,12 +15,110 @@ import {
   type MealType,
   type NutrientSources,
 } from '../db/meals.js';
+import { InvalidInputError } from '../domain-errors.js';
+import { mealDay } from '../engine/days.js';
 import { previousAttributes } from '../events/bus.js';
 import { entryFoodIds, entryTotals, resolveFoodEntries, type FoodEntryInput } from '../foods/entries.js';
-import { FoodError } from '../foods/foods.js';
+import { FoodEntrySchema, NutrientSourcesSchema } from '../foods/schemas.js';
+import { dateTimeString, idString, isoDateTime, parseDateTime } from '../fields.js';
 import { newId } from '../ids.js';
-import { currentSettings, mealDay } from '../settings.js';
+import { currentSettings, type SettingsRecord } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
+
+/**
+ * Meals: the rules a meal must keep (bounds, calorie derivation, its day), the schemas of what a
+ * client sends and receives, and the one mapper from a stored meal to its API resource.
+ */
+
+// ---- Input ----------------------------------------------------------------------------------
+
+export const MAX_MEAL_CALORIES = 10_000;
+
+export const mealType = z.enum(MEAL_TYPES as [MealType, ...MealType[]], {
+  message: `must be one of ${MEAL_TYPES.join(', ')}`,
+});
+
+const bounded = (max: number) =>
+  z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
+
+/**
+ * A food entry: {name, calories} as before; {food_id, quantity, unit, name?} computed from the food;
+ * or an entry exactly as a meal returned it (kept as sent, so re-sending a meal's foods never
+ * rewrites them).
+ */
+export const foodEntryInput = z
+  .strictObject({
+    name: z.string().trim().min(1, { message: 'must not be empty' }).max(200).optional(),
+    calories: bounded(MAX_MEAL_CALORIES).optional(),
+    food_id: idString('food').optional(),
+    quantity: z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(100_000).optional(),
+    unit: z.string().min(1).max(20).optional().meta({ description: '"g", "ml", or a portion id of the food' }),
+    grams: bounded(100_000).optional(),
+    protein_g: bounded(2000).nullable().optional(),
+    carbs_g: bounded(2000).nullable().optional(),
+    fat_g: bounded(2000).nullable().optional(),
+    fiber_g: bounded(2000).nullable().optional(),
+    sugars_g: bounded(2000).nullable().optional(),
+    sodium_mg: bounded(50_000).nullable().optional(),
+    caffeine_mg: bounded(2000).nullable().optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.food_id !== undefined) {
+      if (entry.quantity === undefined) ctx.addIssue({ code: 'custom', path: ['quantity'], message: 'is required with food_id' });
+      else if (entry.unit === undefined) ctx.addIssue({ code: 'custom', path: ['unit'], message: 'is required with food_id' });
+      return;
+    }
+    if (entry.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required without food_id' });
+    else if (entry.calories === undefined) ctx.addIssue({ code: 'custom', path: ['calories'], message: 'is required without food_id' });
+  })
+  .meta({ id: 'FoodEntryInput' });
+
+const macrosCreate = z.strictObject({
+  calories: bounded(MAX_MEAL_CALORIES).optional(),
+  protein_g: bounded(2000).optional(),
+  carbs_g: bounded(2000).optional(),
+  fat_g: bounded(2000).optional(),
+  fiber_g: bounded(2000).optional(),
+});
+const macrosPatch = z.strictObject({
+  calories: bounded(MAX_MEAL_CALORIES).optional(),
+  protein_g: bounded(2000).nullable().optional(),
+  carbs_g: bounded(2000).nullable().optional(),
+  fat_g: bounded(2000).nullable().optional(),
+  fiber_g: bounded(2000).nullable().optional(),
+});
+const microsInput = z.strictObject({
+  sodium_mg: bounded(50_000).nullable().optional(),
+  caffeine_mg: bounded(2000).nullable().optional(),
+});
+
+const description = z.string().max(2000, { message: 'must be at most 2000 characters' });
+export const foodEntries = z.array(foodEntryInput).max(100, { message: 'a meal may list at most 100 foods' });
+
+export const MealCreateSchema = z
+  .strictObject({
+    timestamp: dateTimeString,
+    meal_type: mealType,
+    description: description.optional(),
+    macros: macrosCreate.optional(),
+    micros: microsInput.optional(),
+    foods: foodEntries.optional(),
+  })
+  .meta({ id: 'MealCreate' });
+
+export const MealUpdateSchema = z
+  .strictObject({
+    timestamp: dateTimeString.optional(),
+    meal_type: mealType.optional(),
+    description: description.optional(),
+    macros: macrosPatch.optional(),
+    micros: microsInput.optional(),
+    foods: foodEntries.optional(),
+  })
+  .meta({ id: 'MealUpdate' });
+
+type Macros = Partial<Record<'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', number | null>>;
+type Micros = Partial<Record<'sodium_mg' | 'caffeine_mg', number | null>>;
 
 export interface MealInput {
   timestampMs: number;
@@ -26,29 +126,260 @@ export interface MealInput {
   utcOffsetMin: number | null;
   mealType: MealType;
   description?: string | undefined;
-  macros?: Partial<Record<'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', number | null>> | undefined;
-  micros?: Partial<Record<'sodium_mg' | 'caffeine_mg', number | null>> | undefined;
+  macros?: Macros | undefined;
+  micros?: Micros | undefined;
   /** Entries as sent: {name, calories}, {food_id, quantity, unit, name?}, or a returned entry sent back. */
   foods?: FoodEntryInput[] | undefined;
+  /** Where macros.calories came from when they were not typed in just now (an import, a kept value). */
+  caloriesSource?: CaloriesSource | undefined;
+  /**
+   * Where each nutrient given in macros/micros came from when not typed just now: "foods" means
+   * it follows the foods (recomputed from them); otherwise a value given counts as typed in.
+   */
+  nutrientSources?: NutrientSources | undefined;
 }
 
-export type MealPatch = Partial<MealInput>;
+/** What buildMeal takes: an input whose food entries are resolved (computed from their foods). */
+export type ResolvedMealInput = Omit<MealInput, 'foods'> & { foods?: FoodEntry[] | undefined };
 
-/** A food entry in a response: the fields it has, in the contract's order. */
-export function foodEntryResource(f: FoodEntry): Record<string, unknown> {
-  const out: Record<string, unknown> = { name: f.name, calories: f.calories };
-  for (const k of ['food_id', 'quantity', 'unit', 'grams', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg'] as const) {
-    if (f[k] !== undefined) out[k] = f[k];
+export type MealPatch = Partial<Omit<MealInput, 'caloriesSource' | 'nutrientSources'>>;
+
+/** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
+export function checkTimestamp(ms: number, nowMs: number): void {
+  if (ms < Date.UTC(2000, 0, 1) || ms > nowMs + 24 * 3600_000) {
+    throw new InvalidInputError('timestamp', 'Invalid timestamp: must be after 2000-01-01 and at most one day in the future.');
   }
+}
+
+/** A validated create or update body as the fields it sets (only those sent). */
+export function mealPatchFrom(body: z.output<typeof MealUpdateSchema>, nowMs: number): MealPatch {
+  const out: MealPatch = {};
+  if (body.timestamp !== undefined) {
+    const t = parseDateTime(body.timestamp);
+    checkTimestamp(t.ms, nowMs);
+    out.timestampMs = t.ms;
+    out.utcOffsetMin = t.offsetMin;
+  }
+  if (body.meal_type !== undefined) out.mealType = body.meal_type;
+  if (body.description !== undefined) out.description = body.description;
+  if (body.macros !== undefined) out.macros = body.macros;
+  if (body.micros !== undefined) out.micros = body.micros;
+  if (body.foods !== undefined) out.foods = body.foods;
   return out;
 }
 
-/** Where each nutrient came from, as the resource shows it (null: not known). */
-function nutrientSourcesResource(m: MealRecord): Record<MealNutrient, 'logged' | 'foods' | null> {
-  const out = {} as Record<MealNutrient, 'logged' | 'foods' | null>;
-  for (const k of MEAL_NUTRIENTS) out[k] = sourceOf(m, k);
-  return out;
+export function mealInputFrom(body: z.output<typeof MealCreateSchema>, nowMs: number): MealInput {
+  return mealPatchFrom(body, nowMs) as MealInput;
 }
+
+// ---- Rules ----------------------------------------------------------------------------------
+
+/** Calories derived from what else was logged: the sum of the foods, else 4/4/9 kcal per gram of macros. */
+function derivedCalories(macros: Macros | undefined, foods: FoodEntry[]): { calories: number; source: CaloriesSource } {
+  if (foods.length > 0) return { calories: foods.reduce((sum, f) => sum + f.calories, 0), source: 'foods' };
+  const p = macros?.protein_g ?? 0;
+  const c = macros?.carbs_g ?? 0;
+  const f = macros?.fat_g ?? 0;
+  return { calories: 4 * p + 4 * c + 9 * f, source: 'macros' };
+}
+
+function checkCalories(calories: number): number {
+  const rounded = Math.round(calories * 100) / 100;
+  if (rounded > MAX_MEAL_CALORIES) {
+    throw new InvalidInputError('macros.calories', `A meal may carry at most ${MAX_MEAL_CALORIES} kcal; this one adds up to ${rounded}.`);
+  }
+  return rounded;
+}
+
+/**
+ * The one way a meal record is made, for create, patch and import: its offset (the one written,
+ * else the user's zone at that instant), its day, and its calories (typed in, else derived).
+ */
+const FIELD: Record<MealNutrient, 'proteinG' | 'carbsG' | 'fatG' | 'fiberG' | 'sodiumMg' | 'caffeineMg'> = {
+  protein_g: 'proteinG',
+  carbs_g: 'carbsG',
+  fat_g: 'fatG',
+  fiber_g: 'fiberG',
+  sodium_mg: 'sodiumMg',
+  caffeine_mg: 'caffeineMg',
+};
+type MealFieldName = (typeof FIELD)[MealNutrient];
+
+/** A stored nutrient's source; meals from before sources were stored count a value as typed in. */
+function sourceOf(m: Pick<MealRecord, 'nutrientSources' | MealFieldName>, k: MealNutrient): 'logged' | 'foods' | null {
+  return m.nutrientSources[k] ?? (m[FIELD[k]] !== null ? 'logged' : null);
+}
+
+function givenValue(input: Pick<MealInput, 'macros' | 'micros'>, k: MealNutrient): number | null {
+  return (k === 'sodium_mg' || k === 'caffeine_mg' ? input.micros?.[k] : input.macros?.[k]) ?? null;
+}
+
+/**
+ * The calories_source rule for every nutrient: a value typed in is kept ("logged") and never
+ * overwritten by foods; otherwise the nutrient is the sum of the food entries that know it
+ * ("foods"), recomputed from the entries every time; with no such entry it is unknown.
+ */
+function mealNutrients(input: ResolvedMealInput, foods: FoodEntry[]): { values: Record<MealFieldName, number | null>; sources: NutrientSources } {
+  const totals = entryTotals(foods);
+  const values = {} as Record<MealFieldName, number | null>;
+  const sources: NutrientSources = {};
+  for (const k of MEAL_NUTRIENTS) {
+    const given = givenValue(input, k);
+    const typed = given !== null && input.nutrientSources?.[k] !== 'foods';
+    const value = typed ? given : totals[k];
+    values[FIELD[k]] = value;
+    if (value !== null) sources[k] = typed ? 'logged' : 'foods';
+  }
+  return { values, sources };
+}
+
+export function buildMeal(
+  settings: Pick<SettingsRecord, 'timezone' | 'dayStart'>,
+  input: ResolvedMealInput,
+  meta: { id: string; createdMs: number; updatedMs: number },
+): MealRecord {
+  const foods = input.foods ?? [];
+  const nutrients = mealNutrients(input, foods);
+  const utcOffsetMin = input.utcOffsetMin ?? offsetMinutes(input.timestampMs, settings.timezone);
+  const energy =
+    input.macros?.calories != null
+      ? { calories: input.macros.calories, source: input.caloriesSource ?? ('logged' as const) }
+      : derivedCalories(input.macros, foods);
+  return {
+    id: meta.id,
+    timestampMs: input.timestampMs,
+    utcOffsetMin,
+    day: mealDay({ timestamp: input.timestampMs, utcOffsetMin }, settings),
+    mealType: input.mealType,
+    description: input.description ?? '',
+    calories: checkCalories(energy.calories),
+    caloriesSource: energy.source,
+    ...nutrients.values,
+    foods,
+    nutrientSources: nutrients.sources,
+    createdMs: meta.createdMs,
+    updatedMs: meta.updatedMs,
+  };
+}
+
+/**
+ * A stored meal with a patch applied, as the input buildMeal takes. Macros and micros merge field
+ * by field (null clears one); typed-in calories change only when new ones are typed, derived ones
+ * follow what they came from.
+ */
+function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { foods?: FoodEntry[] | undefined }): ResolvedMealInput {
+  const has = <T extends object>(obj: T | undefined, key: PropertyKey): obj is T => obj !== undefined && key in obj;
+  const macro = (k: 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', old: number | null) =>
+    has(patch.macros, k) ? (patch.macros[k] ?? null) : old;
+  const micro = (k: 'sodium_mg' | 'caffeine_mg', old: number | null) => (has(patch.micros, k) ? (patch.micros[k] ?? null) : old);
+  // A nutrient not sent keeps its source: one from the foods follows the (maybe new) foods; null
+  // sent for a typed one hands it back to the foods.
+  const nutrientSources: NutrientSources = {};
+  for (const k of MEAL_NUTRIENTS) {
+    const sent = k === 'sodium_mg' || k === 'caffeine_mg' ? has(patch.micros, k) : has(patch.macros, k);
+    if (!sent && sourceOf(before, k) === 'foods') nutrientSources[k] = 'foods';
+  }
+  const typedNow = patch.macros?.calories != null;
+  const rederive = !typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined);
+  return {
+    timestampMs: patch.timestampMs ?? before.timestampMs,
+    utcOffsetMin: patch.timestampMs !== undefined ? (patch.utcOffsetMin ?? null) : before.utcOffsetMin,
+    mealType: patch.mealType ?? before.mealType,
+    description: patch.description ?? before.description,
+    macros: {
+      calories: typedNow ? patch.macros!.calories : rederive ? null : before.calories,
+      protein_g: macro('protein_g', before.proteinG),
+      carbs_g: macro('carbs_g', before.carbsG),
+      fat_g: macro('fat_g', before.fatG),
+      fiber_g: macro('fiber_g', before.fiberG),
+    },
+    micros: { sodium_mg: micro('sodium_mg', before.sodiumMg), caffeine_mg: micro('caffeine_mg', before.caffeineMg) },
+    foods: patch.foods ?? before.foods,
+    caloriesSource: typedNow ? 'logged' : before.caloriesSource,
+    nutrientSources,
+  };
+}
+
+/** Computes entries with food_id from their foods now (others are kept as sent). */
+function resolveEntries(app: AppContext, foods: FoodEntryInput[] | undefined): FoodEntry[] | undefined {
+  return foods === undefined ? undefined : resolveFoodEntries(app, foods);
+}
+
+// ---- Writes ---------------------------------------------------------------------------------
+
+export function createMeal(app: AppContext, input: MealInput): MealRecord {
+  return app.bus.write((emit) => {
+    const now = app.clock.now();
+    const meal = buildMeal(currentSettings(app), { ...input, foods: resolveEntries(app, input.foods) }, { id: newId('meal'), createdMs: now, updatedMs: now });
+    insertMeal(app.db, meal);
+    recountFoodUsage(app.db, entryFoodIds(meal.foods));
+    emit('meal.created', mealResource(meal));
+    notifyDataChanged(app, emit);
+    return meal;
+  });
+}
+
+export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
+  return app.bus.write((emit) => {
+    const before = getMeal(app.db, id);
+    if (!before) return undefined;
+    const after = buildMeal(currentSettings(app), patchedInput(before, { ...patch, foods: resolveEntries(app, patch.foods) }), {
+      id: before.id,
+      createdMs: before.createdMs,
+      updatedMs: app.clock.now(),
+    });
+    const beforeResource = mealResource(before);
+    const afterResource = mealResource(after);
+    const changed = previousAttributes(beforeResource, afterResource);
+    if (Object.keys(changed).length === 0) return before;
+    updateMeal(app.db, after);
+    recountFoodUsage(app.db, [...entryFoodIds(before.foods), ...entryFoodIds(after.foods)]);
+    emit('meal.updated', afterResource, { previousAttributes: changed });
+    notifyDataChanged(app, emit);
+    return after;
+  });
+}
+
+export function removeMeal(app: AppContext, id: string): MealRecord | undefined {
+  return app.bus.write((emit) => {
+    const meal = getMeal(app.db, id);
+    if (!meal) return undefined;
+    deleteMeal(app.db, id);
+    recountFoodUsage(app.db, entryFoodIds(meal.foods));
+    emit('meal.deleted', { ...mealResource(meal), deleted: true });
+    notifyDataChanged(app, emit);
+    return meal;
+  });
+}
+
+// ---- The resource ---------------------------------------------------------------------------
+
+export const MealSchema = z
+  .object({
+    object: z.literal('nutrition.meal'),
+    id: z.string(),
+    day: z.string().meta({ format: 'date' }),
+    timestamp: isoDateTime,
+    meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
+    description: z.string(),
+    macros: z.object({
+      calories: z.number(),
+      protein_g: z.number(),
+      carbs_g: z.number(),
+      fat_g: z.number(),
+      fiber_g: z.number().nullable(),
+    }),
+    calories_source: z.enum(['logged', 'foods', 'macros']).meta({
+      description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
+    }),
+    nutrient_sources: NutrientSourcesSchema,
+    micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
+    foods: z.array(FoodEntrySchema),
+    utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
+    created_at: isoDateTime,
+    updated_at: isoDateTime,
+  })
+  .meta({ id: 'Meal' });
 
 /** The API resource for a meal (spec "Meal"); unknown macros read as 0, caffeine as null. */
 export function mealResource(m: MealRecord): Record<string, unknown> {
@@ -76,187 +407,18 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
   };
 }
 
-export class MealValidationError extends Error {
-  constructor(readonly param: string, message: string) {
-    super(message);
+/** A food entry in a response: the fields it has, in the contract's order. */
+export function foodEntryResource(f: FoodEntry): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: f.name, calories: f.calories };
+  for (const k of ['food_id', 'quantity', 'unit', 'grams', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg'] as const) {
+    if (f[k] !== undefined) out[k] = f[k];
   }
+  return out;
 }
 
-export const MAX_MEAL_CALORIES = 10_000;
-
-type Macros = Partial<Record<'protein_g' | 'carbs_g' | 'fat_g', number | null>>;
-
-/** Calories derived from what else was logged: the sum of the foods, else 4/4/9 kcal per gram of macros. */
-function derivedCalories(macros: Macros | undefined, foods: FoodEntry[]): { calories: number; source: CaloriesSource } {
-  if (foods.length > 0) return { calories: foods.reduce((sum, f) => sum + f.calories, 0), source: 'foods' };
-  const p = macros?.protein_g ?? 0;
-  const c = macros?.carbs_g ?? 0;
-  const f = macros?.fat_g ?? 0;
-  return { calories: 4 * p + 4 * c + 9 * f, source: 'macros' };
-}
-
-function checkCalories(calories: number): number {
-  const rounded = Math.round(calories * 100) / 100;
-  if (rounded > MAX_MEAL_CALORIES) {
-    throw new MealValidationError('macros.calories', `A meal may carry at most ${MAX_MEAL_CALORIES} kcal; this one adds up to ${rounded}.`);
-  }
-  return rounded;
-}
-
-function offsetFor(app: AppContext, timestampMs: number, explicit: number | null): number {
-  return explicit ?? offsetMinutes(timestampMs, currentSettings(app).timezone);
-}
-
-const FIELD: Record<MealNutrient, 'proteinG' | 'carbsG' | 'fatG' | 'fiberG' | 'sodiumMg' | 'caffeineMg'> = {
-  protein_g: 'proteinG',
-  carbs_g: 'carbsG',
-  fat_g: 'fatG',
-  fiber_g: 'fiberG',
-  sodium_mg: 'sodiumMg',
-  caffeine_mg: 'caffeineMg',
-};
-
-/** A nutrient's source; meals from before sources were stored count a value as typed in. */
-function sourceOf(m: Pick<MealRecord, 'nutrientSources' | MealFieldName>, k: MealNutrient): 'logged' | 'foods' | null {
-  return m.nutrientSources[k] ?? (m[FIELD[k]] !== null ? 'logged' : null);
-}
-type MealFieldName = (typeof FIELD)[MealNutrient];
-
-function typedValue(input: Pick<MealInput, 'macros' | 'micros'>, k: MealNutrient): number | null | undefined {
-  if (k === 'sodium_mg' || k === 'caffeine_mg') return input.micros && k in input.micros ? (input.micros[k] ?? null) : undefined;
-  return input.macros && k in input.macros ? (input.macros[k] ?? null) : undefined;
-}
-
-/**
- * The calories_source rule for every nutrient: a typed value is kept ("logged") and never
- * overwritten by foods; otherwise the nutrient is the sum of the foods that know it ("foods"),
- * re-derived whenever the foods change; with no such food it is unknown. Sending null for a typed
- * nutrient hands it back to the foods.
- */
-function nutrientValues(
-  before: Pick<MealRecord, 'nutrientSources' | MealFieldName> | null,
-  input: Pick<MealInput, 'macros' | 'micros'>,
-  foods: FoodEntry[],
-  foodsChanged: boolean,
-): { values: Record<MealFieldName, number | null>; sources: NutrientSources } {
-  const totals = entryTotals(foods);
-  const values = {} as Record<MealFieldName, number | null>;
-  const sources: NutrientSources = {};
-  for (const k of MEAL_NUTRIENTS) {
-    const typed = typedValue(input, k);
-    const previous = before ? sourceOf(before, k) : null;
-    let value: number | null;
-    let source: 'logged' | 'foods' | null;
-    if (typed !== undefined && typed !== null) [value, source] = [typed, 'logged'];
-    else if (typed === null || !before || previous !== 'logged') {
-      // Not typed (or typed away): follows the foods, recomputed only when they or the choice changed.
-      const keep = before && typed === undefined && !foodsChanged && previous !== null;
-      value = keep ? before[FIELD[k]] : totals[k];
-      source = value === null ? null : 'foods';
-    } else [value, source] = [before[FIELD[k]], 'logged'];
-    values[FIELD[k]] = value;
-    if (source) sources[k] = source;
-  }
-  return { values, sources };
-}
-
-function resolveEntries(app: AppContext, foods: FoodEntryInput[] | undefined): FoodEntry[] | undefined {
-  if (foods === undefined) return undefined;
-  try {
-    return resolveFoodEntries(app, foods);
-  } catch (err) {
-    if (err instanceof FoodError) throw new MealValidationError(err.param, err.message);
-    throw err;
-  }
-}
-
-export function buildMeal(app: AppContext, input: MealInput, id: string, nowMs: number): MealRecord {
-  const settings = currentSettings(app);
-  const foods = resolveEntries(app, input.foods) ?? [];
-  const nutrients = nutrientValues(null, input, foods, true);
-  const utcOffsetMin = offsetFor(app, input.timestampMs, input.utcOffsetMin);
-  const energy =
-    input.macros?.calories != null ? { calories: input.macros.calories, source: 'logged' as const } : derivedCalories(input.macros, foods);
-  return {
-    id,
-    timestampMs: input.timestampMs,
-    utcOffsetMin,
-    day: mealDay(input.timestampMs, utcOffsetMin, settings.dayStart),
-    mealType: input.mealType,
-    description: input.description ?? '',
-    calories: checkCalories(energy.calories),
-    caloriesSource: energy.source,
-    ...nutrients.values,
-    foods,
-    nutrientSources: nutrients.sources,
-    createdMs: nowMs,
-    updatedMs: nowMs,
-  };
-}
-
-export function createMeal(app: AppContext, input: MealInput): MealRecord {
-  return app.bus.write((emit) => {
-    const now = app.clock.now();
-    const meal = buildMeal(app, input, newId('meal'), now);
-    insertMeal(app.db, meal);
-    recountFoodUsage(app.db, entryFoodIds(meal.foods));
-    emit('meal.created', mealResource(meal));
-    notifyDataChanged(app, emit);
-    return meal;
-  });
-}
-
-export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
-  return app.bus.write((emit) => {
-    const before = getMeal(app.db, id);
-    if (!before) return undefined;
-    const settings = currentSettings(app);
-    const now = app.clock.now();
-    const newFoods = resolveEntries(app, patch.foods);
-    const foods = newFoods ?? before.foods;
-    const timestampMs = patch.timestampMs ?? before.timestampMs;
-    const utcOffsetMin =
-      patch.timestampMs !== undefined ? offsetFor(app, timestampMs, patch.utcOffsetMin ?? null) : before.utcOffsetMin;
-    const nutrients = nutrientValues(before, patch, foods, newFoods !== undefined);
-    const macros = { protein_g: nutrients.values.proteinG, carbs_g: nutrients.values.carbsG, fat_g: nutrients.values.fatG };
-    // Typed-in calories change only when new ones are typed; derived ones follow what they came from.
-    let energy = { calories: before.calories, source: before.caloriesSource };
-    if (patch.macros?.calories != null) energy = { calories: patch.macros.calories, source: 'logged' };
-    else if (before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined)) energy = derivedCalories(macros, foods);
-    const after: MealRecord = {
-      ...before,
-      timestampMs,
-      utcOffsetMin,
-      day: mealDay(timestampMs, utcOffsetMin, settings.dayStart),
-      mealType: patch.mealType ?? before.mealType,
-      description: patch.description ?? before.description,
-      calories: checkCalories(energy.calories),
-      caloriesSource: energy.source,
-      ...nutrients.values,
-      foods,
-      nutrientSources: nutrients.sources,
-      updatedMs: now,
-    };
-    const beforeResource = mealResource(before);
-    const afterResource = mealResource(after);
-    const changed = previousAttributes(beforeResource, afterResource);
-    if (Object.keys(changed).length === 0) return before;
-    updateMeal(app.db, after);
-    recountFoodUsage(app.db, [...entryFoodIds(before.foods), ...entryFoodIds(after.foods)]);
-    emit('meal.updated', afterResource, { previousAttributes: changed });
-    notifyDataChanged(app, emit);
-    return after;
-  });
-}
-
-export function removeMeal(app: AppContext, id: string): MealRecord | undefined {
-  return app.bus.write((emit) => {
-    const meal = getMeal(app.db, id);
-    if (!meal) return undefined;
-    deleteMeal(app.db, id);
-    recountFoodUsage(app.db, entryFoodIds(meal.foods));
-    emit('meal.deleted', { ...mealResource(meal), deleted: true });
-    notifyDataChanged(app, emit);
-    return meal;
-  });
+/** Where each nutrient came from, as the resource shows it (null: not known). */
+function nutrientSourcesResource(m: MealRecord): Record<MealNutrient, 'logged' | 'foods' | null> {
+  const out = {} as Record<MealNutrient, 'logged' | 'foods' | null>;
+  for (const k of MEAL_NUTRIENTS) out[k] = sourceOf(m, k);
+  return out;
 }

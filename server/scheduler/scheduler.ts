@@ -1,5 +1,4 @@
-import type { AppContext } from '../app-context.js';
-import type { Subsystem } from '../service.js';
+import type { AppContext, Subsystem } from '../app-context.js';
 import { announceDigestionChanges, hasPending, pendingAnnouncements } from './announcer.js';
 
 /** How often the scheduler looks for changes caused by time passing (the contract allows 5 s). */

@@ -1,5 +1,8 @@
+import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
 import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
+import { ConflictError, InvalidInputError } from '../domain-errors.js';
+import { dateTimeString, isoDateTime, parseDateTime } from '../fields.js';
 import { newId } from '../ids.js';
 import { currentSettings } from '../settings.js';
 import { announceOvernightScore } from '../scheduler/announcer.js';
@@ -11,6 +14,45 @@ export interface SleepInput {
   efficiency?: number | null | undefined;
   awakenings?: number | null | undefined;
   source?: string | undefined;
+}
+
+export const SleepSessionSchema = z
+  .object({
+    object: z.literal('sleep.session'),
+    id: z.string(),
+    start: isoDateTime,
+    end: isoDateTime,
+    date: z.string().meta({ format: 'date', description: 'The day the sleep ended (its overnight score date).' }),
+    duration_min: z.number().int(),
+    efficiency: z.number().nullable(),
+    awakenings: z.number().int().nullable(),
+    source: z.string(),
+    created_at: isoDateTime,
+  })
+  .meta({ id: 'SleepSession' });
+
+export const SleepCreateSchema = z
+  .strictObject({
+    start: dateTimeString,
+    end: dateTimeString,
+    efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
+    awakenings: z.number().int().min(0).max(100).nullable().optional(),
+    source: z.string().trim().min(1).max(50).optional(),
+  })
+  .meta({ id: 'SleepCreate' });
+
+const MAX_SLEEP_MS = 24 * 3600_000;
+/** Clock skew between a sleep tracker and this machine. */
+const FUTURE_SLACK_MS = 5 * 60_000;
+
+/** A validated create body as a sleep input: it ends after it starts, within 24 h, not in the future. */
+export function sleepInputFrom(body: z.output<typeof SleepCreateSchema>, nowMs: number): SleepInput {
+  const startMs = parseDateTime(body.start).ms;
+  const endMs = parseDateTime(body.end).ms;
+  if (endMs <= startMs) throw new InvalidInputError('end', 'Invalid end: must be after start.');
+  if (endMs - startMs > MAX_SLEEP_MS) throw new InvalidInputError('end', 'Invalid end: a sleep session may last at most 24 hours.');
+  if (endMs > nowMs + FUTURE_SLACK_MS) throw new InvalidInputError('end', 'Invalid end: a sleep session cannot end in the future.');
+  return { startMs, endMs, efficiency: body.efficiency, awakenings: body.awakenings, source: body.source };
 }
 
 export function sleepResource(s: SleepRecord): Record<string, unknown> {
@@ -28,9 +70,13 @@ export function sleepResource(s: SleepRecord): Record<string, unknown> {
   };
 }
 
-export class SleepOverlapError extends Error {
+export class SleepOverlapError extends ConflictError {
   constructor(readonly existing: SleepRecord) {
-    super(`This sleep overlaps session ${existing.id} (${isoUtc(existing.startMs)} to ${isoUtc(existing.endMs)}); delete that one first.`);
+    super(
+      'sleep_overlap',
+      `This sleep overlaps session ${existing.id} (${isoUtc(existing.startMs)} to ${isoUtc(existing.endMs)}); delete that one first.`,
+      'start',
+    );
   }
 }
 

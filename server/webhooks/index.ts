@@ -1,13 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../app-context.js';
-import type { OpenApiExtras } from '../api/openapi.js';
-import type { RouteDef } from '../api/route.js';
-import { eventStreamRoutes } from '../api/routes/events-stream.js';
-import { webhookRoutes } from '../api/routes/webhooks.js';
 import { deleteDeliveriesCompletedBefore } from '../db/webhook-deliveries.js';
 import { recordDeliveries } from './outbox.js';
 import { ATTEMPT_TIMEOUT_MS, Dispatcher, type WebhookNotice } from './dispatcher.js';
-import { payloadSchemas } from './payloads.js';
+import { payloadSchemas, type PayloadDocs } from './payloads.js';
 
 export interface WebhookOptions {
   /** How often the dispatcher looks for due deliveries besides its wake-ups (default 250 ms). */
@@ -20,8 +16,6 @@ export interface WebhookOptions {
   heartbeatMs?: number;
   /** Finished deliveries are kept in the log this long (default 30 days). */
   retentionDays?: number;
-  /** Registers a long-lived response so shutdown can end it (the HTTP server's trackStream). */
-  trackStream?: (res: ServerResponse) => void;
 }
 
 export const WEBHOOK_DEFAULTS = {
@@ -52,12 +46,14 @@ export class NoticeHub {
 
 export interface WebhooksSubsystem {
   name: string;
-  routes: RouteDef[];
-  openapi: OpenApiExtras;
+  /** The documents of the bodies delivered, one per event type (the OpenAPI `webhooks`). */
+  payloads: PayloadDocs;
   dispatcher: Dispatcher;
   notices: NoticeHub;
+  /** Registers an event stream's response, so stop() ends it. */
+  trackStream(res: ServerResponse): void;
   /** The options in force (defaults filled in). */
-  settings: Required<Omit<WebhookOptions, 'trackStream'>>;
+  settings: Required<WebhookOptions>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -66,7 +62,8 @@ const HOUSEKEEPING_MS = 3600_000;
 
 /**
  * The webhook subsystem: the outbox (deliveries written inside each event's transaction), the
- * dispatcher that attempts them, the /v1/webhooks routes and the /v1/events/stream feed.
+ * dispatcher that attempts them, and the live notices and streams of /v1/events/stream (whose
+ * routes, like /v1/webhooks, are in api/routes and are given this subsystem by the service).
  */
 export function createWebhooks(app: AppContext, options: WebhookOptions = {}): WebhooksSubsystem {
   const settings = {
@@ -91,7 +88,6 @@ export function createWebhooks(app: AppContext, options: WebhookOptions = {}): W
   const trackStream = (res: ServerResponse) => {
     streams.add(res);
     res.on('close', () => streams.delete(res));
-    options.trackStream?.(res);
   };
 
   // In the writing transaction of every event: one outbox row per subscription listing it.
@@ -109,13 +105,10 @@ export function createWebhooks(app: AppContext, options: WebhookOptions = {}): W
 
   return {
     name: 'webhooks',
-    routes: [
-      ...webhookRoutes({ dispatcher }),
-      ...eventStreamRoutes({ notices, trackStream, heartbeatMs: settings.heartbeatMs }),
-    ],
-    openapi: { webhooks: payloadSchemas },
+    payloads: payloadSchemas,
     dispatcher,
     notices,
+    trackStream,
     settings,
     start() {
       // After commit: attempt the new deliveries at once.

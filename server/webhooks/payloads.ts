@@ -1,18 +1,16 @@
 import { z } from 'zod';
-import { DailyScoreSchema, DigestiveStateSchema, OvernightScoreSchema, WindowsSchema } from '../api/routes/digestion.js';
-import { SettingsSchema } from '../api/routes/system.js';
-import { MealSchema } from '../api/schemas.js';
+import { DailyScoreSchema, DigestiveStateSchema, OvernightScoreSchema, WindowsSchema } from '../digestion/resources.js';
+import type { EventType } from '../events/types.js';
+import { isoDateTime } from '../fields.js';
+import { MealSchema } from '../nutrition/meals.js';
+import { SettingsSchema } from '../settings.js';
 import { FoodSchema } from '../foods/schemas.js';
-import type { OpenApiExtras } from '../api/openapi.js';
-import type { EventType } from '../events/bus.js';
 
 /**
  * The bodies Chyme POSTs to subscribers, one schema per event type, for the `webhooks` section of
  * the OpenAPI document. Every body is the event envelope of CONTRACT §7; `data.object` is the
  * resource the event is about, described by the same schemas as the API's own responses.
  */
-
-const isoDateTime = z.string().meta({ format: 'date-time' });
 
 function envelope<T extends EventType>(type: T, object: z.ZodType, id: string, withPrevious = false) {
   return z
@@ -43,7 +41,10 @@ const PingObject = z.object({
 const DeletedMealObject = MealSchema.extend({ deleted: z.literal(true) });
 const DeletedFoodObject = FoodSchema.extend({ deleted: z.literal(true) });
 
-export const payloadSchemas: NonNullable<OpenApiExtras['webhooks']> = {
+/** One document per event type: what the OpenAPI document lists under `webhooks`. */
+export type PayloadDocs = Record<string, { summary: string; schema: z.ZodType }>;
+
+export const payloadSchemas: PayloadDocs = {
   'meal.created': { summary: 'A meal was logged', schema: envelope('meal.created', MealSchema, 'MealCreatedEvent') },
   'meal.updated': {
     summary: 'A meal was edited (previous_attributes holds the old values)',

@@ -2,12 +2,11 @@ import { z } from 'zod';
 import type { WebhookAttemptRecord } from '../db/webhook-attempts.js';
 import type { WebhookDeliveryRecord } from '../db/webhook-deliveries.js';
 import type { WebhookSubscriptionRecord } from '../db/webhook-subscriptions.js';
-import { EVENT_TYPES } from '../events/bus.js';
+import { EVENT_TYPES } from '../events/types.js';
+import { isoDateTime } from '../fields.js';
 import { isoUtc } from '../time/tz.js';
 
 /** API resources of the webhook system and the zod schemas that document them. */
-
-const isoDateTime = z.string().meta({ format: 'date-time' });
 
 /** Millisecond-precision instant (attempt times, where retry spacing matters). */
 export function isoMs(ms: number): string {

@@ -144,6 +144,7 @@ describe('daily and overnight scores', () => {
     assert.equal(empty.score_state, 'UNSCORABLE');
     assert.equal(empty.score, null);
     assert.equal(empty.level, null);
+    for (const c of Object.values(empty.components) as any[]) assert.equal(c.contribution, 'neutral');
   });
 
   test('a finished day with meals is SCORED with a level that matches its score; calibration ends with 2 days', async () => {

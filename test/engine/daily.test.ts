@@ -49,7 +49,7 @@ describe('score states', () => {
     assert.notEqual(s.level, null);
   });
 
-  test('a past day with no meals is UNSCORABLE: score and level null, components still numeric', () => {
+  test('a past day with no meals is UNSCORABLE: score and level null, components numeric and neutral', () => {
     const gap = meals.filter((m) => m.timestamp < at(DAY, 0) || m.timestamp >= at(addDays(DAY, 1), 0));
     assert.ok(gap.length > 0 && gap.length < meals.length, 'gap.length > 0 && gap.length < meals.length');
     const s = score(DAY, gap);
@@ -59,6 +59,8 @@ describe('score states', () => {
     for (const c of Object.values(s.components)) {
       assert.equal(typeof c.value, 'number');
       assert.ok(c.value >= 0 && c.value <= 100, 'c.value >= 0 && c.value <= 100');
+      // No data is neither praise nor blame (fasted ratio and circadian read 100 with nothing eaten).
+      assert.equal(c.contribution, 'neutral');
     }
   });
 

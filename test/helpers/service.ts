@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiKey } from '../../server/auth/keys.js';
 import { ManualClock } from '../../server/clock.js';
-import { SCOPES, type Scope } from '../../server/api/route.js';
+import { SCOPES, type Scope } from '../../server/auth/scopes.js';
 import { silentLogger } from '../../server/logger.js';
 import { createService, type Service, type ServiceOptions } from '../../server/service.js';
 
@@ -55,6 +55,8 @@ export async function startTestService(
     timezone: options.timezone ?? 'Europe/Berlin',
     logger: silentLogger,
     staticDir: null,
+    // Tests that need foods load them on their first foods request; the rest never pay for it.
+    foodsWarmUpMs: null,
     ...options,
     clock,
   });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { WEBHOOK_EVENTS } from '../../renderer/src/api/types.js';
-import { EVENT_TYPES } from '../../server/events/bus.js';
+import { EVENT_TYPES } from '../../server/events/types.js';
 
 test('the webhook form offers exactly the events a subscription may list (all but test.ping)', () => {
   const subscribable = EVENT_TYPES.filter((t) => t !== 'test.ping');

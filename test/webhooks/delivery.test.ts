@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { EVENT_TYPES } from '../../server/events/bus.js';
+import { EVENT_TYPES } from '../../server/events/types.js';
 import { verifySignature } from '../../server/index.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createSubscription, drainWithClock, MEAL, startReceiver, stripeVerifies, type Receiver, type Received } from './helpers.js';

@@ -1,43 +1,9 @@
 import { z } from 'zod';
-import { createApiKey } from '../../auth/keys.js';
-import { getApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../db/api-keys.js';
-import { isoUtc } from '../../time/tz.js';
-import { errors } from '../errors.js';
-import { defineRoute, SCOPES, type Scope } from '../route.js';
+import { ApiKeyCreateSchema, apiKeyResource, ApiKeySchema, createApiKey, revokeKey } from '../../auth/keys.js';
+import { listApiKeys } from '../../db/api-keys.js';
+import { idString } from '../../fields.js';
+import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
-import { idString } from '../validation.js';
-
-export const ApiKeySchema = z
-  .object({
-    object: z.literal('api_key'),
-    id: z.string(),
-    name: z.string(),
-    scopes: z.array(z.enum(SCOPES as [Scope, ...Scope[]])),
-    prefix: z.string().meta({ description: 'The first characters of the secret, to recognise it.' }),
-    created_at: z.string(),
-    last_used_at: z.string().nullable(),
-    secret: z.string().optional().meta({ description: 'Only in the response that creates the key.' }),
-  })
-  .meta({ id: 'ApiKey' });
-
-export const scopeList = z
-  .array(z.enum(SCOPES as [Scope, ...Scope[]], { message: `must be one of ${SCOPES.join(', ')}` }))
-  .min(1, { message: 'must name at least one scope' });
-
-export const keyName = z.string().trim().min(1, { message: 'must not be empty' }).max(100);
-
-export function apiKeyResource(k: ApiKeyRecord, secret?: string): Record<string, unknown> {
-  return {
-    object: 'api_key',
-    id: k.id,
-    name: k.name,
-    scopes: k.scopes,
-    prefix: k.prefix,
-    created_at: isoUtc(k.createdMs),
-    last_used_at: k.lastUsedMs === null ? null : isoUtc(k.lastUsedMs),
-    ...(secret ? { secret } : {}),
-  };
-}
 
 export const apiKeyRoutes = [
   defineRoute({
@@ -57,7 +23,7 @@ export const apiKeyRoutes = [
     summary: 'Create an API key (the secret is in this response only)',
     tag: 'API keys',
     access: 'admin',
-    body: z.strictObject({ name: keyName, scopes: scopeList }).meta({ id: 'ApiKeyCreate' }),
+    body: ApiKeyCreateSchema,
     responses: { 201: { description: 'The key with its secret', schema: ApiKeySchema }, 400: { description: 'Invalid', schema: ErrorSchema } },
     handler({ app, body }) {
       const { key, secret } = createApiKey(app.db, { name: body.name, scopes: body.scopes, nowMs: app.clock.now() });
@@ -74,8 +40,7 @@ export const apiKeyRoutes = [
     params: z.object({ id: idString('key') }),
     responses: { 200: { description: 'Revoked', schema: DeletedSchema }, 404: { description: 'No such key', schema: ErrorSchema } },
     handler({ app, params }) {
-      const key = getApiKey(app.db, params.id);
-      if (!key || key.internal || !revokeApiKey(app.db, params.id, app.clock.now())) throw errors.resourceMissing('api_key', params.id);
+      revokeKey(app.db, params.id, app.clock.now());
       return { body: { id: params.id, object: 'api_key', deleted: true } };
     },
   }),

@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { getApiKey } from '../../db/api-keys.js';
 import { getEvent, listEventsAfter } from '../../db/events.js';
 import { eventEnvelope, type EventRecord } from '../../events/bus.js';
+import { mayRead, STREAM_SCOPES } from '../../events/visibility.js';
 import type { WebhookNotice } from '../../webhooks/dispatcher.js';
 import type { NoticeHub } from '../../webhooks/index.js';
 import { errors } from '../errors.js';
-import { defineRoute, HANDLED, type Principal, type RouteDef, type Scope } from '../route.js';
+import { defineRoute, HANDLED, type RouteDef } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
 
 /**
@@ -17,37 +18,14 @@ import { ErrorSchema } from '../schemas.js';
  * `Last-Event-ID: <seq>` (or ?last_event_id=) first receives every event it missed, in order.
  * Comments (`: keep-alive`) are sent every heartbeat so proxies and clients see the line alive.
  *
- * Scopes (CONTRACT §5): a principal sees only the events whose resource it may read:
- *   meal.*                                     nutrition:read
- *   gut_score.created, overnight_score.created,
- *   digestion.state_changed, windows.updated   digestion:read
- *   webhook_subscription.*, webhook_delivery.* webhooks:read (live notices for the app; no id:,
- *                                              not replayed, not sent to webhooks)
- *   test.ping                                  never: it is a delivery test for one URL
- * Unknown types are not streamed until they are given a scope here. Opening the stream needs
- * at least one of these read scopes.
+ * Which principal sees which event is the rule of events/visibility.ts. The webhook notices
+ * (webhook_subscription.*, webhook_delivery.*) are live news for the app: no id:, not replayed,
+ * not sent to webhooks.
  */
 
-const DIGESTION_EVENTS = new Set(['gut_score.created', 'overnight_score.created', 'digestion.state_changed', 'windows.updated']);
-const STREAM_SCOPES: Scope[] = ['nutrition:read', 'digestion:read', 'sleep:read', 'webhooks:read'];
 const REPLAY_BATCH = 500;
 /** A client this far behind is dropped; it resumes with Last-Event-ID when it reconnects. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
-
-/** The scope needed to see an event or notice of `type` on the stream; null: never streamed. */
-export function streamScopeFor(type: string): Scope | 'any' | null {
-  if (type.startsWith('meal.')) return 'nutrition:read';
-  if (DIGESTION_EVENTS.has(type)) return 'digestion:read';
-  if (type.startsWith('sleep.')) return 'sleep:read';
-  if (type.startsWith('webhook_subscription.') || type.startsWith('webhook_delivery.')) return 'webhooks:read';
-  if (type.startsWith('settings.')) return 'any'; // GET /v1/settings is open to any valid key
-  return null;
-}
-
-function mayRead(principal: Principal, type: string): boolean {
-  const scope = streamScopeFor(type);
-  return scope === 'any' || (scope !== null && principal.scopes.has(scope));
-}
 
 /** Parses Last-Event-ID: a sequence number as sent in `id:`, or an evt_ id. */
 function resumePoint(raw: string | undefined, db: Parameters<typeof getEvent>[0]): number | undefined {

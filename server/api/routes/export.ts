@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { exportDocument, ImportDocumentSchema, importDocument, ImportRecordError, mealsCsv } from '../../export/export.js';
+import { exportDocument, ImportDocumentSchema, importDocument, mealsCsv } from '../../export/export.js';
 import { isoUtc } from '../../time/tz.js';
-import { errors } from '../errors.js';
 import { defineRoute, HANDLED } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
 
@@ -68,12 +67,7 @@ export const exportRoutes = [
     maxBodyBytes: IMPORT_MAX_BYTES,
     responses: { 200: { description: 'What was imported and skipped', schema: ImportResultSchema }, 400: { description: 'Invalid document; nothing written', schema: ErrorSchema } },
     handler({ app, body }) {
-      try {
-        return { body: { object: 'import_result', ...importDocument(app, body) } };
-      } catch (err) {
-        if (err instanceof ImportRecordError) throw errors.parameterInvalid(err.param, err.message);
-        throw err;
-      }
+      return { body: { object: 'import_result', ...importDocument(app, body) } };
     },
   }),
 ];

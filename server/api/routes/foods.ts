@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { NUTRIENT_KEYS } from '../../db/foods.js';
+import { idString } from '../../fields.js';
 import {
   createCustomFood,
-  FoodError,
+  ensureFoods,
   findFood,
   foodResource,
   foodSources,
@@ -10,70 +10,13 @@ import {
   patchCustomFood,
   removeCustomFood,
   type CustomFoodInput,
-  type CustomFoodPatch,
-  ensureFoods,
-  type NutrientValues,
 } from '../../foods/foods.js';
+import { customFoodPatchFrom, FoodCreateSchema, FoodSchema, FoodSourcesSchema, FoodUpdateSchema } from '../../foods/schemas.js';
 import { recentFoods, searchFoods } from '../../foods/search.js';
-import { FoodSchema, FoodSourcesSchema } from '../../foods/schemas.js';
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
-import { idString, queryInt } from '../validation.js';
-
-const bounded = (max: number) =>
-  z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
-
-/** Upper bounds per nutrient key (per 100 g or per serving); the feature checks the combinations. */
-const NUTRIENT_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
-  calories: 10_000,
-  protein_g: 2000,
-  carbs_g: 2000,
-  fat_g: 2000,
-  fiber_g: 2000,
-  sugars_g: 2000,
-  sodium_mg: 100_000,
-  caffeine_mg: 100_000,
-};
-
-const nutrientsInput = (calories: 'required' | 'optional') =>
-  z.strictObject({
-    calories: calories === 'required' ? bounded(NUTRIENT_MAX.calories) : bounded(NUTRIENT_MAX.calories).optional(),
-    protein_g: bounded(NUTRIENT_MAX.protein_g).nullable().optional(),
-    carbs_g: bounded(NUTRIENT_MAX.carbs_g).nullable().optional(),
-    fat_g: bounded(NUTRIENT_MAX.fat_g).nullable().optional(),
-    fiber_g: bounded(NUTRIENT_MAX.fiber_g).nullable().optional(),
-    sugars_g: bounded(NUTRIENT_MAX.sugars_g).nullable().optional(),
-    sodium_mg: bounded(NUTRIENT_MAX.sodium_mg).nullable().optional(),
-    caffeine_mg: bounded(NUTRIENT_MAX.caffeine_mg).nullable().optional(),
-  });
-
-const grams = z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(5000, { message: 'must be at most 5000' });
-const portionInput = z.strictObject({ label: z.string().trim().min(1, { message: 'must not be empty' }).max(100), grams });
-const portions = z.array(portionInput).max(50, { message: 'a food may have at most 50 portions' });
-const perServing = z.strictObject({ grams, nutrients: nutrientsInput('required') });
-const name = z.string().trim().min(1, { message: 'must not be empty' }).max(200);
-const brand = z.string().trim().min(1, { message: 'must not be empty' }).max(100).nullable();
-
-export const FoodCreateSchema = z
-  .strictObject({
-    name,
-    brand: brand.optional(),
-    nutrients: nutrientsInput('required').optional().meta({ description: 'Per 100 g. Give this or per_serving.' }),
-    per_serving: perServing.optional().meta({ description: 'Nutrients of one serving of `grams`; stored per 100 g, with a "1 serving" portion.' }),
-    portions: portions.optional(),
-  })
-  .meta({ id: 'FoodCreate' });
-
-export const FoodUpdateSchema = z
-  .strictObject({
-    name: name.optional(),
-    brand: brand.optional(),
-    nutrients: nutrientsInput('optional').optional().meta({ description: 'Per 100 g; merges field by field (null clears one).' }),
-    per_serving: perServing.optional(),
-    portions: portions.optional().meta({ description: 'Replaces the list.' }),
-  })
-  .meta({ id: 'FoodUpdate' });
+import { queryInt } from '../validation.js';
 
 const idParams = z.object({ id: idString('food') });
 const errorResponses = {
@@ -81,32 +24,6 @@ const errorResponses = {
   401: { description: 'Missing or invalid API key', schema: ErrorSchema },
   403: { description: 'The key lacks the required scope', schema: ErrorSchema },
 };
-
-function asApiError(err: unknown): never {
-  if (err instanceof FoodError) {
-    if (err.kind === 'read_only') throw errors.resourceReadOnly(err.message, err.param);
-    throw errors.parameterInvalid(err.param, err.message);
-  }
-  throw err;
-}
-
-function nutrientValues(n: Record<string, number | null | undefined> | undefined): NutrientValues | undefined {
-  if (!n) return undefined;
-  const out: NutrientValues = {};
-  for (const k of NUTRIENT_KEYS) if (n[k] !== undefined) out[k] = n[k];
-  return out;
-}
-
-function toInput(body: z.output<typeof FoodUpdateSchema>): CustomFoodPatch {
-  const out: CustomFoodPatch = {};
-  if (body.nutrients && body.per_serving) throw errors.parameterInvalid('per_serving', 'Give nutrients (per 100 g) or per_serving, not both.');
-  if (body.name !== undefined) out.name = body.name;
-  if (body.brand !== undefined) out.brand = body.brand;
-  if (body.nutrients) out.nutrients = nutrientValues(body.nutrients);
-  if (body.per_serving) out.perServing = { grams: body.per_serving.grams, nutrients: nutrientValues(body.per_serving.nutrients)! };
-  if (body.portions) out.portions = body.portions;
-  return out;
-}
 
 export const foodRoutes = [
   defineRoute({
@@ -170,12 +87,8 @@ export const foodRoutes = [
     responses: { 201: { description: 'The new food', schema: FoodSchema }, ...errorResponses },
     handler({ app, body }) {
       if (!body.nutrients && !body.per_serving) throw errors.parameterMissing('nutrients', 'Missing required parameter: nutrients (per 100 g) or per_serving.');
-      try {
-        const food = createCustomFood(app, toInput(body) as CustomFoodInput);
-        return { status: 201, body: foodResource(food, undefined) };
-      } catch (err) {
-        return asApiError(err);
-      }
+      const food = createCustomFood(app, customFoodPatchFrom(body) as CustomFoodInput);
+      return { status: 201, body: foodResource(food, undefined) };
     },
   }),
   defineRoute({
@@ -190,13 +103,9 @@ export const foodRoutes = [
     body: FoodUpdateSchema,
     responses: { 200: { description: 'The updated food', schema: FoodSchema }, 404: { description: 'No such food', schema: ErrorSchema }, ...errorResponses },
     handler({ app, params, body }) {
-      try {
-        const food = patchCustomFood(app, params.id, toInput(body));
-        if (!food) throw errors.resourceMissing('food', params.id);
-        return { body: foodResource(food, foodUsage(app.db, food.id)) };
-      } catch (err) {
-        return asApiError(err);
-      }
+      const food = patchCustomFood(app, params.id, customFoodPatchFrom(body));
+      if (!food) throw errors.resourceMissing('food', params.id);
+      return { body: foodResource(food, foodUsage(app.db, food.id)) };
     },
   }),
   defineRoute({
@@ -210,11 +119,7 @@ export const foodRoutes = [
     params: idParams,
     responses: { 200: { description: 'Deleted', schema: DeletedSchema }, 404: { description: 'No such food', schema: ErrorSchema }, ...errorResponses },
     handler({ app, params }) {
-      try {
-        if (!removeCustomFood(app, params.id)) throw errors.resourceMissing('food', params.id);
-      } catch (err) {
-        return asApiError(err);
-      }
+      if (!removeCustomFood(app, params.id)) throw errors.resourceMissing('food', params.id);
       return { body: { id: params.id, object: 'nutrition.food', deleted: true } };
     },
   }),

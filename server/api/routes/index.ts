@@ -10,7 +10,8 @@ import { snapshotRoutes } from './snapshot.js';
 import { systemRoutes } from './system.js';
 
 /**
- * Every /v1 route, one router per resource. The OpenAPI route is added by createRoutes, since it
- * describes this very list.
+ * The /v1 routes that need nothing but the app context, one file per resource. The routes that
+ * need a subsystem (webhooks, the event stream) and the OpenAPI route (which describes the whole
+ * list) are added by createService.
  */
 export const resourceRoutes: RouteDef[] = [...systemRoutes, ...mealRoutes, ...foodRoutes, ...savedMealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes, ...apiKeyRoutes, ...exportRoutes];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { MealType } from '../../db/meals.js';
-import { MealValidationError, mealResource } from '../../nutrition/meals.js';
+import { dateTimeString, idString, parseDateTime } from '../../fields.js';
+import { checkTimestamp, mealResource, MealSchema, mealType } from '../../nutrition/meals.js';
 import {
   allSavedMeals,
   createSavedMeal,
@@ -8,52 +8,24 @@ import {
   logSavedMeal,
   patchSavedMeal,
   removeSavedMeal,
+  SavedMealCreateSchema,
+  savedMealPatchFrom,
   savedMealResource,
-  type SavedMealInput,
+  SavedMealSchema,
+  SavedMealUpdateSchema,
 } from '../../nutrition/saved-meals.js';
-import { SavedMealSchema } from '../../nutrition/schemas.js';
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { DeletedSchema, ErrorSchema, listOf, MealSchema } from '../schemas.js';
-import { dateTimeString, idString, parseDateTime } from '../validation.js';
-import { checkTimestamp, errorResponses, foodEntries, mealType } from './meals.js';
+import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
 
-const name = z.string().trim().min(1, { message: 'must not be empty' }).max(200);
-
-export const SavedMealCreateSchema = z
-  .strictObject({
-    name,
-    meal_type: mealType.nullable().optional(),
-    foods: foodEntries.min(1, { message: 'a saved meal needs at least one food' }),
-  })
-  .meta({ id: 'SavedMealCreate' });
-
-export const SavedMealUpdateSchema = z
-  .strictObject({
-    name: name.optional(),
-    meal_type: mealType.nullable().optional(),
-    foods: foodEntries.min(1, { message: 'a saved meal needs at least one food' }).optional(),
-  })
-  .meta({ id: 'SavedMealUpdate' });
-
-const LogSavedMealSchema = z
-  .strictObject({ timestamp: dateTimeString, meal_type: mealType.optional() })
-  .meta({ id: 'SavedMealLog' });
+const LogSavedMealSchema = z.strictObject({ timestamp: dateTimeString, meal_type: mealType.optional() }).meta({ id: 'SavedMealLog' });
 
 const idParams = z.object({ id: idString('smeal') });
-
-function asApiError(err: unknown): never {
-  if (err instanceof MealValidationError) throw errors.parameterInvalid(err.param, err.message);
-  throw err;
-}
-
-function toInput(body: z.output<typeof SavedMealUpdateSchema>): Partial<SavedMealInput> {
-  const out: Partial<SavedMealInput> = {};
-  if (body.name !== undefined) out.name = body.name;
-  if (body.meal_type !== undefined) out.mealType = body.meal_type as MealType | null;
-  if (body.foods !== undefined) out.foods = body.foods;
-  return out;
-}
+const errorResponses = {
+  400: { description: 'Invalid request', schema: ErrorSchema },
+  401: { description: 'Missing or invalid API key', schema: ErrorSchema },
+  403: { description: 'The key lacks the required scope', schema: ErrorSchema },
+};
 
 export const savedMealRoutes = [
   defineRoute({
@@ -94,12 +66,8 @@ export const savedMealRoutes = [
     body: SavedMealCreateSchema,
     responses: { 201: { description: 'The new saved meal', schema: SavedMealSchema }, ...errorResponses },
     handler({ app, body }) {
-      try {
-        const saved = createSavedMeal(app, { name: body.name, mealType: (body.meal_type ?? null) as MealType | null, foods: body.foods });
-        return { status: 201, body: savedMealResource(saved) };
-      } catch (err) {
-        return asApiError(err);
-      }
+      const saved = createSavedMeal(app, { name: body.name, mealType: body.meal_type ?? null, foods: body.foods });
+      return { status: 201, body: savedMealResource(saved) };
     },
   }),
   defineRoute({
@@ -114,13 +82,9 @@ export const savedMealRoutes = [
     body: SavedMealUpdateSchema,
     responses: { 200: { description: 'The saved meal', schema: SavedMealSchema }, 404: { description: 'No such saved meal', schema: ErrorSchema }, ...errorResponses },
     handler({ app, params, body }) {
-      try {
-        const saved = patchSavedMeal(app, params.id, toInput(body));
-        if (!saved) throw errors.resourceMissing('saved meal', params.id);
-        return { body: savedMealResource(saved) };
-      } catch (err) {
-        return asApiError(err);
-      }
+      const saved = patchSavedMeal(app, params.id, savedMealPatchFrom(body));
+      if (!saved) throw errors.resourceMissing('saved meal', params.id);
+      return { body: savedMealResource(saved) };
     },
   }),
   defineRoute({
@@ -144,7 +108,7 @@ export const savedMealRoutes = [
     operationId: 'logSavedMeal',
     summary: 'Log a saved meal',
     description:
-      'Creates a meal from the saved meal in one request: its entries as saved, description = the saved meal\'s name, meal_type from the request or else the saved meal. Returns the new meal (meal.created is sent as for any meal).',
+      "Creates a meal from the saved meal in one request: its entries as saved, description = the saved meal's name, meal_type from the request or else the saved meal. Returns the new meal (meal.created is sent as for any meal).",
     tag: 'Saved meals',
     access: 'nutrition:write',
     params: idParams,
@@ -153,13 +117,9 @@ export const savedMealRoutes = [
     handler({ app, params, body }) {
       const t = parseDateTime(body.timestamp);
       checkTimestamp(t.ms, app.clock.now());
-      try {
-        const meal = logSavedMeal(app, params.id, { timestampMs: t.ms, utcOffsetMin: t.offsetMin, mealType: body.meal_type as MealType | undefined });
-        if (!meal) throw errors.resourceMissing('saved meal', params.id);
-        return { status: 201, body: mealResource(meal) };
-      } catch (err) {
-        return asApiError(err);
-      }
+      const meal = logSavedMeal(app, params.id, { timestampMs: t.ms, utcOffsetMin: t.offsetMin, mealType: body.meal_type });
+      if (!meal) throw errors.resourceMissing('saved meal', params.id);
+      return { status: 201, body: mealResource(meal) };
     },
   }),
 ];

@@ -1,37 +1,11 @@
 import { z } from 'zod';
 import { getSleep, listSleepPage, sleepPosition } from '../../db/sleep.js';
-import { createSleep, removeSleep, SleepOverlapError, sleepResource } from '../../sleep/sessions.js';
+import { dateString, idString } from '../../fields.js';
+import { createSleep, removeSleep, SleepCreateSchema, sleepInputFrom, sleepResource, SleepSessionSchema } from '../../sleep/sessions.js';
 import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
-import { DeletedSchema, ErrorSchema, isoDateTime, listOf } from '../schemas.js';
-import { checkDateOrder, cursorPosition, dateString, dateTimeString, idString, parseDateTime, queryInt } from '../validation.js';
-
-export const SleepSessionSchema = z
-  .object({
-    object: z.literal('sleep.session'),
-    id: z.string(),
-    start: isoDateTime,
-    end: isoDateTime,
-    date: z.string().meta({ format: 'date', description: 'The day the sleep ended (its overnight score date).' }),
-    duration_min: z.number().int(),
-    efficiency: z.number().nullable(),
-    awakenings: z.number().int().nullable(),
-    source: z.string(),
-    created_at: isoDateTime,
-  })
-  .meta({ id: 'SleepSession' });
-
-export const SleepCreateSchema = z
-  .strictObject({
-    start: dateTimeString,
-    end: dateTimeString,
-    efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
-    awakenings: z.number().int().min(0).max(100).nullable().optional(),
-    source: z.string().trim().min(1).max(50).optional(),
-  })
-  .meta({ id: 'SleepCreate' });
-
-const MAX_SLEEP_MS = 24 * 3600_000;
+import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
+import { checkDateOrder, cursorPosition, queryInt } from '../validation.js';
 
 export const sleepRoutes = [
   defineRoute({
@@ -49,24 +23,7 @@ export const sleepRoutes = [
       409: { description: 'Overlaps another session', schema: ErrorSchema },
     },
     handler({ app, body }) {
-      const start = parseDateTime(body.start).ms;
-      const end = parseDateTime(body.end).ms;
-      if (end <= start) throw errors.parameterInvalid('end', 'Invalid end: must be after start.');
-      if (end - start > MAX_SLEEP_MS) throw errors.parameterInvalid('end', 'Invalid end: a sleep session may last at most 24 hours.');
-      if (end > app.clock.now() + 5 * 60_000) throw errors.parameterInvalid('end', 'Invalid end: a sleep session cannot end in the future.');
-      try {
-        const session = createSleep(app, {
-          startMs: start,
-          endMs: end,
-          efficiency: body.efficiency,
-          awakenings: body.awakenings,
-          source: body.source,
-        });
-        return { status: 201, body: sleepResource(session) };
-      } catch (err) {
-        if (err instanceof SleepOverlapError) throw errors.conflict('sleep_overlap', err.message, 'start');
-        throw err;
-      }
+      return { status: 201, body: sleepResource(createSleep(app, sleepInputFrom(body, app.clock.now()))) };
     },
   }),
   defineRoute({

@@ -2,11 +2,17 @@ import { z } from 'zod';
 import { listMealsByDays } from '../../db/meals.js';
 import {
   dailyScoreResource,
+  DailyScoreSchema,
+  DigestiveStateSchema,
   insightResource,
+  InsightSchema,
   overnightResource,
+  OvernightScoreSchema,
   stateResource,
   timelineResource,
+  TimelineEntrySchema,
   windowsResource,
+  WindowsSchema,
 } from '../../digestion/resources.js';
 import {
   currentState,
@@ -18,13 +24,14 @@ import {
   rangeInputs,
   timelineEntries,
 } from '../../digestion/service.js';
-import { mealResource } from '../../nutrition/meals.js';
+import { mealResource, MealSchema } from '../../nutrition/meals.js';
+import type { Scope } from '../../auth/scopes.js';
+import { isoDateTime } from '../../fields.js';
 import { currentSettings } from '../../settings.js';
 import { addDays, isoUtc } from '../../time/tz.js';
-import { defineRoute, type Scope } from '../route.js';
-import { ErrorSchema, isoDateTime, MealSchema } from '../schemas.js';
+import { defineRoute } from '../route.js';
+import { ErrorSchema } from '../schemas.js';
 import { queryInt } from '../validation.js';
-import { DailyScoreSchema, DigestiveStateSchema, InsightSchema, OvernightScoreSchema, TimelineEntrySchema, WindowsSchema } from './digestion.js';
 
 export const SNAPSHOT_SECTIONS = ['meals', 'scores', 'overnight', 'state', 'windows', 'insights', 'timeline'] as const;
 type Section = (typeof SNAPSHOT_SECTIONS)[number];

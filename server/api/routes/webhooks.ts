@@ -1,19 +1,7 @@
 import { z } from 'zod';
-import { listAttempts, listAttemptsFor } from '../../db/webhook-attempts.js';
-import { getDelivery, insertDelivery, listDeliveriesPage, cancelPendingDeliveries } from '../../db/webhook-deliveries.js';
-import {
-  countSubscriptions,
-  deleteSubscription,
-  getSubscription,
-  insertSubscription,
-  listSubscriptions,
-  updateSubscription,
-  type WebhookSubscriptionRecord,
-} from '../../db/webhook-subscriptions.js';
-import { EVENT_TYPES } from '../../events/bus.js';
-import { newId, randomToken } from '../../ids.js';
-import { isoUtc } from '../../time/tz.js';
-import { MAX_ATTEMPTS, type Dispatcher } from '../../webhooks/dispatcher.js';
+import { deleteSubscription, listSubscriptions } from '../../db/webhook-subscriptions.js';
+import { idString } from '../../fields.js';
+import type { Dispatcher } from '../../webhooks/dispatcher.js';
 import {
   deliveryResource,
   subscriptionResource,
@@ -21,69 +9,23 @@ import {
   WebhookSubscriptionSchema,
   WebhookTestSchema,
 } from '../../webhooks/resources.js';
+import {
+  changeSubscription,
+  createSubscription,
+  deliveriesPage,
+  DELIVERY_STATUSES,
+  deliveryWithAttempts,
+  MAX_SUBSCRIPTIONS,
+  mustGetSubscription,
+  redeliver,
+  sendTestPing,
+  WebhookCreateSchema,
+  WebhookUpdateSchema,
+} from '../../webhooks/subscriptions.js';
 import { errors } from '../errors.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
-import { idString, queryInt } from '../validation.js';
-
-export const MAX_SUBSCRIPTIONS = 50;
-/** After a rotation the old secret keeps signing this long (CONTRACT §7). */
-export const SECRET_OVERLAP_MS = 24 * 3600_000;
-const MAX_URL_LENGTH = 2048;
-
-/** Why a webhook URL is refused, or undefined when it is fine (CONTRACT §7). */
-export function webhookUrlProblem(raw: string): string | undefined {
-  if (/[\s\u0000-\u001f\u007f]/.test(raw)) return 'must not contain spaces or control characters';
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'must be an absolute URL such as http://homeassistant.local:8123/api/webhook/my-id';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must use http or https, not ${url.protocol.replace(/:$/, '')}`;
-  if (!url.hostname) return 'must name a host';
-  if (url.username || url.password) return 'must not contain credentials (user:password@); put a secret in the path or rely on the signature';
-  if (url.hash) return 'must not contain a fragment (#…): it is never sent to the server';
-  return undefined;
-}
-
-export const webhookUrl = z
-  .string({ message: 'must be a string' })
-  .max(MAX_URL_LENGTH, { message: `must be at most ${MAX_URL_LENGTH} characters` })
-  .superRefine((s, ctx) => {
-    const problem = webhookUrlProblem(s);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .meta({ description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' });
-
-export const eventList = z
-  .array(z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }), { message: 'must be an array of event names' })
-  .min(1, { message: 'must name at least one event' })
-  .max(50, { message: 'must name at most 50 events' })
-  .transform((list) => [...new Set(list)])
-  .meta({ description: 'Event types to deliver (duplicates are ignored).' });
-
-const secretField = z
-  .string({ message: 'must be a string' })
-  .min(16, { message: 'must be at least 16 characters' })
-  .max(256, { message: 'must be at most 256 characters' })
-  .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' })
-  .meta({ description: 'Shared signing secret, 16–256 characters (HMAC key: its UTF-8 bytes). Generated (whsec_…) when absent.' });
-
-export const WebhookCreateSchema = z
-  .strictObject({ url: webhookUrl, events: eventList, secret: secretField.optional() })
-  .meta({ id: 'WebhookCreate' });
-
-export const WebhookUpdateSchema = z
-  .strictObject({
-    url: webhookUrl.optional(),
-    events: eventList.optional(),
-    status: z.enum(['enabled', 'disabled'], { message: 'must be enabled or disabled' }).optional(),
-    secret: secretField.optional().meta({
-      description: 'A new signing secret. The old one keeps signing too (a second v1= in the header) for 24 hours.',
-    }),
-  })
-  .meta({ id: 'WebhookUpdate' });
+import { queryInt } from '../validation.js';
 
 const subParams = z.object({ id: idString('whsub') });
 const deliveryParams = z.object({ id: idString('whsub'), delivery_id: idString('whdel') });
@@ -95,21 +37,11 @@ const errorResponses = {
 };
 const notFound = { 404: { description: 'No such webhook subscription', schema: ErrorSchema } };
 
-export function generateSecret(): string {
-  return `whsec_${randomToken(32)}`;
-}
-
 export interface WebhookRouteDeps {
   dispatcher: Dispatcher;
 }
 
 export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
-  const mustGet = (db: Parameters<typeof getSubscription>[0], id: string): WebhookSubscriptionRecord => {
-    const sub = getSubscription(db, id);
-    if (!sub) throw errors.resourceMissing('webhook subscription', id);
-    return sub;
-  };
-
   return [
     defineRoute({
       method: 'POST',
@@ -122,31 +54,8 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       body: WebhookCreateSchema,
       responses: { 201: { description: 'The subscription, with its secret', schema: WebhookSubscriptionSchema }, ...errorResponses },
       handler({ app, body }) {
-        const now = app.clock.now();
-        const secret = body.secret ?? generateSecret();
-        const sub: WebhookSubscriptionRecord = {
-          id: newId('whsub'),
-          url: body.url,
-          events: body.events,
-          secret,
-          previousSecret: null,
-          previousSecretExpiresMs: null,
-          status: 'enabled',
-          disabledReason: null,
-          disabledMs: null,
-          failingSinceMs: null,
-          createdMs: now,
-          updatedMs: now,
-        };
-        app.db
-          .transaction(() => {
-            if (countSubscriptions(app.db) >= MAX_SUBSCRIPTIONS) {
-              throw errors.limitExceeded(`You can have at most ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one first.`);
-            }
-            insertSubscription(app.db, sub);
-          })
-          .immediate();
-        return { status: 201, body: subscriptionResource(sub, now, secret) };
+        const sub = createSubscription(app, body);
+        return { status: 201, body: subscriptionResource(sub, app.clock.now(), sub.secret) };
       },
     }),
     defineRoute({
@@ -173,7 +82,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       params: subParams,
       responses: { 200: { description: 'The subscription', schema: WebhookSubscriptionSchema }, ...notFound, ...errorResponses },
       handler({ app, params }) {
-        return { body: subscriptionResource(mustGet(app.db, params.id), app.clock.now()) };
+        return { body: subscriptionResource(mustGetSubscription(app, params.id), app.clock.now()) };
       },
     }),
     defineRoute({
@@ -189,40 +98,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       body: WebhookUpdateSchema,
       responses: { 200: { description: 'The updated subscription', schema: WebhookSubscriptionSchema }, ...notFound, ...errorResponses },
       handler({ app, params, body }) {
-        const now = app.clock.now();
-        const updated = app.db
-          .transaction(() => {
-            const sub = mustGet(app.db, params.id);
-            const next: WebhookSubscriptionRecord = { ...sub };
-            if (body.url !== undefined && body.url !== sub.url) {
-              next.url = body.url;
-              next.failingSinceMs = null; // failures of the old URL say nothing about the new one
-            }
-            if (body.events !== undefined) next.events = body.events;
-            if (body.secret !== undefined && body.secret !== sub.secret) {
-              next.previousSecret = sub.secret;
-              next.previousSecretExpiresMs = now + SECRET_OVERLAP_MS;
-              next.secret = body.secret;
-            }
-            if (body.status === 'enabled' && sub.status === 'disabled') {
-              next.status = 'enabled';
-              next.disabledMs = null;
-              next.disabledReason = null;
-              next.failingSinceMs = null;
-            } else if (body.status === 'disabled' && sub.status === 'enabled') {
-              next.status = 'disabled';
-              next.disabledMs = now;
-              next.disabledReason = null;
-              cancelPendingDeliveries(app.db, sub.id, now, 'canceled: the subscription was paused');
-            }
-            if (JSON.stringify({ ...next, updatedMs: 0 }) === JSON.stringify({ ...sub, updatedMs: 0 })) return sub;
-            next.updatedMs = now;
-            updateSubscription(app.db, next);
-            return next;
-          })
-          .immediate();
-        if (updated.status === 'enabled') dispatcher.wake();
-        return { body: subscriptionResource(updated, now) };
+        return { body: subscriptionResource(changeSubscription(app, dispatcher, params.id, body), app.clock.now()) };
       },
     }),
     defineRoute({
@@ -251,46 +127,15 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       params: subParams,
       responses: { 200: { description: 'The outcome of the attempt', schema: WebhookTestSchema }, ...notFound, ...errorResponses },
       async handler({ app, params }) {
-        const sub = mustGet(app.db, params.id);
-        const now = app.clock.now();
-        const deliveryId = newId('whdel');
-        const envelope = {
-          object: 'event',
-          id: newId('evt'),
-          type: 'test.ping',
-          created: isoUtc(now),
-          webhook_delivery_id: deliveryId,
-          data: {
-            object: {
-              object: 'webhook_ping',
-              subscription_id: sub.id,
-              message: 'A test delivery from Chyme. Answer with any 2xx status to acknowledge deliveries.',
-            },
-          },
-        };
-        insertDelivery(app.db, {
-          id: deliveryId,
-          subscriptionId: sub.id,
-          eventId: envelope.id,
-          eventType: 'test.ping',
-          kind: 'test',
-          redeliveryOf: null,
-          body: JSON.stringify(envelope),
-          maxAttempts: 1,
-          nextAttemptMs: null,
-          createdMs: now,
-        });
-        const report = await dispatcher.attemptNow(deliveryId);
-        if (!report) throw errors.internal();
-        const r = report.result;
+        const outcome = await sendTestPing(app, dispatcher, params.id);
         return {
           body: {
             object: 'webhook_test',
-            delivered: r.ok,
-            status_code: r.statusCode,
-            duration_ms: r.durationMs,
-            webhook_delivery_id: deliveryId,
-            ...(r.ok ? {} : { error: r.error ?? 'not delivered' }),
+            delivered: outcome.delivered,
+            status_code: outcome.statusCode,
+            duration_ms: outcome.durationMs,
+            webhook_delivery_id: outcome.deliveryId,
+            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
           },
         };
       },
@@ -308,26 +153,12 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       query: z.object({
         limit: queryInt(1, 100).optional(),
         starting_after: idString('whdel').optional(),
-        status: z.enum(['pending', 'succeeded', 'failed', 'canceled'], { message: 'must be pending, succeeded, failed or canceled' }).optional(),
+        status: z.enum(DELIVERY_STATUSES, { message: 'must be pending, succeeded, failed or canceled' }).optional(),
       }),
       responses: { 200: { description: 'A page of deliveries', schema: listOf(WebhookDeliverySchema, 'WebhookDeliveryList') }, ...notFound, ...errorResponses },
       handler({ app, params, query }) {
-        mustGet(app.db, params.id);
-        let afterSeq: number | undefined;
-        if (query.starting_after !== undefined) {
-          const cursor = getDelivery(app.db, query.starting_after);
-          if (!cursor || cursor.subscriptionId !== params.id) throw errors.invalidCursor('starting_after', query.starting_after);
-          afterSeq = cursor.seq;
-        }
-        const page = listDeliveriesPage(app.db, { subscriptionId: params.id, status: query.status, afterSeq, limit: query.limit ?? 20 });
-        const attempts = listAttemptsFor(app.db, page.deliveries.map((d) => d.id));
-        return {
-          body: {
-            object: 'list',
-            data: page.deliveries.map((d) => deliveryResource(d, attempts.get(d.id) ?? [])),
-            has_more: page.hasMore,
-          },
-        };
+        const page = deliveriesPage(app, params.id, { status: query.status, startingAfter: query.starting_after, limit: query.limit ?? 20 });
+        return { body: { object: 'list', data: page.data, has_more: page.hasMore } };
       },
     }),
     defineRoute({
@@ -340,10 +171,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
       params: deliveryParams,
       responses: { 200: { description: 'The delivery', schema: WebhookDeliverySchema }, ...notFound, ...errorResponses },
       handler({ app, params }) {
-        mustGet(app.db, params.id);
-        const d = getDelivery(app.db, params.delivery_id);
-        if (!d || d.subscriptionId !== params.id) throw errors.resourceMissing('webhook delivery', params.delivery_id);
-        return { body: deliveryResource(d, listAttempts(app.db, d.id)) };
+        return { body: deliveryWithAttempts(app, params.id, params.delivery_id) };
       },
     }),
     defineRoute({
@@ -363,35 +191,7 @@ export function webhookRoutes({ dispatcher }: WebhookRouteDeps): RouteDef[] {
         ...errorResponses,
       },
       handler({ app, params }) {
-        const now = app.clock.now();
-        const created = app.db
-          .transaction(() => {
-            const sub = mustGet(app.db, params.id);
-            const original = getDelivery(app.db, params.delivery_id);
-            if (!original || original.subscriptionId !== sub.id) throw errors.resourceMissing('webhook delivery', params.delivery_id);
-            if (sub.status !== 'enabled') {
-              throw errors.conflict('webhook_disabled', 'This webhook subscription is disabled; enable it before redelivering.');
-            }
-            const id = newId('whdel');
-            const envelope = JSON.parse(original.body) as Record<string, unknown>;
-            envelope.webhook_delivery_id = id;
-            insertDelivery(app.db, {
-              id,
-              subscriptionId: sub.id,
-              eventId: original.eventId,
-              eventType: original.eventType,
-              kind: 'redelivery',
-              redeliveryOf: original.id,
-              body: JSON.stringify(envelope),
-              maxAttempts: original.kind === 'test' ? 1 : MAX_ATTEMPTS,
-              nextAttemptMs: now,
-              createdMs: now,
-            });
-            return getDelivery(app.db, id)!;
-          })
-          .immediate();
-        dispatcher.wake();
-        return { status: 201, body: deliveryResource(created, []) };
+        return { status: 201, body: deliveryResource(redeliver(app, dispatcher, params.id, params.delivery_id), []) };
       },
     }),
   ];

@@ -1,0 +1,85 @@
+/**
+ * The load runner of the HTTP benchmarks: autocannon against a server running in its own
+ * process (so the load generator and the server do not share an event loop), with the figures
+ * every bench reports. bench/http.ts uses it; later benches can too.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+
+export interface LoadOptions {
+  url: string;
+  headers?: Record<string, string>;
+  /** Concurrent connections (default 10). */
+  connections?: number;
+  /** Seconds of measured load (default 3). */
+  durationSec?: number;
+  /** Seconds of unmeasured load first, for the JIT and caches (default 2). */
+  warmupSec?: number;
+}
+
+export interface LoadResult {
+  /** Latency in ms. */
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  /** Requests per second (mean). */
+  rps: number;
+  requests: number;
+  /** Connection errors, timeouts and non-2xx answers: a valid run has none. */
+  failures: number;
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const base = { url: options.url, connections: options.connections ?? 10, headers: options.headers ?? {} };
+  await autocannon({ ...base, duration: options.warmupSec ?? 2 });
+  const r = await autocannon({ ...base, duration: options.durationSec ?? 3 });
+  return {
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    mean: r.latency.mean,
+    rps: r.requests.average,
+    requests: r.requests.total,
+    failures: r.errors + r.timeouts + r.non2xx,
+  };
+}
+
+export interface ServerProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node --import tsx <script> ...args` and waits for its `LISTENING <url>` line. The child
+ * is stopped with SIGTERM (and killed if it does not exit within 5 s).
+ */
+export async function startServerProcess(script: string, args: string[], cwd: string): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within 30 s`)), 30_000);
+    lines.on('line', (line) => {
+      const m = /^LISTENING (\S+)$/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,311 @@
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { AppContext } from '../app-context.js';
+import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
+import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
+import { newId } from '../ids.js';
+import { asApiError, errors, type ApiError } from './errors.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { Principal, Scope } from '../auth/scopes.js';
+import { HANDLED, type JsonResult, type RequestContext, type RouteDef } from './route.js';
+import { parseWith } from './validation.js';
+
+/**
+ * The middleware of the HTTP pipeline, one function per step. http.ts puts them in their order;
+ * this module says what each step does.
+ */
+
+export const MAX_BODY_BYTES = 64 * 1024;
+const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
+
+/** What the pipeline learns about a request on its way to the handler. */
+interface RequestState {
+  requestId: string;
+  principal: Principal | null;
+  /** Methods of routes whose path matched but whose method did not (for 405's Allow). */
+  allowedMethods?: string[];
+  query?: unknown;
+  params?: unknown;
+  body?: unknown;
+  idempotency?: { principalId: string; key: string; requestHash: string; nowMs: number };
+}
+
+function state(res: Response): RequestState {
+  return res.locals as RequestState;
+}
+
+/**
+ * Writes a JSON answer in one write: headers and body together (res.json would turn the body into
+ * a Buffer and send the two apart, which costs a writev per response under load).
+ */
+export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
+  res.end(payload);
+}
+
+// ---- 1. Request id --------------------------------------------------------------------------
+
+export const assignRequestId: RequestHandler = (_req, res, next) => {
+  const requestId = newId('req');
+  res.locals.requestId = requestId;
+  res.locals.principal = null;
+  res.setHeader('Request-Id', requestId);
+  next();
+};
+
+// ---- 2. Host allow-list and Origin check (DNS rebinding and cross-site defence) -------------
+
+/** Loopback names and addresses: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+function hostnameOf(hostHeader: string): string {
+  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
+  const colon = hostHeader.lastIndexOf(':');
+  return colon === -1 ? hostHeader : hostHeader.slice(0, colon);
+}
+
+export function checkHostAndOrigin(allowedHostNames: readonly string[]): RequestHandler {
+  const allowed = new Set(allowedHostNames.map((h) => h.toLowerCase()));
+  return (req, _res, next) => {
+    const host = req.headers.host;
+    if (!host) throw errors.hostNotAllowed('(none)');
+    const name = hostnameOf(host).toLowerCase();
+    if (!isLoopbackHost(name) && !allowed.has(name.replace(/^\[|\]$/g, ''))) throw errors.hostNotAllowed(name);
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) throw errors.originNotAllowed(origin);
+    next();
+  };
+}
+
+// ---- Query strings: the first value of each name, as URLSearchParams reads them -------------
+
+export function firstValueQuery(search: string): Record<string, string> {
+  const values = new Map<string, string>();
+  for (const [k, v] of new URLSearchParams(search)) if (!values.has(k)) values.set(k, v);
+  return Object.fromEntries(values);
+}
+
+// ---- Route matching: a route answers its own method; others learn the path exists -----------
+
+export function onlyMethod(method: string): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === method) return next();
+    const s = state(res);
+    (s.allowedMethods ??= []).push(method);
+    next('route');
+  };
+}
+
+/** Under /v1, after every router: 405 when the path exists with other methods, else 404. */
+export const unmatchedApiRoute: RequestHandler = (req, res) => {
+  const allowed = state(res).allowedMethods;
+  if (allowed?.length) throw errors.methodNotAllowed(req.method, req.originalUrl.split('?')[0]!, [...new Set(allowed)]);
+  throw errors.routeMissing(req.method, req.originalUrl.split('?')[0]!);
+};
+
+// ---- 3. Authentication, rate limit and scopes ------------------------------------------------
+
+function authenticate(app: AppContext, req: Request): Principal | null {
+  const header = req.headers.authorization;
+  const now = app.clock.now();
+  if (header !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw errors.invalidApiKey();
+    const principal = authenticateKey(app.db, m[1]!, now);
+    if (!principal) throw errors.invalidApiKey();
+    return principal;
+  }
+  const session = (req.cookies as Record<string, string> | undefined)?.[SESSION_COOKIE];
+  if (session !== undefined) {
+    const principal = authenticateSession(app.db, session, now);
+    if (!principal) throw errors.invalidApiKey();
+    // A cookie travels with cross-site requests; writes must prove they come from our page.
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.headers.origin === undefined) {
+      throw errors.originNotAllowed('(missing Origin on a cookie-authenticated write)');
+    }
+    return principal;
+  }
+  return null;
+}
+
+function requireScopeOf(principal: Principal | null) {
+  return (scope: Scope) => {
+    if (!principal?.scopes.has(scope)) throw errors.insufficientScope(scope);
+  };
+}
+
+export function authorize(app: AppContext, route: RouteDef, limiter: RateLimiter): RequestHandler {
+  return (req, res, next) => {
+    if (route.access === 'public') return next();
+    const principal = authenticate(app, req);
+    if (!principal) throw errors.missingApiKey();
+    if (!limiter.take(principal.id)) throw errors.rateLimited(1);
+    const requireScope = requireScopeOf(principal);
+    if (Array.isArray(route.access)) route.access.forEach(requireScope);
+    else if (route.access !== 'authenticated') requireScope(route.access);
+    state(res).principal = principal;
+    next();
+  };
+}
+
+// ---- 4. Path and query validation ------------------------------------------------------------
+
+export function validateParamsAndQuery(route: RouteDef): RequestHandler {
+  return (req, res, next) => {
+    const s = state(res);
+    s.params = route.params ? parseWith(route.params, { ...req.params }) : { ...req.params };
+    s.query = route.query ? parseWith(route.query, req.query) : {};
+    next();
+  };
+}
+
+// ---- 5. Body parsing: JSON only, within the route's size limit (413, 415, invalid_json) -----
+
+const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
+
+/** body-parser's errors, as the API's. */
+function bodyError(err: { type?: string; message: string }, limit: number, req: Request): ApiError | Error {
+  switch (err.type) {
+    case 'entity.too.large':
+      return errors.bodyTooLarge(limit);
+    case 'entity.parse.failed':
+      return errors.invalidJson(err.message);
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return errors.unsupportedMediaType(req.headers['content-type']);
+    default:
+      return err as Error;
+  }
+}
+
+function hasNonEmptyBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+export function parseBody(route: RouteDef): RequestHandler {
+  const limit = route.maxBodyBytes ?? MAX_BODY_BYTES;
+  // strict: false lets a JSON scalar through to the schema, which names what is wrong with it.
+  const json = express.json({ limit, strict: false, type: 'application/json' });
+  return (req, res, next) => {
+    if (!BODY_METHODS.has(req.method)) return next();
+    json(req, res, (err?: unknown) => {
+      if (err) return next(bodyError(err as { type?: string; message: string }, limit, req));
+      if (!route.body) return next();
+      let body: unknown = req.body;
+      if (body === undefined) {
+        // Not parsed: either no body at all (an empty object) or a body of another type.
+        if (hasNonEmptyBody(req)) return next(errors.unsupportedMediaType(req.headers['content-type']));
+        body = {};
+      }
+      try {
+        state(res).body = parseWith(route.body, body);
+      } catch (e) {
+        return next(e);
+      }
+      next();
+    });
+  };
+}
+
+// ---- 6. Idempotency: a repeated key replays the first answer (Stripe's semantics) -----------
+
+/** JSON with sorted keys, so two equal bodies hash alike whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function idempotency(app: AppContext): RequestHandler {
+  return (req, res, next) => {
+    const key = req.headers['idempotency-key'];
+    if (req.method === 'GET' || typeof key !== 'string') return next();
+    if (key.length === 0 || key.length > 255) {
+      throw errors.parameterInvalid('Idempotency-Key', 'The Idempotency-Key header must be 1 to 255 characters.');
+    }
+    const s = state(res);
+    const principalId = s.principal?.id ?? 'public';
+    const requestHash = createHash('sha256')
+      .update(`${req.method} ${req.path}\n${s.body === undefined ? '' : canonicalJson(s.body)}`)
+      .digest('hex');
+    const nowMs = app.clock.now();
+    const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
+    if (previous) {
+      if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
+      sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+      return;
+    }
+    s.idempotency = { principalId, key, requestHash, nowMs };
+    next();
+  };
+}
+
+// ---- 7. The handler ------------------------------------------------------------------------
+
+export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
+  return async (req, res) => {
+    const s = state(res);
+    const ctx: RequestContext<unknown, unknown, unknown> = {
+      app,
+      query: s.query,
+      params: s.params,
+      body: s.body,
+      principal: s.principal,
+      requestId: s.requestId,
+      req,
+      res,
+      requireScope: requireScopeOf(s.principal),
+    };
+    const saved = s.idempotency;
+    let result: JsonResult | typeof HANDLED;
+    try {
+      result = await route.handler(ctx);
+    } catch (err) {
+      // Client errors are part of the request's answer: replay them too, as Stripe does.
+      const apiError = asApiError(err);
+      if (saved && apiError && apiError.status < 500 && apiError.status !== 429) {
+        saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
+      }
+      throw err;
+    }
+    if (result === HANDLED) return;
+    const status = result.status ?? 200;
+    if (saved) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    sendJson(res, status, result.body, result.headers);
+  };
+}
+
+// ---- 8. The one error writer ----------------------------------------------------------------
+
+export function errorResponder(app: AppContext): ErrorRequestHandler {
+  return (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const requestId = state(res).requestId;
+    const apiError = asApiError(err);
+    if (!apiError) app.log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
+    const e = apiError ?? errors.internal();
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    // After an oversize body the rest of it is not wanted: close rather than keep the connection.
+    if (e.code === 'body_too_large') res.setHeader('Connection', 'close');
+    sendJson(res, e.status, e.toBody(requestId), e.headers);
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * The one Content-Security-Policy of the app and the headers sent with every page of it. The
+ * service sends them with the renderer's files (api/static.ts); the desktop shell adds the same
+ * policy to any response of the service that lacks one (electron/main.ts).
+ */
+
+/** The page may talk only to its own origin; recharts needs inline style attributes. */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export const PAGE_SECURITY_HEADERS = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  // The launch URL carries a token; never leak it to another site.
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+} as const;
