@@ -1,7 +1,8 @@
 import './App.css';
 import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { api, ApiError, onUnauthenticated, takePrefetched } from './api/client';
+import { ApiError, onUnauthenticated } from './api/client';
 import { onStatus, type StreamStatus } from './api/events';
+import { getSettings } from './api/settings';
 import type { Settings } from './api/types';
 import { ErrorNote, Icon, Loading } from './components/ui';
 import { AppContext, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
@@ -141,7 +142,7 @@ export function App() {
 
   const loadSettings = useCallback(() => {
     setBootError(null);
-    (takePrefetched<Settings>('/v1/settings') ?? api.get<Settings>('/v1/settings'))
+    getSettings()
       .then((s) => {
         setSettings(s);
         setSignedOut(false);

@@ -2,13 +2,13 @@ import './styles/base.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
-import { prefetch } from './api/client';
+import { prefetchSettings } from './api/settings';
+import { prefetchSnapshot } from './api/snapshot';
 import { readStored } from './lib/hooks';
-import { SNAPSHOT_QUERY } from './screens/Today';
 
 // The first screen's data, requested in parallel before the first render.
-prefetch('/v1/settings');
-if (/^#?\/?(today)?(\?|$)/.test(location.hash)) prefetch('/v1/snapshot', SNAPSHOT_QUERY);
+prefetchSettings();
+if (/^#?\/?(today)?(\?|$)/.test(location.hash)) prefetchSnapshot();
 
 // Apply a chosen theme before the first paint (no inline script: the CSP forbids them).
 const theme = readStored<string>('chyme.theme', 'system');

@@ -19,3 +19,6 @@ export const EVENT_TYPES = [
   'test.ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The events a webhook subscription may list: all but the test ping, which only "Send test" sends. */
+export const SUBSCRIBABLE_EVENT_TYPES = EVENT_TYPES.filter((t): t is Exclude<EventType, 'test.ping'> => t !== 'test.ping');

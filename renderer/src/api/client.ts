@@ -8,6 +8,9 @@
  */
 import type { ApiErrorBody, List } from './types';
 
+/** An API error body, or one the client makes up (network failure, a non-JSON answer). */
+type ErrorDetail = Omit<ApiErrorBody['error'], 'type' | 'request_id'> & { type: ApiErrorBody['error']['type'] | 'network_error'; request_id?: string | undefined };
+
 export class ApiError extends Error {
   readonly status: number;
   readonly type: string;
@@ -15,7 +18,7 @@ export class ApiError extends Error {
   readonly param: string | undefined;
   readonly requestId: string | undefined;
 
-  constructor(status: number, body: ApiErrorBody['error']) {
+  constructor(status: number, body: ErrorDetail) {
     super(body.message);
     this.name = 'ApiError';
     this.status = status;

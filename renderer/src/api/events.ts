@@ -7,7 +7,7 @@
  * exercise is the one the desktop app runs. It reconnects with backoff, sending Last-Event-ID.
  */
 import { authHeaders, url } from './client';
-import type { ServiceEvent } from './types';
+import type { ServiceEvent, StreamEventType } from './types';
 
 export type StreamStatus = 'connecting' | 'open' | 'closed';
 type Listener = (ev: ServiceEvent) => void;
@@ -47,7 +47,8 @@ function dispatch(type: string, data: string) {
   } catch {
     return;
   }
-  if (!ev.type) ev.type = type;
+  // The SSE `event:` field names the type when the body does not.
+  if (!ev.type) ev.type = type as StreamEventType;
   for (const fn of listeners) {
     try {
       fn(ev);

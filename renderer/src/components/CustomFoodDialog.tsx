@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { createPortal } from 'react-dom';
-import { api, idempotencyKey } from '../api/client';
-import type { FoodInput, FoodNutrients, NutrientKey, NutritionFood } from '../api/types';
+import { idempotencyKey } from '../api/client';
+import { createFood, updateFood } from '../api/foods';
+import type { FoodInput, NutrientKey, NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
 import { NUTRIENT_KEYS, NUTRIENT_LABELS, nextEntryKey, parseAmount } from '../lib/foods';
 import { Field, FormError, Icon, Segmented, useApiForm, type FieldErrors } from './ui';
@@ -51,7 +52,7 @@ export function CustomFoodDialog({ name: initialName = '', food, onClose, onSave
   function build(): { body: FoodInput } | { errors: FieldErrors } {
     const errs: FieldErrors = {};
     if (!name.trim()) errs.name = 'Give the food a name.';
-    const nutrients: Partial<FoodNutrients> = {};
+    const nutrients: Partial<Record<NutrientKey, number | null>> = {};
     for (const k of NUTRIENT_KEYS) {
       const raw = numbers[k].trim();
       // Blank is unknown: left out of a new food, cleared (null) on an edit.
@@ -72,12 +73,12 @@ export function CustomFoodDialog({ name: initialName = '', food, onClose, onSave
       const g = parseAmount(servingGrams);
       if (g === null || g <= 0) errs['per_serving.grams'] = 'Enter the serving’s weight in grams.';
       else {
-        body.per_serving = { grams: g, nutrients };
+        body.per_serving = { grams: g, nutrients: { ...nutrients, calories: nutrients.calories ?? 0 } };
         // The serving is also how the person will most often log it.
         rows.push({ label: servingLabel.trim() || '1 serving', grams: g });
       }
     } else {
-      body.nutrients = nutrients;
+      body.nutrients = { ...nutrients, calories: nutrients.calories ?? 0 };
     }
     for (const p of portions) {
       if (!p.label.trim() && !p.grams.trim()) continue;
@@ -106,8 +107,8 @@ export function CustomFoodDialog({ name: initialName = '', food, onClose, onSave
       const json = JSON.stringify(built.body);
       if (attempt.current?.json !== json) attempt.current = { json, key: idempotencyKey() };
       const saved = food
-        ? await api.patch<NutritionFood>(`/v1/foods/${encodeURIComponent(food.id)}`, built.body)
-        : await api.post<NutritionFood>('/v1/foods', built.body, attempt.current.key);
+        ? await updateFood(food.id, built.body)
+        : await createFood(built.body, attempt.current.key);
       app.toast(food ? `Saved “${saved.name}”. Meals already logged keep their numbers.` : `Created “${saved.name}”. It is searched with the rest of the foods.`);
       onSaved(saved);
     });

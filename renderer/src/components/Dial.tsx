@@ -1,18 +1,8 @@
+// The states' names and order are the service's own (the desktop tray and notifications use them too).
+import { NEXT_STATE, STATE_LABEL } from '../../../server/digestion/vocabulary.js';
 import type { DigestiveState } from '../api/types';
 import { fmtDuration, fmtTime } from '../lib/time';
 import './Dial.css';
-
-const NEXT: Record<DigestiveState['state'], string> = {
-  processing: 'settling',
-  settling: 'fasted',
-  fasted: 'processing',
-};
-
-const LABEL: Record<DigestiveState['state'], string> = {
-  processing: 'Processing',
-  settling: 'Settling',
-  fasted: 'Fasted',
-};
 
 const BLURB: Record<DigestiveState['state'], string> = {
   processing: 'Your stomach is emptying a meal into the gut.',
@@ -48,13 +38,13 @@ export function Dial({ state, remaining, now, tz }: { state: DigestiveState; rem
   const knobX = size / 2 + r * Math.cos(angle);
   const knobY = size / 2 + r * Math.sin(angle);
 
-  const headline = fasted ? `for ${fmtDuration(elapsed)}` : `${fmtDuration(remaining)} to ${NEXT[state.state]}`;
+  const headline = fasted ? `for ${fmtDuration(elapsed)}` : `${fmtDuration(remaining)} to ${NEXT_STATE[state.state]}`;
 
   return (
     <div className={`dial dial--${state.state}`} data-state={state.state}>
       <div className="dial__ring">
         <svg viewBox={`0 0 ${size} ${size}`} role="img" aria-labelledby="dial-title">
-          <title id="dial-title">{`Digestive state: ${LABEL[state.state]}, ${headline}`}</title>
+          <title id="dial-title">{`Digestive state: ${STATE_LABEL[state.state]}, ${headline}`}</title>
           <circle className="dial__track" cx={size / 2} cy={size / 2} r={r} strokeWidth={stroke} />
           <circle
             className="dial__arc"
@@ -69,7 +59,7 @@ export function Dial({ state, remaining, now, tz }: { state: DigestiveState; rem
         </svg>
         <div className="dial__center" aria-hidden="true">
           <span className="dial__state" data-testid="dial-state">
-            {LABEL[state.state]}
+            {STATE_LABEL[state.state]}
           </span>
           <span className="dial__remaining" data-testid="dial-remaining">
             {headline}
@@ -77,12 +67,12 @@ export function Dial({ state, remaining, now, tz }: { state: DigestiveState; rem
           {fasted ? <span className="dial__sub">of a 13 h fast</span> : null}
         </div>
       </div>
-      <p className="visually-hidden" aria-live="polite">{`Digestive state: ${LABEL[state.state]}`}</p>
+      <p className="visually-hidden" aria-live="polite">{`Digestive state: ${STATE_LABEL[state.state]}`}</p>
       <p className="dial__blurb">{BLURB[state.state]}</p>
       <ol className="cycle" aria-label="Digestive cycle">
         {(['processing', 'settling', 'fasted'] as const).map((s) => (
           <li key={s} className={`cycle__step cycle__step--${s} ${s === state.state ? 'is-current' : ''}`} aria-current={s === state.state ? 'step' : undefined}>
-            {LABEL[s]}
+            {STATE_LABEL[s]}
           </li>
         ))}
       </ol>

@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent, type RefObject } from 'react';
-import { api, errorMessage } from '../api/client';
-import type { List, NutritionFood } from '../api/types';
+import { errorMessage } from '../api/client';
+import { searchFoods } from '../api/foods';
+import type { NutritionFood } from '../api/types';
 import { fmtNumber } from '../lib/meals';
 import './FoodSearch.css';
 
@@ -68,8 +69,7 @@ export function FoodSearch(props: {
     const ctrl = new AbortController();
     const timer = setTimeout(
       () => {
-        api
-          .get<List<NutritionFood>>('/v1/foods', { query: q || undefined, limit: LIMIT }, ctrl.signal)
+        searchFoods(q, LIMIT, ctrl.signal)
           .then((list) => {
             if (ctrl.signal.aborted) return;
             cache.current.set(q, list.data);

@@ -1,6 +1,5 @@
 import { useState } from 'react';
-import { api } from '../api/client';
-import type { FoodSources } from '../api/types';
+import { getFoodSources } from '../api/foods';
 import { NUTRIENT_LABELS, NUTRIENT_KEYS } from '../lib/foods';
 import { useResource } from '../lib/hooks';
 import { fmtNumber } from '../lib/meals';
@@ -23,7 +22,7 @@ export function FoodTableAbout() {
 }
 
 function Sources() {
-  const sources = useResource((signal) => api.get<FoodSources>('/v1/foods/sources', undefined, signal), []);
+  const sources = useResource((signal) => getFoodSources(signal), []);
   const s = sources.data;
   if (!s) return <ResourceStatus resource={sources} />;
   return (

@@ -1,5 +1,6 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
-import { api, errorMessage } from '../api/client';
+import { errorMessage } from '../api/client';
+import { deleteFood } from '../api/foods';
 import type { NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
 import {
@@ -77,9 +78,9 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
   }
 
   /** Deletes a food of the person's own; meals that used it keep their entries. */
-  async function deleteFood(food: NutritionFood) {
+  async function removeFood(food: NutritionFood) {
     try {
-      await api.del(`/v1/foods/${encodeURIComponent(food.id)}`);
+      await deleteFood(food.id);
       setStaged(null);
       setCreated((n) => n + 1);
       app.toast(`Deleted “${food.name}”. Meals that used it keep their numbers.`);
@@ -138,7 +139,7 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
           onAdd={addStaged}
           onCancel={cancelStaged}
           onEdit={staged.food?.source === 'custom' ? () => setDialog({ food: staged.food! }) : undefined}
-          onDelete={staged.food?.source === 'custom' ? () => void deleteFood(staged.food!) : undefined}
+          onDelete={staged.food?.source === 'custom' ? () => void removeFood(staged.food!) : undefined}
         />
       ) : null}
 

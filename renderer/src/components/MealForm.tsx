@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
-import { api, idempotencyKey } from '../api/client';
-import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey, type NutritionFood } from '../api/types';
+import { idempotencyKey } from '../api/client';
+import { getFood } from '../api/foods';
+import { createMeal, deleteMeal, updateMeal } from '../api/meals';
+import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey } from '../api/types';
 import { useApp } from '../lib/app';
 import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
 import { capitalize, guessMealType, mealInput, mealNumber, mealTitle, typedIn, type NumberKey } from '../lib/meals';
@@ -133,7 +135,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     const ids = [...new Set((draft?.meal.foods ?? []).flatMap((f) => (f.food_id ? [f.food_id] : [])))];
     if (!ids.length) return;
     const ctrl = new AbortController();
-    void Promise.all(ids.map((id) => api.get<NutritionFood>(`/v1/foods/${encodeURIComponent(id)}`, undefined, ctrl.signal).catch(() => null))).then((foods) => {
+    void Promise.all(ids.map((id) => getFood(id, ctrl.signal).catch(() => null))).then((foods) => {
       if (ctrl.signal.aborted) return;
       const byId = new Map(foods.flatMap((f) => (f ? [[f.id, f] as const] : [])));
       setState((st) => ({ ...st, foods: st.foods.map((e) => (e.kind === 'food' && byId.has(e.foodId) ? refreshEntry(e, byId.get(e.foodId)!) : e)) }));
@@ -172,14 +174,14 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
       if (editing) {
         // Numbers that were sums go back to being sums (null hands them to the foods).
         const before = mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz), { handBack: true });
-        const saved = await api.patch<Meal>(`/v1/nutrition/meals/${encodeURIComponent(editing.id)}`, built.body);
+        const saved = await updateMeal(editing.id, built.body);
         // Typed calories cannot be handed back to the foods: the undo types the old number.
         if (typedIn(saved, 'calories') && !typedIn(editing, 'calories')) before.macros = { ...before.macros, calories: editing.macros.calories };
         app.toast(`Saved “${mealTitle(saved)}”.`, {
           action: {
             label: 'Undo',
             run: async () => {
-              await api.patch(`/v1/nutrition/meals/${encodeURIComponent(editing.id)}`, before);
+              await updateMeal(editing.id, before);
               onSaved();
             },
           },
@@ -189,13 +191,13 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         // Same body again (a retry after a lost response) reuses its key; a changed body gets a new one.
         const json = JSON.stringify(built.body);
         if (lastAttempt.current?.json !== json) lastAttempt.current = { json, key: idempotencyKey() };
-        const created = await api.post<Meal>('/v1/nutrition/meals', built.body, lastAttempt.current.key);
+        const created = await createMeal(built.body, lastAttempt.current.key);
         lastAttempt.current = null;
         app.toast(`Logged ${created.meal_type} at ${fmtTime(created.timestamp, app.tz)}.`, {
           action: {
             label: 'Undo',
             run: async () => {
-              await api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`);
+              await deleteMeal(created.id);
               onSaved();
             },
           },
@@ -333,15 +335,11 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
     await send(async () => {
       const now = clock.now();
       const p = localParts(now, app.tz);
-      const created = await api.post<Meal>(
-        '/v1/nutrition/meals',
-        { timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } } satisfies MealInput,
-        idempotencyKey(),
-      );
+      const created = await createMeal({ timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } }, idempotencyKey());
       setCalories('');
       onSaved();
       app.toast(`Added ${n} kcal at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`).then(onSaved) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(onSaved) },
       });
     });
   }

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { api, errorMessage, idempotencyKey } from '../api/client';
+import { errorMessage, idempotencyKey } from '../api/client';
+import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
 import { useApp } from '../lib/app';
 import { capitalize, fmtNumber, groupByDay, mealInput, mealTitle } from '../lib/meals';
@@ -13,14 +14,14 @@ export function useMealActions(onChange?: () => void) {
 
   async function remove(meal: Meal) {
     try {
-      await api.del(`/v1/nutrition/meals/${encodeURIComponent(meal.id)}`);
+      await deleteMeal(meal.id);
       onChange?.();
       app.toast(`Deleted “${mealTitle(meal)}”.`, {
         action: {
           label: 'Undo',
           run: async () => {
             // The service has no undelete: the meal is logged again with the same content and time.
-            await api.post('/v1/nutrition/meals', mealInput(meal, isoInZone(Date.parse(meal.timestamp), app.tz)), idempotencyKey());
+            await createMeal(mealInput(meal, isoInZone(Date.parse(meal.timestamp), app.tz)), idempotencyKey());
             onChange?.();
             app.toast('Meal restored.');
           },
@@ -32,12 +33,12 @@ export function useMealActions(onChange?: () => void) {
   }
 
   /** Logs the same meal again, now. */
-  async function relog(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>) {
+  async function relog(meal: Meal) {
     try {
-      const created = await api.post<Meal>('/v1/nutrition/meals', mealInput(meal, isoInZone(clock.now(), app.tz)), idempotencyKey());
+      const created = await createMeal(mealInput(meal, isoInZone(clock.now(), app.tz)), idempotencyKey());
       onChange?.();
       app.toast(`Logged “${mealTitle(created)}” at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`).then(() => onChange?.()) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onChange?.()) },
       });
     } catch (err) {
       app.toast(errorMessage(err), { tone: 'error' });
@@ -51,16 +52,14 @@ export function useMealActions(onChange?: () => void) {
     const created: Meal[] = [];
     try {
       for (const m of meals) {
-        created.push(
-          await api.post<Meal>('/v1/nutrition/meals', mealInput(m, isoInZone(Date.parse(m.timestamp) + shift, app.tz)), idempotencyKey()),
-        );
+        created.push(await createMeal(mealInput(m, isoInZone(Date.parse(m.timestamp) + shift, app.tz)), idempotencyKey()));
       }
       onChange?.();
       app.toast(`Copied ${created.length} meal${created.length === 1 ? '' : 's'} to ${dayLabel(toDay, app.today)}.`, {
         action: {
           label: 'Undo',
           run: async () => {
-            for (const c of created) await api.del(`/v1/nutrition/meals/${encodeURIComponent(c.id)}`);
+            for (const c of created) await deleteMeal(c.id);
             onChange?.();
           },
         },

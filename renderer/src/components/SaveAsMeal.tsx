@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
-import { api, errorMessage, idempotencyKey } from '../api/client';
-import type { MealType, SavedMeal, SavedMealInput } from '../api/types';
+import { errorMessage, idempotencyKey } from '../api/client';
+import { createSavedMeal } from '../api/saved-meals';
+import type { MealType, SavedMealInput } from '../api/types';
 import { useApp } from '../lib/app';
 import { entryInput, isBlank, parseAmount, type Entry } from '../lib/foods';
 import { emitSavedMealsChanged } from '../lib/saved-meals';
@@ -44,7 +45,7 @@ export function SaveAsMeal({ entries, mealType, defaultName }: { entries: Entry[
     const body: SavedMealInput = { name: name.trim(), meal_type: mealType, foods: foods.map(entryInput) };
     setBusy(true);
     try {
-      const saved = await api.post<SavedMeal>('/v1/nutrition/saved_meals', body, idempotencyKey());
+      const saved = await createSavedMeal(body, idempotencyKey());
       emitSavedMealsChanged();
       app.toast(`Saved “${saved.name}”: log it again in one click under Saved meals.`);
       close();

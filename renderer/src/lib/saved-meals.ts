@@ -1,4 +1,5 @@
-import { api, idempotencyKey } from '../api/client';
+import { idempotencyKey } from '../api/client';
+import { createSavedMeal, listSavedMeals, logSavedMeal as logSaved } from '../api/saved-meals';
 import type { FoodEntryInput, Meal, MealType, SavedMeal, SavedMealInput } from '../api/types';
 import { mealTitle, storedEntryInput, type Favourite } from './meals';
 
@@ -71,13 +72,13 @@ export function migrateFavourites(): Promise<number> {
     }
     if (!Array.isArray(list) || !list.length) return 0;
     let moved = 0;
-    const existing = await api.get<{ data: SavedMeal[] }>('/v1/nutrition/saved_meals', { limit: 100 }).then((l) => l.data).catch(() => []);
+    const existing = await listSavedMeals().catch(() => []);
     const names = new Set(existing.map((s) => s.name));
     while (list.length) {
       const fav = list[0]!;
       const body = savedMealFrom(fav);
       if (!names.has(body.name)) {
-        await api.post<SavedMeal>('/v1/nutrition/saved_meals', body, `favourite-${await digest(fav.key)}`);
+        await createSavedMeal(body, `favourite-${await digest(fav.key)}`);
         names.add(body.name);
         moved++;
       }
@@ -101,5 +102,5 @@ async function digest(s: string): Promise<string> {
 
 /** Logs a saved meal in one request, as its own meal type or else `fallbackType`. */
 export function logSavedMeal(saved: SavedMeal, timestamp: string, fallbackType: MealType): Promise<Meal> {
-  return api.post<Meal>(`/v1/nutrition/saved_meals/${encodeURIComponent(saved.id)}/log`, { timestamp, meal_type: saved.meal_type ?? fallbackType }, idempotencyKey());
+  return logSaved(saved.id, { timestamp, meal_type: saved.meal_type ?? fallbackType }, idempotencyKey());
 }

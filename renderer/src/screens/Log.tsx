@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'react';
-import { api, errorMessage, idempotencyKey } from '../api/client';
-import type { List, Meal, SavedMeal } from '../api/types';
+import { errorMessage, idempotencyKey } from '../api/client';
+import { deleteMeal, listMeals } from '../api/meals';
+import { createSavedMeal, deleteSavedMeal, listSavedMeals } from '../api/saved-meals';
+import type { Meal, SavedMeal } from '../api/types';
 import { MealForm, QuickAdd } from '../components/MealForm';
 import { MealList, useMealActions } from '../components/MealList';
 import { Card, Empty, ErrorNote, Icon, Loading, ScreenHead } from '../components/ui';
@@ -27,7 +29,7 @@ function RelogButton({ title, meta, action, onLog }: { title: string; meta: stri
 /** The saved meals (`/v1/nutrition/saved_meals`) and what the Log screen does with them. */
 function useSavedMeals(onLogged: () => void) {
   const app = useApp();
-  const saved = useResource((signal) => api.get<List<SavedMeal>>('/v1/nutrition/saved_meals', { limit: 100 }, signal).then((l) => l.data), []);
+  const saved = useResource((signal) => listSavedMeals(signal), []);
   useEffect(() => onSavedMealsChanged(saved.reload), [saved.reload]);
 
   // Favourites kept in this browser before saved meals existed move to the service, once.
@@ -46,7 +48,7 @@ function useSavedMeals(onLogged: () => void) {
       const created = await logSavedMeal(s, isoInZone(now, app.tz), guessMealType(p.hour * 60 + p.minute));
       onLogged();
       app.toast(`Logged “${s.name}” at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => api.del(`/v1/nutrition/meals/${encodeURIComponent(created.id)}`).then(onLogged) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(onLogged) },
       });
     } catch (err) {
       app.toast(errorMessage(err), { tone: 'error' });
@@ -55,13 +57,13 @@ function useSavedMeals(onLogged: () => void) {
 
   async function remove(s: SavedMeal) {
     try {
-      await api.del(`/v1/nutrition/saved_meals/${encodeURIComponent(s.id)}`);
+      await deleteSavedMeal(s.id);
       saved.reload();
       app.toast(`Removed “${s.name}” from saved meals.`, {
         action: {
           label: 'Undo',
           run: async () => {
-            await api.post('/v1/nutrition/saved_meals', { name: s.name, meal_type: s.meal_type, foods: s.foods.map(storedEntryInput) }, idempotencyKey());
+            await createSavedMeal({ name: s.name, meal_type: s.meal_type, foods: s.foods.map(storedEntryInput) }, idempotencyKey());
             saved.reload();
           },
         },
@@ -73,7 +75,7 @@ function useSavedMeals(onLogged: () => void) {
 
   async function saveMeal(m: Meal) {
     try {
-      const created = await api.post<SavedMeal>('/v1/nutrition/saved_meals', savedMealFrom(m), idempotencyKey());
+      const created = await createSavedMeal(savedMealFrom(m), idempotencyKey());
       saved.reload();
       app.toast(`Saved “${created.name}”: log it again in one click.`);
     } catch (err) {
@@ -97,7 +99,7 @@ export function LogScreen() {
   const [draft, setDraft] = useState(() => app.takeDraft());
   const meals = useResource(
     (signal) =>
-      api.all<Meal>('/v1/nutrition/meals', { start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
+      listMeals({ start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
     [app.today],
   );
   useServiceEvents(['meal.'], meals.reload, 250);

@@ -1,13 +1,15 @@
 import { useMemo, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { api, errorMessage, idempotencyKey } from '../api/client';
+import { errorMessage, idempotencyKey } from '../api/client';
+import { listDailyScores, listOvernightScores } from '../api/digestion';
+import { createSleep, deleteSleep, listSleep } from '../api/sleep';
 import {
   COMPONENT_NAMES,
   type ComponentName,
   type Contribution,
   type DailyScore,
-  type List,
   type OvernightScore,
+  type SleepInput,
   type SleepSession,
 } from '../api/types';
 import { DayStepper } from '../components/DayStepper';
@@ -59,12 +61,12 @@ export default function ScoreScreen() {
   const days = Number(range);
   const daily = useResource(
     (signal) =>
-      api.get<List<DailyScore>>('/v1/digestion/scores/daily', { start_date: addDays(app.today, -(days - 1)), end_date: app.today }, signal),
+      listDailyScores({ start_date: addDays(app.today, -(days - 1)), end_date: app.today }, signal),
     [app.today, days],
   );
   const overnight = useResource(
     (signal) =>
-      api.get<List<OvernightScore>>('/v1/digestion/scores/overnight', { start_date: addDays(app.today, -29), end_date: app.today }, signal),
+      listOvernightScores({ start_date: addDays(app.today, -29), end_date: app.today }, signal),
     [app.today],
   );
   useServiceEvents(['gut_score.created', 'meal.', 'settings.updated'], daily.reload, 400);
@@ -165,7 +167,7 @@ function DayScore({ score, isToday, stepper }: { score: DailyScore; isToday: boo
                     <Chip tone="neutral">No data</Chip>
                   ) : (
                     <>
-                      {c?.source === 'estimated' ? <Chip tone="pending">Estimated</Chip> : null}
+                      {c && 'source' in c && c.source === 'estimated' ? <Chip tone="pending">Estimated</Chip> : null}
                       {c ? <Chip tone={c.contribution}>{CONTRIBUTION_LABEL[c.contribution]}</Chip> : null}
                     </>
                   )}
@@ -381,7 +383,7 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
   const [form, setForm] = useState(defaults);
   const { errors, setErrors, busy, send } = useApiForm((p) => ['start', 'end', 'efficiency', 'awakenings'].includes(p));
   const sessions = useResource(
-    (signal) => api.get<List<SleepSession>>('/v1/sleep/sessions', { start_date: addDays(app.today, -13), end_date: app.today }, signal),
+    (signal) => listSleep({ start_date: addDays(app.today, -13), end_date: app.today }, signal),
     [app.today],
   );
 
@@ -392,7 +394,7 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
     const errs: FieldErrors = {};
     if (Number.isNaN(start)) errs.start = 'Enter when you fell asleep.';
     if (Number.isNaN(end)) errs.end = 'Enter when you woke up.';
-    const body: Record<string, unknown> = { start: Number.isNaN(start) ? '' : iso(start), end: Number.isNaN(end) ? '' : iso(end), source: 'manual' };
+    const body: SleepInput = { start: Number.isNaN(start) ? '' : iso(start), end: Number.isNaN(end) ? '' : iso(end), source: 'manual' };
     if (form.efficiency.trim()) {
       const pct = Number(form.efficiency.replace('%', '').trim());
       if (!Number.isFinite(pct)) errs.efficiency = 'Enter a percentage.';
@@ -405,7 +407,7 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
     }
     if (Object.keys(errs).length) return setErrors(errs);
     await send(async () => {
-      await api.post<SleepSession>('/v1/sleep/sessions', body, idempotencyKey());
+      await createSleep(body, idempotencyKey());
       setForm(defaults());
       sessions.reload();
       onSaved();
@@ -415,7 +417,7 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
 
   async function remove(s: SleepSession) {
     try {
-      await api.del(`/v1/sleep/sessions/${encodeURIComponent(s.id)}`);
+      await deleteSleep(s.id);
       sessions.reload();
       onSaved();
       app.toast('Sleep session deleted.');

@@ -1,5 +1,6 @@
 import { useLayoutEffect, useRef, useState, type RefObject } from 'react';
-import { api } from '../api/client';
+import { listTimeline } from '../api/digestion';
+import { listMeals } from '../api/meals';
 import type { Meal, TimelineEntry } from '../api/types';
 import { DayStepper } from '../components/DayStepper';
 import { Card, ResourceStatus, ScreenHead, Segmented } from '../components/ui';
@@ -100,8 +101,8 @@ export default function TimelineScreen({ params }: { params: URLSearchParams }) 
   const data = useResource(
     async (signal) => {
       const [entries, meals] = await Promise.all([
-        api.all<TimelineEntry>('/v1/digestion/timeline', { start_date: first, end_date: day }, signal),
-        api.all<Meal>('/v1/nutrition/meals', { start_date: first, end_date: day }, signal),
+        listTimeline({ start_date: first, end_date: day }, signal),
+        listMeals({ start_date: first, end_date: day }, signal),
       ]);
       return toBars(entries, meals);
     },

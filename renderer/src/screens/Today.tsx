@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, takePrefetched } from '../api/client';
-import type { DailyScore, DigestiveState, Insight, List, Snapshot } from '../api/types';
+import { getDigestiveState } from '../api/digestion';
+import { getSnapshot } from '../api/snapshot';
+import type { DailyScore, DigestiveState } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
@@ -13,13 +14,6 @@ import { capitalize, fmtNumber, totals } from '../lib/meals';
 import { clock, fmtDay, fmtTime } from '../lib/time';
 import './Today.css';
 
-export const SNAPSHOT_QUERY = { days: 7, include: 'meals,scores,state,windows,insights' };
-
-function listItems<T>(v: T[] | List<T> | undefined): T[] {
-  if (!v) return [];
-  return Array.isArray(v) ? v : v.data;
-}
-
 /** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
 interface LiveState {
   state: DigestiveState;
@@ -30,7 +24,7 @@ export function TodayScreen() {
   const app = useApp();
   // The first render is one call: the snapshot of the last 7 days.
   const snap = useResource(async (signal) => {
-    const s = await (takePrefetched<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY) ?? api.get<Snapshot>('/v1/snapshot', SNAPSHOT_QUERY, signal));
+    const s = await getSnapshot(signal);
     clock.sync(s.generated_at);
     return s;
   }, []);
@@ -44,7 +38,7 @@ export function TodayScreen() {
 
   async function refreshState() {
     try {
-      const st = await api.get<DigestiveState>('/v1/digestion/state');
+      const st = await getDigestiveState();
       setLive({ state: st, receivedAt: Date.now() });
     } catch {
       /* the stream will bring the next change */
@@ -94,7 +88,7 @@ export function TodayScreen() {
   const daily = s.digestion?.scores?.daily ?? [];
   const todayScore = daily.find((d) => d.date === app.today);
   const windows = s.digestion?.windows;
-  const insights = listItems<Insight>(s.digestion?.insights).slice(0, 3);
+  const insights = (s.digestion?.insights ?? []).slice(0, 3);
   const t = totals(meals);
 
   return (

@@ -4,7 +4,7 @@ import { isoUtc } from '../../time/tz.js';
 import { defineRoute, HANDLED } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
 
-const ImportResultSchema = z
+export const ImportResultSchema = z
   .object({
     object: z.literal('import_result'),
     foods: z.object({ imported: z.number().int(), skipped: z.number().int() }),

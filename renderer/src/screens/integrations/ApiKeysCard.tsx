@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { api, errorMessage, idempotencyKey } from '../../api/client';
-import type { ApiKey, List } from '../../api/types';
+import { errorMessage, idempotencyKey } from '../../api/client';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../api/keys';
+import { SCOPE_DESCRIPTIONS, SCOPES, type ApiKey, type Scope } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { CopyButton } from '../../components/CopyButton';
 import { Secret } from '../../components/Secret';
@@ -9,31 +10,20 @@ import { useApp } from '../../lib/app';
 import { useResource } from '../../lib/hooks';
 import { fmtDateTime } from '../../lib/time';
 
-const SCOPES: { scope: string; what: string }[] = [
-  { scope: 'nutrition:read', what: 'read meals' },
-  { scope: 'nutrition:write', what: 'log, edit and delete meals' },
-  { scope: 'digestion:read', what: 'scores, state, timeline, windows, insights' },
-  { scope: 'sleep:read', what: 'read sleep sessions' },
-  { scope: 'sleep:write', what: 'log and delete sleep' },
-  { scope: 'webhooks:read', what: 'see webhooks and deliveries' },
-  { scope: 'webhooks:write', what: 'manage and test webhooks' },
-  { scope: 'admin', what: 'API keys, settings, export and import' },
-];
-
 const baseUrl = () => new URL('./v1', location.href).href;
 
 export function ApiKeysCard() {
   const app = useApp();
-  const keys = useResource((signal) => api.get<List<ApiKey>>('/v1/api_keys', undefined, signal), []);
+  const keys = useResource((signal) => listApiKeys(signal), []);
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<string[]>(['nutrition:read', 'digestion:read']);
+  const [scopes, setScopes] = useState<Scope[]>(['nutrition:read', 'digestion:read']);
   const { errors, busy, send } = useApiForm((p) => p === 'name' || p.startsWith('scopes'));
   const [created, setCreated] = useState<ApiKey | null>(null);
 
   async function create(e: FormEvent) {
     e.preventDefault();
     await send(async () => {
-      const k = await api.post<ApiKey>('/v1/api_keys', { name: name.trim(), scopes }, idempotencyKey());
+      const k = await createApiKey({ name: name.trim(), scopes }, idempotencyKey());
       setCreated(k);
       setName('');
       keys.reload();
@@ -42,7 +32,7 @@ export function ApiKeysCard() {
 
   async function revoke(k: ApiKey) {
     try {
-      await api.del(`/v1/api_keys/${encodeURIComponent(k.id)}`);
+      await revokeApiKey(k.id);
       keys.reload();
       app.toast(`Revoked “${k.name}”. Requests with it now fail.`);
     } catch (err) {
@@ -82,15 +72,15 @@ export function ApiKeysCard() {
         </Field>
         <fieldset className={`checks ${scopeError ? 'field--invalid' : ''}`}>
           <legend>Scopes</legend>
-          {SCOPES.map((s) => (
-            <label key={s.scope} className="check">
+          {SCOPES.map((scope) => (
+            <label key={scope} className="check">
               <input
                 type="checkbox"
-                checked={scopes.includes(s.scope)}
-                onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, s.scope] : cur.filter((x) => x !== s.scope)))}
+                checked={scopes.includes(scope)}
+                onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, scope] : cur.filter((x) => x !== scope)))}
               />
               <span>
-                <code>{s.scope}</code> <span className="muted">{s.what}</span>
+                <code>{scope}</code> <span className="muted">{SCOPE_DESCRIPTIONS[scope]}</span>
               </span>
             </label>
           ))}

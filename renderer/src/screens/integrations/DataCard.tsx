@@ -1,10 +1,12 @@
 import { useRef, useState } from 'react';
-import { api, errorMessage, idempotencyKey } from '../../api/client';
+import { errorMessage, idempotencyKey } from '../../api/client';
+import { exportAll, exportMealsCsv, importAll } from '../../api/data';
 import { Icon, Loading } from '../../components/ui';
 import { useApp } from '../../lib/app';
 
-async function download(path: string, fallbackName: string) {
-  const { blob, filename } = await api.blob(path);
+/** Saves a file the service sends (an export) under its own name, or `fallbackName`. */
+async function download(fetchFile: () => Promise<{ blob: Blob; filename: string | null }>, fallbackName: string) {
+  const { blob, filename } = await fetchFile();
   const href = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = href;
@@ -55,7 +57,7 @@ export function DataCard() {
         setResult({ ok: false, text: `${file.name} is not JSON. Choose a file made by “Export everything”.` });
         return;
       }
-      const res = await api.post<ImportResult>('/v1/import', doc, idempotencyKey());
+      const res = await importAll(doc, idempotencyKey());
       setResult({ ok: true, text: `Imported ${file.name}. ${summarize(res)}` });
     });
     if (fileRef.current) fileRef.current.value = '';
@@ -70,10 +72,10 @@ export function DataCard() {
       </header>
       <p className="muted">Your data is one file on this machine. Take it with you any time.</p>
       <div className="button-row">
-        <button type="button" className="btn" disabled={busy !== null} onClick={() => void run('json', () => download('/v1/export', `chyme-export-${stamp}.json`))} data-testid="export-json">
+        <button type="button" className="btn" disabled={busy !== null} onClick={() => void run('json', () => download(exportAll, `chyme-export-${stamp}.json`))} data-testid="export-json">
           <Icon name="download" size={16} /> Export everything (JSON)
         </button>
-        <button type="button" className="btn" disabled={busy !== null} onClick={() => void run('csv', () => download('/v1/export/meals.csv', `chyme-meals-${stamp}.csv`))} data-testid="export-csv">
+        <button type="button" className="btn" disabled={busy !== null} onClick={() => void run('csv', () => download(exportMealsCsv, `chyme-meals-${stamp}.csv`))} data-testid="export-csv">
           <Icon name="download" size={16} /> Meals as CSV
         </button>
       </div>

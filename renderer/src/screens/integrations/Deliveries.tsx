@@ -1,5 +1,6 @@
-import { api, errorMessage, idempotencyKey } from '../../api/client';
-import type { DeliveryAttempt, List, WebhookDelivery } from '../../api/types';
+import { errorMessage, idempotencyKey } from '../../api/client';
+import type { DeliveryAttempt, WebhookDelivery } from '../../api/types';
+import { listDeliveries, redeliver } from '../../api/webhooks';
 import { Chip, Empty, ResourceStatus } from '../../components/ui';
 import { useApp } from '../../lib/app';
 import { useResource, useServiceEvents } from '../../lib/hooks';
@@ -18,15 +19,15 @@ function attemptText(a: DeliveryAttempt): string {
   return `#${a.attempt} ${what}${a.duration_ms !== null ? ` · ${a.duration_ms} ms` : ''}`;
 }
 
-export function Deliveries({ base, tz, refreshKey }: { base: string; tz: string; refreshKey: string }) {
+export function Deliveries({ subscriptionId, tz, refreshKey }: { subscriptionId: string; tz: string; refreshKey: string }) {
   const app = useApp();
-  const list = useResource((signal) => api.get<List<WebhookDelivery>>(`${base}/deliveries`, { limit: 20 }, signal), [base, refreshKey]);
+  const list = useResource((signal) => listDeliveries(subscriptionId, { limit: 20 }, signal), [subscriptionId, refreshKey]);
   // Attempts land over about 31 s of retries; each one is announced on the live stream.
   useServiceEvents(['webhook_delivery.'], list.reload, 300);
 
-  async function redeliver(d: WebhookDelivery) {
+  async function sendAgain(d: WebhookDelivery) {
     try {
-      await api.post(`${base}/deliveries/${encodeURIComponent(d.id)}/redeliver`, undefined, idempotencyKey());
+      await redeliver(subscriptionId, d.id, idempotencyKey());
       app.toast('Queued to send again.');
       list.reload();
     } catch (err) {
@@ -77,7 +78,7 @@ export function Deliveries({ base, tz, refreshKey }: { base: string; tz: string;
                     </ol>
                   </td>
                   <td>
-                    <button type="button" className="btn btn--small btn--ghost" onClick={() => void redeliver(d)} aria-label={`Redeliver ${d.event_type} from ${fmtDateTime(d.created_at, tz)}`}>
+                    <button type="button" className="btn btn--small btn--ghost" onClick={() => void sendAgain(d)} aria-label={`Redeliver ${d.event_type} from ${fmtDateTime(d.created_at, tz)}`}>
                       Redeliver
                     </button>
                   </td>

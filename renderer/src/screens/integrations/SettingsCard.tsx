@@ -1,5 +1,5 @@
 import { useMemo, useState, type FormEvent } from 'react';
-import { api } from '../../api/client';
+import { updateSettings } from '../../api/settings';
 import type { Settings } from '../../api/types';
 import { Field, FormError, useApiForm } from '../../components/ui';
 import { useApp } from '../../lib/app';
@@ -18,7 +18,7 @@ export function SettingsCard() {
   async function save(e: FormEvent) {
     e.preventDefault();
     await send(async () => {
-      const s = await api.patch<Settings>('/v1/settings', form);
+      const s = await updateSettings(form);
       app.setSettings(s);
       app.toast('Settings saved. Scores and days are recomputed for them.');
     });
@@ -52,7 +52,7 @@ export function SettingsCard() {
           </Field>
           <Field label="Units" error={errors.units} hint="Stored for integrations; nutrition shows kcal, g and mg either way.">
             {({ id, describedBy, invalid }) => (
-              <select id={id} value={form.units} onChange={(e) => setForm({ ...form, units: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid}>
+              <select id={id} value={form.units} onChange={(e) => setForm({ ...form, units: e.target.value as Settings['units'] })} aria-describedby={describedBy} aria-invalid={invalid}>
                 {unitOptions.map((u) => (
                   <option key={u} value={u}>
                     {u[0]!.toUpperCase() + u.slice(1)}

@@ -1,6 +1,7 @@
 import { useState } from 'react';
-import { api, errorMessage } from '../../api/client';
+import { errorMessage } from '../../api/client';
 import type { WebhookSubscription, WebhookTest } from '../../api/types';
+import { deleteWebhook, testWebhook, updateWebhook } from '../../api/webhooks';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { Chip } from '../../components/ui';
 import { useApp } from '../../lib/app';
@@ -12,13 +13,12 @@ export function WebhookRow({ sub, onChange, tz }: { sub: WebhookSubscription; on
   const [test, setTest] = useState<WebhookTest | null>(null);
   const [testing, setTesting] = useState(false);
   const [open, setOpen] = useState(false);
-  const base = `/v1/webhooks/${encodeURIComponent(sub.id)}`;
 
   async function sendTest() {
     setTesting(true);
     setTest(null);
     try {
-      setTest(await api.post<WebhookTest>(`${base}/test`));
+      setTest(await testWebhook(sub.id));
     } catch (err) {
       app.toast(errorMessage(err), { tone: 'error' });
     } finally {
@@ -28,7 +28,7 @@ export function WebhookRow({ sub, onChange, tz }: { sub: WebhookSubscription; on
 
   async function setStatus(status: 'enabled' | 'disabled') {
     try {
-      await api.patch(base, { status });
+      await updateWebhook(sub.id, { status });
       onChange();
       app.toast(status === 'enabled' ? 'Webhook resumed.' : 'Webhook paused: no deliveries until you resume it.');
     } catch (err) {
@@ -38,7 +38,7 @@ export function WebhookRow({ sub, onChange, tz }: { sub: WebhookSubscription; on
 
   async function remove() {
     try {
-      await api.del(base);
+      await deleteWebhook(sub.id);
       onChange();
       app.toast('Webhook deleted.');
     } catch (err) {
@@ -84,7 +84,7 @@ export function WebhookRow({ sub, onChange, tz }: { sub: WebhookSubscription; on
         </button>
         <ConfirmButton label="Delete" confirmLabel="Delete webhook" onConfirm={() => void remove()} />
       </div>
-      {open ? <Deliveries base={base} tz={tz} refreshKey={test?.webhook_delivery_id ?? ''} /> : null}
+      {open ? <Deliveries subscriptionId={sub.id} tz={tz} refreshKey={test?.webhook_delivery_id ?? ''} /> : null}
     </li>
   );
 }

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { api, idempotencyKey } from '../../api/client';
-import { WEBHOOK_EVENTS, type List, type WebhookSubscription } from '../../api/types';
+import { idempotencyKey } from '../../api/client';
+import { WEBHOOK_EVENTS, type WebhookInput, type WebhookSubscription } from '../../api/types';
+import { createWebhook, listWebhooks } from '../../api/webhooks';
 import { Secret } from '../../components/Secret';
 import { Empty, Field, FormError, ResourceStatus, useApiForm } from '../../components/ui';
 import { useApp } from '../../lib/app';
@@ -9,11 +10,11 @@ import { WebhookRow } from './WebhookRow';
 
 export function WebhooksCard() {
   const app = useApp();
-  const subs = useResource((signal) => api.get<List<WebhookSubscription>>('/v1/webhooks', undefined, signal), []);
+  const subs = useResource((signal) => listWebhooks(signal), []);
   // The service tells the app live when it disables a failing subscription.
   useServiceEvents(['webhook_subscription.'], subs.reload, 300);
   const [url, setUrl] = useState('');
-  const [events, setEvents] = useState<string[]>(['meal.created', 'digestion.state_changed']);
+  const [events, setEvents] = useState<WebhookInput['events']>(['meal.created', 'digestion.state_changed']);
   const [secret, setSecret] = useState('');
   const { errors, busy, send } = useApiForm((p) => p === 'url' || p === 'secret' || p.startsWith('events'));
   const [created, setCreated] = useState<WebhookSubscription | null>(null);
@@ -21,9 +22,7 @@ export function WebhooksCard() {
   async function create(e: FormEvent) {
     e.preventDefault();
     await send(async () => {
-      const body: Record<string, unknown> = { url: url.trim(), events };
-      if (secret.trim()) body.secret = secret.trim();
-      const s = await api.post<WebhookSubscription>('/v1/webhooks', body, idempotencyKey());
+      const s = await createWebhook({ url: url.trim(), events, ...(secret.trim() ? { secret: secret.trim() } : {}) }, idempotencyKey());
       setCreated(s);
       setUrl('');
       setSecret('');
