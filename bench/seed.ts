@@ -33,6 +33,7 @@ export function seedHistory(db: Db, opts: { lastDay: string; days: number; timez
         efficiency: 0.8 + random() * 0.15,
         awakenings: Math.floor(random() * 4),
         source: 'seed',
+        nap: false,
         createdMs: Math.round(wake),
       });
       sleeps++;
@@ -57,6 +58,8 @@ export function seedHistory(db: Db, opts: { lastDay: string; days: number; timez
           sodiumMg: Math.round(random() * 1200),
           caffeineMg: m.type === 'breakfast' ? 95 : null,
           foods: [{ name: m.type, calories: kcal }],
+          source: 'manual',
+          inferredTime: false,
           nutrientSources: {},
           createdMs: ts,
           updatedMs: ts,

@@ -64,6 +64,7 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
         ? { 'x-required-scopes': Array.isArray(route.access) ? route.access : [route.access] }
         : {}),
       ...(parameters.length ? { parameters } : {}),
+      ...(route.bodyDoc ? { requestBody: { required: true, content: { [route.bodyDoc.contentType]: { schema: route.bodyDoc.schema } } } } : {}),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } }
         : {}),

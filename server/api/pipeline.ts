@@ -201,7 +201,8 @@ export function parseBody(route: RouteDef): RequestHandler {
   // strict: false lets a JSON scalar through to the schema, which names what is wrong with it.
   const json = express.json({ limit, strict: false, type: 'application/json' });
   return (req, res, next) => {
-    if (!BODY_METHODS.has(req.method)) return next();
+    // A route that streams its body (multipart uploads) reads it itself.
+    if (!BODY_METHODS.has(req.method) || route.streamsBody) return next();
     json(req, res, (err?: unknown) => {
       if (err) return next(bodyError(err as { type?: string; message: string }, limit, req));
       if (!route.body) return next();

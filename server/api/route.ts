@@ -57,6 +57,10 @@ export interface RouteDef<
   body?: B;
   /** Body size limit when larger than the 64 KiB default (import of a full export). */
   maxBodyBytes?: number;
+  /** The handler reads the request body itself, as a stream (multipart file uploads). */
+  streamsBody?: boolean;
+  /** Request body media type for the OpenAPI document when it is not JSON. */
+  bodyDoc?: { contentType: string; schema: Record<string, unknown> };
   responses: Record<number, ResponseDoc>;
   handler(
     ctx: RequestContext<z.output<Q>, z.output<P>, z.output<B>>,

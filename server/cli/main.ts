@@ -8,6 +8,7 @@ import { getApiKey, listApiKeys, revokeApiKey } from '../db/api-keys.js';
 import { createLogger } from '../logger.js';
 import { defaultDbPath } from '../paths.js';
 import { createService } from '../service.js';
+import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import.js';
 import { isValidTimeZone, isoUtc } from '../time/tz.js';
 
 const USAGE = `Usage:
@@ -15,6 +16,7 @@ const USAGE = `Usage:
   chyme keys create --name NAME --scopes a,b|all [--db FILE]
   chyme keys list [--json] [--db FILE]
   chyme keys revoke ID [--db FILE]
+${IMPORT_USAGE}
 
 Scopes: ${SCOPES.join(', ')}
 Default database: ${defaultDbPath()}`;
@@ -153,6 +155,8 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'keys':
       return keys(rest);
+    case 'import':
+      return importCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -165,7 +169,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (err instanceof UsageError || err instanceof ImportUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`chyme: ${(err as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
   }

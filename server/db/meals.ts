@@ -38,6 +38,10 @@ export type NutrientSources = Partial<Record<MealNutrient, NutrientSource>>;
 /** Where a meal's calories came from: typed in, or derived from its foods or macros. */
 export type CaloriesSource = 'logged' | 'foods' | 'macros';
 
+/** Where a record came from: typed into Chyme, or one of the apps it imports from. */
+export const RECORD_SOURCES = ['manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit'] as const;
+export type RecordSource = (typeof RECORD_SOURCES)[number];
+
 export interface MealRecord {
   id: string;
   timestampMs: number;
@@ -53,6 +57,9 @@ export interface MealRecord {
   fiberG: number | null;
   sodiumMg: number | null;
   caffeineMg: number | null;
+  source: RecordSource;
+  /** True when the source had no time of day and a default meal time was used. */
+  inferredTime: boolean;
   foods: FoodEntry[];
   /** Where each nutrient came from; absent = legacy (logged when it has a value). */
   nutrientSources: NutrientSources;
@@ -76,6 +83,8 @@ interface MealRow {
   sodium_mg: number | null;
   caffeine_mg: number | null;
   foods_json: string;
+  source: RecordSource;
+  inferred_time: number;
   nutrient_sources_json: string;
   created_ms: number;
   updated_ms: number;
@@ -97,6 +106,8 @@ function fromRow(r: MealRow): MealRecord {
     fiberG: r.fiber_g,
     sodiumMg: r.sodium_mg,
     caffeineMg: r.caffeine_mg,
+    source: r.source,
+    inferredTime: r.inferred_time === 1,
     foods: JSON.parse(r.foods_json) as FoodEntry[],
     nutrientSources: JSON.parse(r.nutrient_sources_json) as NutrientSources,
     createdMs: r.created_ms,
@@ -121,6 +132,8 @@ function toParams(m: MealRecord) {
     sodium_mg: m.sodiumMg,
     caffeine_mg: m.caffeineMg,
     foods_json: JSON.stringify(m.foods),
+    source: m.source,
+    inferred_time: m.inferredTime ? 1 : 0,
     nutrient_sources_json: JSON.stringify(m.nutrientSources),
     created_ms: m.createdMs,
     updated_ms: m.updatedMs,
@@ -128,11 +141,11 @@ function toParams(m: MealRecord) {
 }
 
 const COLUMNS =
-  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, nutrient_sources_json, created_ms, updated_ms';
+  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, nutrient_sources_json, source, inferred_time, created_ms, updated_ms';
 
 export function insertMeal(db: Db, meal: MealRecord): void {
   db.prepare(
-    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @nutrient_sources_json, @created_ms, @updated_ms)`,
+    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @nutrient_sources_json, @source, @inferred_time, @created_ms, @updated_ms)`,
   ).run(toParams(meal));
 }
 
@@ -140,7 +153,7 @@ export function updateMeal(db: Db, meal: MealRecord): void {
   db.prepare(
     `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
        description = @description, calories = @calories, calories_source = @calories_source, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
-       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, updated_ms = @updated_ms
+       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg,        fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, inferred_time = @inferred_time, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(meal));
 }

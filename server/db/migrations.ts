@@ -253,4 +253,48 @@ export const migrations: Migration[] = [
       ALTER TABLE meals ADD COLUMN nutrient_sources_json TEXT NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    version: 5,
+    name: 'imports from other apps: record sources, inferred meal times, naps, and what each import added',
+    sql: `
+      -- Where a record came from. Meals: manual or one of the importers. Sleep already had a free-text
+      -- source (API clients set it), so only meals get the closed list.
+      ALTER TABLE meals ADD COLUMN source TEXT NOT NULL DEFAULT 'manual'
+        CHECK (source IN ('manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit'));
+      -- 1 when the source had no time of day and a default meal time was used (the model weighs it down).
+      ALTER TABLE meals ADD COLUMN inferred_time INTEGER NOT NULL DEFAULT 0 CHECK (inferred_time IN (0, 1));
+      -- 1 for a nap: kept, but it makes no overnight score.
+      ALTER TABLE sleep_sessions ADD COLUMN nap INTEGER NOT NULL DEFAULT 0 CHECK (nap IN (0, 1));
+
+      CREATE TABLE imports (
+        id TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('completed', 'undone')),
+        timezone TEXT NOT NULL,
+        files_json TEXT NOT NULL,
+        meals_added INTEGER NOT NULL,
+        sleep_added INTEGER NOT NULL,
+        duplicates_skipped INTEGER NOT NULL,
+        warnings_json TEXT NOT NULL,
+        first_day TEXT,
+        last_day TEXT,
+        created_ms INTEGER NOT NULL,
+        undone_ms INTEGER,
+        undo_json TEXT
+      );
+      CREATE INDEX imports_by_time ON imports (created_ms DESC, id DESC);
+
+      -- One row per record an import added, keyed by the source record's stable key: a second import
+      -- of the same record finds its key and adds nothing. fingerprint is a hash of the record's
+      -- content as added, so undo can tell what somebody edited since (even within a millisecond).
+      CREATE TABLE import_records (
+        source_key TEXT PRIMARY KEY,
+        import_id TEXT NOT NULL REFERENCES imports (id),
+        kind TEXT NOT NULL CHECK (kind IN ('meal', 'sleep')),
+        record_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL
+      );
+      CREATE INDEX import_records_by_import ON import_records (import_id);
+    `,
+  },
 ];

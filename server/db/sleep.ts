@@ -10,6 +10,8 @@ export interface SleepRecord {
   efficiency: number | null;
   awakenings: number | null;
   source: string;
+  /** A nap: kept, but it makes no overnight score. */
+  nap: boolean;
   createdMs: number;
 }
 
@@ -21,10 +23,11 @@ interface SleepRow {
   efficiency: number | null;
   awakenings: number | null;
   source: string;
+  nap: number;
   created_ms: number;
 }
 
-const COLUMNS = 'id, start_ms, end_ms, day, efficiency, awakenings, source, created_ms';
+const COLUMNS = 'id, start_ms, end_ms, day, efficiency, awakenings, source, nap, created_ms';
 
 function fromRow(r: SleepRow): SleepRecord {
   return {
@@ -35,12 +38,13 @@ function fromRow(r: SleepRow): SleepRecord {
     efficiency: r.efficiency,
     awakenings: r.awakenings,
     source: r.source,
+    nap: r.nap === 1,
     createdMs: r.created_ms,
   };
 }
 
 export function insertSleep(db: Db, s: SleepRecord): void {
-  db.prepare(`INSERT INTO sleep_sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
+  db.prepare(`INSERT INTO sleep_sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
     s.id,
     s.startMs,
     s.endMs,
@@ -48,6 +52,7 @@ export function insertSleep(db: Db, s: SleepRecord): void {
     s.efficiency,
     s.awakenings,
     s.source,
+    s.nap ? 1 : 0,
     s.createdMs,
   );
 }

@@ -22,11 +22,12 @@ export function engineMeal(m: MealRecord): EngineMeal {
     caffeineMg: m.caffeineMg,
     foods: m.foods,
     utcOffsetMin: m.utcOffsetMin,
+    inferredTime: m.inferredTime,
   };
 }
 
 export function engineSleep(s: SleepRecord): EngineSleep {
-  return { id: s.id, start: s.startMs, end: s.endMs, efficiency: s.efficiency, awakenings: s.awakenings };
+  return { id: s.id, start: s.startMs, end: s.endMs, efficiency: s.efficiency, awakenings: s.awakenings, nap: s.nap };
 }
 
 export function engineSettings(app: AppContext): EngineSettings {

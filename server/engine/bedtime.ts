@@ -20,6 +20,7 @@ const MINUTES_PER_DAY = 1440;
 
 /** A session long enough to be a night rather than a nap. */
 export function isNight(sleep: EngineSleep): boolean {
+  if (sleep.nap) return false;
   return sleep.end - sleep.start >= MIN_NIGHT_SLEEP_MIN * MS_PER_MINUTE;
 }
 

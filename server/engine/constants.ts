@@ -182,6 +182,12 @@ export const ASSUMED_ENERGY_CONFIDENCE_FACTOR = 0.5;
 export const PARTIAL_MACROS_CONFIDENCE_FACTOR = 0.9;
 export const MISSING_MACROS_CONFIDENCE_FACTOR = 0.8;
 export const MISSING_FIBRE_CONFIDENCE_FACTOR = 0.95;
+/**
+ * ASSUMPTION: a meal whose time of day is a default (08:00, 12:30, 15:30, 19:00; imported from a
+ * source with dates only) may be hours off, and timing drives every phase: weigh it down like a
+ * meal without macros. Its energy and macros are still counted in full.
+ */
+export const INFERRED_TIME_CONFIDENCE_FACTOR = 0.8;
 /** Overlapping meals: the sharing rule is a model, not a measurement. */
 export const OVERLAP_CONFIDENCE_FACTOR = 0.85;
 /** Calibrating users (fewer than CALIBRATION_MIN_DAYS days of data). */

@@ -28,6 +28,7 @@ import {
   MAX_OWN_PROCESSING_MIN,
   MIN_DIGESTIVE_KCAL,
   MISSING_FIBRE_CONFIDENCE_FACTOR,
+  INFERRED_TIME_CONFIDENCE_FACTOR,
   MISSING_MACROS_CONFIDENCE_FACTOR,
   MOSTLY_LIQUID_KCAL_SHARE,
   PARTIAL_MACROS_CONFIDENCE_FACTOR,
@@ -245,6 +246,7 @@ function baseConfidence(meal: EngineMeal, source: EnergySource): number {
   if (macrosKnown === 0) c *= MISSING_MACROS_CONFIDENCE_FACTOR;
   else if (macrosKnown < 3) c *= PARTIAL_MACROS_CONFIDENCE_FACTOR;
   if (known(meal.fiberG) === null) c *= MISSING_FIBRE_CONFIDENCE_FACTOR;
+  if (meal.inferredTime) c *= INFERRED_TIME_CONFIDENCE_FACTOR;
   return c;
 }
 

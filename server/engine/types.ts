@@ -36,6 +36,8 @@ export interface EngineMeal {
    * zone does. Digestion itself always runs on the instant.
    */
   utcOffsetMin?: number | null;
+  /** True when the time is a default meal time (an import from a source without times of day). */
+  inferredTime?: boolean;
 }
 
 export interface EngineSleep {
@@ -45,6 +47,8 @@ export interface EngineSleep {
   /** 0–1 */
   efficiency: number | null;
   awakenings: number | null;
+  /** A nap never makes an overnight score, whatever its length. */
+  nap?: boolean;
 }
 
 export interface EngineSettings {

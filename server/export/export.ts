@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { hasMeals, insertMeal, listAllMeals, mealExists } from '../db/meals.js';
-import { hasSleep, insertSleep, listAllSleep, sleepExists } from '../db/sleep.js';
+import { hasMeals, insertMeal, listAllMeals, mealExists, RECORD_SOURCES, type MealRecord } from '../db/meals.js';
+import { hasSleep, insertSleep, listAllSleep, sleepExists, type SleepRecord } from '../db/sleep.js';
 import { saveSettings } from '../db/settings.js';
 import { getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
 import { InvalidInputError } from '../domain-errors.js';
@@ -43,7 +43,7 @@ export function exportDocument(app: AppContext): Record<string, unknown> {
 
 export const MEALS_CSV_COLUMNS = [
   'id', 'day', 'timestamp', 'utc_offset_min', 'meal_type', 'description', 'calories', 'protein_g', 'carbs_g', 'fat_g',
-  'fiber_g', 'sodium_mg', 'caffeine_mg', 'foods',
+  'fiber_g', 'sodium_mg', 'caffeine_mg', 'foods', 'source', 'inferred_time',
 ] as const;
 
 export function mealsCsv(app: AppContext): string {
@@ -52,7 +52,7 @@ export function mealsCsv(app: AppContext): string {
     lines.push(
       csvRow([
         m.id, m.day, isoUtc(m.timestampMs), m.utcOffsetMin, m.mealType, m.description, m.calories, m.proteinG, m.carbsG, m.fatG,
-        m.fiberG, m.sodiumMg, m.caffeineMg, m.foods.map((f) => `${f.name}: ${f.calories} kcal`).join('; '),
+        m.fiberG, m.sodiumMg, m.caffeineMg, m.foods.map((f) => `${f.name}: ${f.calories} kcal`).join('; '), m.source, m.inferredTime,
       ]),
     );
   }
@@ -134,6 +134,8 @@ const ImportMeal = z.object({
   nutrient_sources: z.record(z.enum(MEAL_NUTRIENTS), z.enum(['logged', 'foods']).nullable()).optional(),
   utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
   calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
+  source: z.enum(RECORD_SOURCES).default('manual'),
+  inferred_time: z.boolean().default(false),
   created_at: isoInstant.optional(),
   updated_at: isoInstant.optional(),
 });
@@ -145,6 +147,7 @@ const ImportSleep = z.object({
   efficiency: z.number().min(0).max(1).nullable().optional(),
   awakenings: z.number().int().min(0).max(100).nullable().optional(),
   source: z.string().min(1).max(50).optional(),
+  nap: z.boolean().default(false),
   created_at: isoInstant.optional(),
 });
 
@@ -219,6 +222,8 @@ function knownValues<K extends MealNutrient>(
 export function importDocument(
   app: AppContext,
   doc: ImportDocument,
+  /** Told of each meal and sleep session added (the imports feature records them for undo). */
+  onAdded?: (kind: 'meal' | 'sleep', record: MealRecord | SleepRecord) => void,
 ): {
   foods: ImportCounts;
   saved_meals: ImportCounts;
@@ -303,11 +308,14 @@ export function importDocument(
           micros: { ...m.micros, ...knownValues(m, ['sodium_mg', 'caffeine_mg'], m.micros) },
           foods: m.foods.map(storedEntry),
           caloriesSource: m.calories_source,
+          source: m.source,
+          inferredTime: m.inferred_time,
           nutrientSources: nutrientSourcesFromExport(m.nutrient_sources),
         },
         { id: m.id, createdMs: m.created_at ? Date.parse(m.created_at) : now, updatedMs: m.updated_at ? Date.parse(m.updated_at) : now },
       );
       insertMeal(app.db, record);
+      onAdded?.('meal', record);
       meals.imported++;
     }
     if (meals.imported > 0) rebuildFoodUsage(app.db);
@@ -319,11 +327,12 @@ export function importDocument(
       }
       const record = buildSleep(
         app,
-        { startMs: Date.parse(s.start), endMs: Date.parse(s.end), efficiency: s.efficiency, awakenings: s.awakenings, source: s.source ?? 'import' },
+        { startMs: Date.parse(s.start), endMs: Date.parse(s.end), efficiency: s.efficiency, awakenings: s.awakenings, source: s.source ?? 'import', nap: s.nap },
         s.id,
         s.created_at ? Date.parse(s.created_at) : now,
       );
       insertSleep(app.db, record);
+      onAdded?.('sleep', record);
       sleep.imported++;
     }
     // Subscriptions come back paused with a fresh secret: the export never carried the old one,

@@ -7,6 +7,7 @@ import {
   insertMeal,
   MEAL_NUTRIENTS,
   MEAL_TYPES,
+  RECORD_SOURCES,
   updateMeal,
   type CaloriesSource,
   type FoodEntry,
@@ -14,6 +15,7 @@ import {
   type MealRecord,
   type MealType,
   type NutrientSources,
+  type RecordSource,
 } from '../db/meals.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { mealDay } from '../engine/days.js';
@@ -132,6 +134,10 @@ export interface MealInput {
   foods?: FoodEntryInput[] | undefined;
   /** Where macros.calories came from when they were not typed in just now (an import, a kept value). */
   caloriesSource?: CaloriesSource | undefined;
+  /** The app the meal was imported from (default manual). */
+  source?: RecordSource | undefined;
+  /** True when the source gave no time of day and a default meal time was used. */
+  inferredTime?: boolean | undefined;
   /**
    * Where each nutrient given in macros/micros came from when not typed just now: "foods" means
    * it follows the foods (recomputed from them); otherwise a value given counts as typed in.
@@ -142,7 +148,7 @@ export interface MealInput {
 /** What buildMeal takes: an input whose food entries are resolved (computed from their foods). */
 export type ResolvedMealInput = Omit<MealInput, 'foods'> & { foods?: FoodEntry[] | undefined };
 
-export type MealPatch = Partial<Omit<MealInput, 'caloriesSource' | 'nutrientSources'>>;
+export type MealPatch = Partial<Omit<MealInput, 'caloriesSource' | 'nutrientSources' | 'source' | 'inferredTime'>>;
 
 /** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
 export function checkTimestamp(ms: number, nowMs: number): void {
@@ -256,6 +262,8 @@ export function buildMeal(
     caloriesSource: energy.source,
     ...nutrients.values,
     foods,
+    source: input.source ?? 'manual',
+    inferredTime: input.inferredTime ?? false,
     nutrientSources: nutrients.sources,
     createdMs: meta.createdMs,
     updatedMs: meta.updatedMs,
@@ -296,6 +304,9 @@ function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { fo
     micros: { sodium_mg: micro('sodium_mg', before.sodiumMg), caffeine_mg: micro('caffeine_mg', before.caffeineMg) },
     foods: patch.foods ?? before.foods,
     caloriesSource: typedNow ? 'logged' : before.caloriesSource,
+    source: before.source,
+    // A time given by the person replaces the default meal time an import assumed.
+    inferredTime: patch.timestampMs !== undefined ? false : before.inferredTime,
     nutrientSources,
   };
 }
@@ -376,6 +387,10 @@ export const MealSchema = z
     micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
     foods: z.array(FoodEntrySchema),
     utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
+    inferred_time: z.boolean().meta({
+      description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
+    }),
+    source: z.enum(RECORD_SOURCES).meta({ description: 'Where the meal came from: typed into Chyme (manual), or the app it was imported from.' }),
     created_at: isoDateTime,
     updated_at: isoDateTime,
   })
@@ -402,6 +417,8 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
     micros: { sodium_mg: m.sodiumMg ?? 0, caffeine_mg: m.caffeineMg },
     foods: m.foods.map(foodEntryResource),
     utc_offset_min: m.utcOffsetMin,
+    inferred_time: m.inferredTime,
+    source: m.source,
     created_at: isoUtc(m.createdMs),
     updated_at: isoUtc(m.updatedMs),
   };

@@ -14,6 +14,7 @@ export interface SleepInput {
   efficiency?: number | null | undefined;
   awakenings?: number | null | undefined;
   source?: string | undefined;
+  nap?: boolean | undefined;
 }
 
 export const SleepSessionSchema = z
@@ -26,7 +27,8 @@ export const SleepSessionSchema = z
     duration_min: z.number().int(),
     efficiency: z.number().nullable(),
     awakenings: z.number().int().nullable(),
-    source: z.string(),
+    source: z.string().meta({ description: 'Where the session came from: manual, an importer (apple_health, oura, fitbit), or what an API client set.' }),
+    nap: z.boolean().meta({ description: 'A nap: kept and listed, but it makes no overnight score.' }),
     created_at: isoDateTime,
   })
   .meta({ id: 'SleepSession' });
@@ -38,6 +40,7 @@ export const SleepCreateSchema = z
     efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
     awakenings: z.number().int().min(0).max(100).nullable().optional(),
     source: z.string().trim().min(1).max(50).optional(),
+    nap: z.boolean().optional(),
   })
   .meta({ id: 'SleepCreate' });
 
@@ -52,7 +55,7 @@ export function sleepInputFrom(body: z.output<typeof SleepCreateSchema>, nowMs: 
   if (endMs <= startMs) throw new InvalidInputError('end', 'Invalid end: must be after start.');
   if (endMs - startMs > MAX_SLEEP_MS) throw new InvalidInputError('end', 'Invalid end: a sleep session may last at most 24 hours.');
   if (endMs > nowMs + FUTURE_SLACK_MS) throw new InvalidInputError('end', 'Invalid end: a sleep session cannot end in the future.');
-  return { startMs, endMs, efficiency: body.efficiency, awakenings: body.awakenings, source: body.source };
+  return { startMs, endMs, efficiency: body.efficiency, awakenings: body.awakenings, source: body.source, nap: body.nap };
 }
 
 export function sleepResource(s: SleepRecord): Record<string, unknown> {
@@ -66,6 +69,7 @@ export function sleepResource(s: SleepRecord): Record<string, unknown> {
     efficiency: s.efficiency,
     awakenings: s.awakenings,
     source: s.source,
+    nap: s.nap,
     created_at: isoUtc(s.createdMs),
   };
 }
@@ -95,6 +99,7 @@ export function buildSleep(app: AppContext, input: SleepInput, id: string, nowMs
     efficiency: input.efficiency ?? null,
     awakenings: input.awakenings ?? null,
     source: input.source ?? 'manual',
+    nap: input.nap ?? false,
     createdMs: nowMs,
   };
 }
@@ -106,7 +111,7 @@ export function createSleep(app: AppContext, input: SleepInput): SleepRecord {
     if (overlap) throw new SleepOverlapError(overlap);
     const session = buildSleep(app, input, newId('sleep'), app.clock.now());
     insertSleep(app.db, session);
-    announceOvernightScore(app, emit, session.id);
+    if (!session.nap) announceOvernightScore(app, emit, session.id);
     notifyDataChanged(app, emit);
     return session;
   });

@@ -165,9 +165,9 @@ describe('export and import', () => {
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type') ?? '', /^text\/csv/);
     const lines = r.text.trimEnd().split('\r\n');
-    assert.equal(lines[0], 'id,day,timestamp,utc_offset_min,meal_type,description,calories,protein_g,carbs_g,fat_g,fiber_g,sodium_mg,caffeine_mg,foods');
+    assert.equal(lines[0], 'id,day,timestamp,utc_offset_min,meal_type,description,calories,protein_g,carbs_g,fat_g,fiber_g,sodium_mg,caffeine_mg,foods,source,inferred_time');
     assert.equal(lines.length, 6);
-    assert.match(lines[1]!, /,"'=HYPERLINK\(""x""\), day 0",400,20,,,,,95,eggs, scrambled: 200 kcal$|"eggs, scrambled: 200 kcal"$/);
+    assert.match(lines[1]!, /,"'=HYPERLINK\(""x""\), day 0",400,20,,,,,95,eggs, scrambled: 200 kcal,manual,false$|"eggs, scrambled: 200 kcal",manual,false$/);
     assert.ok(lines.slice(1).every((l) => !/,=/.test(l)));
   });
 

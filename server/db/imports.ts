@@ -1,0 +1,148 @@
+import type { Db } from './connection.js';
+
+export interface ImportWarningRow {
+  file: string;
+  line: number | null;
+  message: string;
+}
+
+export interface UndoReport {
+  undoneMs: number;
+  mealsRemoved: number;
+  sleepRemoved: number;
+  /** Records the import added that were kept: edited since, or already deleted. */
+  kept: Array<{ id: string; object: 'nutrition.meal' | 'sleep.session'; reason: 'edited' | 'already_deleted' }>;
+}
+
+export interface ImportRecord {
+  id: string;
+  source: string;
+  status: 'completed' | 'undone';
+  timezone: string;
+  files: string[];
+  mealsAdded: number;
+  sleepAdded: number;
+  duplicatesSkipped: number;
+  warnings: ImportWarningRow[];
+  firstDay: string | null;
+  lastDay: string | null;
+  createdMs: number;
+  undo: UndoReport | null;
+}
+
+interface ImportRow {
+  id: string;
+  source: string;
+  status: 'completed' | 'undone';
+  timezone: string;
+  files_json: string;
+  meals_added: number;
+  sleep_added: number;
+  duplicates_skipped: number;
+  warnings_json: string;
+  first_day: string | null;
+  last_day: string | null;
+  created_ms: number;
+  undone_ms: number | null;
+  undo_json: string | null;
+}
+
+const COLUMNS =
+  'id, source, status, timezone, files_json, meals_added, sleep_added, duplicates_skipped, warnings_json, first_day, last_day, created_ms, undone_ms, undo_json';
+
+function fromRow(r: ImportRow): ImportRecord {
+  return {
+    id: r.id,
+    source: r.source,
+    status: r.status,
+    timezone: r.timezone,
+    files: JSON.parse(r.files_json) as string[],
+    mealsAdded: r.meals_added,
+    sleepAdded: r.sleep_added,
+    duplicatesSkipped: r.duplicates_skipped,
+    warnings: JSON.parse(r.warnings_json) as ImportWarningRow[],
+    firstDay: r.first_day,
+    lastDay: r.last_day,
+    createdMs: r.created_ms,
+    undo: r.undo_json === null ? null : (JSON.parse(r.undo_json) as UndoReport),
+  };
+}
+
+export function insertImport(db: Db, i: ImportRecord): void {
+  db.prepare(`INSERT INTO imports (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    i.id,
+    i.source,
+    i.status,
+    i.timezone,
+    JSON.stringify(i.files),
+    i.mealsAdded,
+    i.sleepAdded,
+    i.duplicatesSkipped,
+    JSON.stringify(i.warnings),
+    i.firstDay,
+    i.lastDay,
+    i.createdMs,
+    i.undo?.undoneMs ?? null,
+    i.undo === null ? null : JSON.stringify(i.undo),
+  );
+}
+
+export function getImport(db: Db, id: string): ImportRecord | undefined {
+  const r = db.prepare(`SELECT ${COLUMNS} FROM imports WHERE id = ?`).get(id) as ImportRow | undefined;
+  return r && fromRow(r);
+}
+
+export function markImportUndone(db: Db, id: string, undo: UndoReport): void {
+  db.prepare(`UPDATE imports SET status = 'undone', undone_ms = ?, undo_json = ? WHERE id = ?`).run(undo.undoneMs, JSON.stringify(undo), id);
+}
+
+/** One page of imports newest first; reads limit + 1 rows to know has_more. */
+export function listImportsPage(db: Db, q: { after?: { createdMs: number; id: string } | undefined; limit: number }): { imports: ImportRecord[]; hasMore: boolean } {
+  const rows = db
+    .prepare(
+      `SELECT ${COLUMNS} FROM imports ${q.after ? 'WHERE (created_ms < @afterMs OR (created_ms = @afterMs AND id < @afterId))' : ''}
+       ORDER BY created_ms DESC, id DESC LIMIT @take`,
+    )
+    .all({ afterMs: q.after?.createdMs ?? null, afterId: q.after?.id ?? null, take: q.limit + 1 }) as ImportRow[];
+  return { imports: rows.slice(0, q.limit).map(fromRow), hasMore: rows.length > q.limit };
+}
+
+// ---- What each import added (import_records) ------------------------------------------------
+
+export interface ImportedRecordRow {
+  sourceKey: string;
+  importId: string;
+  kind: 'meal' | 'sleep';
+  recordId: string;
+  fingerprint: string;
+}
+
+export function importedKeyExists(db: Db, sourceKey: string): boolean {
+  return db.prepare('SELECT 1 FROM import_records WHERE source_key = ?').get(sourceKey) !== undefined;
+}
+
+export function insertImportedRecord(db: Db, r: ImportedRecordRow): void {
+  db.prepare('INSERT INTO import_records (source_key, import_id, kind, record_id, fingerprint) VALUES (?, ?, ?, ?, ?)').run(
+    r.sourceKey,
+    r.importId,
+    r.kind,
+    r.recordId,
+    r.fingerprint,
+  );
+}
+
+export function listImportedRecords(db: Db, importId: string): ImportedRecordRow[] {
+  return (
+    db.prepare('SELECT source_key, import_id, kind, record_id, fingerprint FROM import_records WHERE import_id = ? ORDER BY rowid').all(importId) as Array<{
+      source_key: string;
+      import_id: string;
+      kind: 'meal' | 'sleep';
+      record_id: string;
+      fingerprint: string;
+    }>
+  ).map((r) => ({ sourceKey: r.source_key, importId: r.import_id, kind: r.kind, recordId: r.record_id, fingerprint: r.fingerprint }));
+}
+
+export function deleteImportedRecord(db: Db, sourceKey: string): void {
+  db.prepare('DELETE FROM import_records WHERE source_key = ?').run(sourceKey);
+}

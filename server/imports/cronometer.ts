@@ -1,0 +1,148 @@
+import { csvRows } from './csv.js';
+import type { InputEntry } from './input.js';
+import {
+  diaryMeals,
+  emptyNutrients,
+  ISO_DATE,
+  mealTypeFromLabel,
+  numberCell,
+  parseClockText,
+  type DiaryRow,
+  type Nutrients,
+  type WarningLog,
+} from './records.js';
+import type { ImportedMeal } from './types.js';
+
+/**
+ * Cronometer's "Food & Recipe Entries" (servings.csv, wide with 58 nutrient columns or narrow with
+ * none) and "Daily Nutrition" (dailysummary.csv: one row per diary group plus a Total row per day).
+ * Times are local wall clock without a zone; empty cells are unknown, not zero.
+ */
+
+/** Columns read, with the factor to Chyme's unit (kJ → kcal by 4.184). Other columns are ignored. */
+const NUTRIENT_COLUMNS: Array<[header: string, field: keyof Nutrients, factor: number]> = [
+  ['Energy (kcal)', 'calories', 1],
+  ['Energy (kJ)', 'calories', 1 / 4.184],
+  ['Protein (g)', 'proteinG', 1],
+  ['Carbs (g)', 'carbsG', 1],
+  ['Fat (g)', 'fatG', 1],
+  ['Fiber (g)', 'fiberG', 1],
+  ['Sodium (mg)', 'sodiumMg', 1],
+  ['Caffeine (mg)', 'caffeineMg', 1],
+];
+
+function nutrientsOf(cells: Record<string, string>, warn: (m: string) => void): Nutrients {
+  const out = emptyNutrients();
+  for (const [header, field, factor] of NUTRIENT_COLUMNS) {
+    if (!(header in cells)) continue;
+    const v = numberCell(cells[header], header, warn);
+    if (v !== null) out[field] = Math.round(v * factor * 100) / 100;
+  }
+  return out;
+}
+
+function hasNutrientColumns(cells: Record<string, string>): boolean {
+  return NUTRIENT_COLUMNS.some(([h]) => h in cells);
+}
+
+export interface CronometerFiles {
+  servings: InputEntry[];
+  dailySummaries: InputEntry[];
+}
+
+export async function parseCronometer(files: CronometerFiles, timeZone: string, warnings: WarningLog): Promise<ImportedMeal[]> {
+  // Daily Nutrition rows by (date, group): the narrow servings shape takes its totals from here.
+  const daily = new Map<string, { nutrients: Nutrients; line: number; file: string }>();
+  let dailyWithoutGroup = false;
+  for (const entry of files.dailySummaries) {
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
+      const warn = (m: string) => warnings.add(entry.name, line, m);
+      const date = (cells.Date ?? '').trim();
+      if (!ISO_DATE.test(date)) {
+        warn(`Date "${cells.Date ?? ''}" is not YYYY-MM-DD; the row was skipped.`);
+        continue;
+      }
+      if (!('Group' in cells)) {
+        dailyWithoutGroup = true;
+        continue;
+      }
+      const group = cells.Group!.trim();
+      // The Total row sums the groups (counting missing values as 0): reading it would count the day twice.
+      if (group === 'Total') continue;
+      daily.set(`${date}\u0000${group}`, { nutrients: nutrientsOf(cells, warn), line, file: entry.name });
+    }
+  }
+  if (dailyWithoutGroup) {
+    warnings.add(files.dailySummaries[0]!.name, null, 'This dailysummary.csv has no Group column (one row per day): day totals cannot be placed at a meal time, so they were not imported. Export "Daily Nutrition" from the web app with diary groups.');
+  }
+
+  const rows: DiaryRow[] = [];
+  const narrowGroups = new Set<string>();
+  for (const entry of files.servings) {
+    let wide: boolean | undefined;
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
+      const warn = (m: string) => warnings.add(entry.name, line, m);
+      wide ??= hasNutrientColumns(cells);
+      const day = (cells.Day ?? '').trim();
+      if (!ISO_DATE.test(day)) {
+        warn(`Day "${cells.Day ?? ''}" is not YYYY-MM-DD; the row was skipped.`);
+        continue;
+      }
+      const timeText = (cells.Time ?? '').trim();
+      let minute: number | null = null;
+      if (timeText !== '') {
+        minute = parseClockText(timeText) ?? null;
+        if (minute === null) warn(`Time "${timeText}" is not a clock time such as 8:33 AM; the default time of its group was used.`);
+      }
+      const label = (cells.Group ?? '').trim() || 'Uncategorized';
+      const name = (cells['Food Name'] ?? '').trim();
+      const amount = (cells.Amount ?? '').trim();
+      const nutrients = wide ? nutrientsOf(cells, warn) : emptyNutrients();
+      if (!wide) narrowGroups.add(`${day}\u0000${label}`);
+      rows.push({
+        day,
+        label,
+        minute,
+        line,
+        food: name ? { name: amount ? `${name} (${amount})` : name, calories: nutrients.calories } : null,
+        nutrients,
+      });
+    }
+  }
+
+  // Only a Daily Nutrition file: each group of each day becomes a meal at the group's default time.
+  if (files.servings.length === 0) {
+    for (const [k, total] of daily) {
+      const [day, label] = k.split('\u0000') as [string, string];
+      rows.push({ day, label, minute: null, line: total.line, food: null, nutrients: total.nutrients });
+    }
+  }
+
+  const meals = diaryMeals(rows, 'cronometer', timeZone, (label, list) => {
+    const names = list.flatMap((r) => (r.food ? [r.food.name] : []));
+    const prefix = mealTypeFromLabel(label) || label === 'Uncategorized' ? '' : `${label}: `;
+    return `${prefix}${names.join(', ')}`;
+  }).sort((a, b) => a.meal.timestampMs - b.meal.timestampMs);
+
+  // Narrow shape: the foods carry no nutrients; the day's group totals do. They go to the group's
+  // first meal that day (when a group spans two meals the totals cannot be split between them).
+  const filled = new Set<string>();
+  for (const { day, label, meal } of meals) {
+    const k = `${day}\u0000${label}`;
+    if (!narrowGroups.has(k) || filled.has(k)) continue;
+    filled.add(k);
+    const total = daily.get(k);
+    if (total) Object.assign(meal, total.nutrients);
+  }
+  const missingTotals = [...narrowGroups].filter((k) => !daily.has(k)).length;
+  if (missingTotals > 0 && files.servings.length > 0) {
+    warnings.add(
+      files.servings[0]!.name,
+      null,
+      files.dailySummaries.length === 0
+        ? 'This servings.csv has no nutrient columns (the narrow shape): add dailysummary.csv from the same export to bring calories and macros; without it the meals carry food names only.'
+        : `${missingTotals} diary group(s) in servings.csv have no row in dailysummary.csv; those meals carry food names only.`,
+    );
+  }
+  return meals.map((m) => m.meal);
+}

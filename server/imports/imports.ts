@@ -1,0 +1,286 @@
+import { createHash } from 'node:crypto';
+import { notifyDataChanged, type AppContext } from '../app-context.js';
+import {
+  deleteImportedRecord,
+  getImport,
+  importedKeyExists,
+  insertImport,
+  insertImportedRecord,
+  listImportedRecords,
+  markImportUndone,
+  type ImportRecord,
+  type UndoReport,
+} from '../db/imports.js';
+import { deleteMeal, getMeal, insertMeal, type MealRecord } from '../db/meals.js';
+import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
+import type { Emit } from '../events/bus.js';
+import { ImportDocumentSchema, importDocument } from '../export/export.js';
+import { newId } from '../ids.js';
+import { ConflictError } from '../domain-errors.js';
+import { buildMeal, MAX_MEAL_CALORIES, mealResource } from '../nutrition/meals.js';
+import { currentSettings } from '../settings.js';
+import { sleepDay, sleepResource } from '../sleep/sessions.js';
+import { isoUtc } from '../time/tz.js';
+import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
+import { parseInWorker } from './run-worker.js';
+import { ImportInputError, SOURCE_LABELS, type ChosenSource, type ImportWarning } from './types.js';
+
+/**
+ * Imports: parse (in a worker) → write (one transaction, all or nothing) → remember what was added
+ * so DELETE can undo it. Re-importing adds nothing: every record's stable key is stored once.
+ */
+
+export interface ImportOptions {
+  files: ParseRequest['files'];
+  chosen?: ChosenSource | undefined;
+  /** The zone the person named (--tz, the API's timezone); default: their time zone setting. */
+  timeZone?: string | undefined;
+  dryRun: boolean;
+}
+
+/** What an import did, or (dry run) would do. */
+export interface ImportResult {
+  record: ImportRecord;
+  dryRun: boolean;
+  zoneAssumed: string | null;
+  sources: ChosenSource[];
+  /** A few of the records added (dry run: that would be added), for a preview. */
+  samples: { meals: MealRecord[]; sleep: ReturnType<typeof getSleep>[] };
+}
+
+class DryRunRollback extends Error {
+  constructor(readonly result: ImportResult) {
+    super('dry run');
+  }
+}
+
+const SAMPLE_COUNT = 5;
+
+function describeSource(sources: ChosenSource[]): string {
+  return sources.length === 1 ? sources[0]! : 'mixed';
+}
+
+/** Kcal from 4/4/9 per gram (what buildMeal derives when the source gave no energy), for the size check. */
+function caloriesFromMacros(p: number | null, c: number | null, f: number | null): number {
+  return Math.round((4 * (p ?? 0) + 4 * (c ?? 0) + 9 * (f ?? 0)) * 100) / 100;
+}
+
+/**
+ * What a record holds, as a hash: stored when an import adds it, compared at undo, so an edit is
+ * seen even when it happened within the same millisecond (updated times cannot tell).
+ */
+export function recordFingerprint(kind: 'meal' | 'sleep', r: MealRecord | SleepRecord): string {
+  const fields =
+    kind === 'meal'
+      ? (({ timestampMs, utcOffsetMin, mealType, description, calories, caloriesSource, proteinG, carbsG, fatG, fiberG, sodiumMg, caffeineMg, foods, source, inferredTime }: MealRecord) =>
+          [timestampMs, utcOffsetMin, mealType, description, calories, caloriesSource, proteinG, carbsG, fatG, fiberG, sodiumMg, caffeineMg, foods, source, inferredTime])(r as MealRecord)
+      : (({ startMs, endMs, efficiency, awakenings, source, nap }: SleepRecord) => [startMs, endMs, efficiency, awakenings, source, nap])(r as SleepRecord);
+  return createHash('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22);
+}
+
+/** Writes parsed records; inside a transaction the caller owns (emit is null for a dry run). */
+function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, emit: Emit | null, dryRun: boolean): ImportResult {
+  const settings = currentSettings(app);
+  const now = app.clock.now();
+  const id = newId('imp');
+  const warnings: ImportWarning[] = [...outcome.warnings];
+  const added: Array<{ kind: 'meal' | 'sleep'; id: string; key: string; day: string; fingerprint: string }> = [];
+  const samples: ImportResult['samples'] = { meals: [], sleep: [] };
+  let duplicates = outcome.duplicatesInFiles;
+
+  if (outcome.chymeDocument !== undefined) {
+    const parsed = ImportDocumentSchema.safeParse(outcome.chymeDocument);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ImportInputError(`${outcome.files[0]} is not a valid Chyme export: ${issue.path.join('.') || 'document'} ${issue.message}.`);
+    }
+    const counts = importDocument(app, parsed.data, (kind, rec) => {
+      added.push({ kind, id: rec.id, key: `chyme:${rec.id}`, day: rec.day, fingerprint: recordFingerprint(kind, rec) });
+      if (kind === 'meal' && samples.meals.length < SAMPLE_COUNT) samples.meals.push(rec as MealRecord);
+      if (kind === 'sleep' && samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(rec as ReturnType<typeof getSleep>);
+    });
+    duplicates += counts.meals.skipped + counts.sleep_sessions.skipped;
+  } else {
+    for (const m of outcome.meals) {
+      if (importedKeyExists(app.db, m.key)) {
+        duplicates++;
+        continue;
+      }
+      const calories = m.calories ?? caloriesFromMacros(m.proteinG, m.carbsG, m.fatG);
+      if (calories > MAX_MEAL_CALORIES) {
+        warnings.push({
+          file: SOURCE_LABELS[m.source],
+          line: null,
+          message: `A meal at ${isoUtc(m.timestampMs)} adds up to ${Math.round(calories)} kcal, more than one meal can hold (${MAX_MEAL_CALORIES}); it was skipped.`,
+        });
+        continue;
+      }
+      // Energy the source did not give is derived (from the foods, else 4/4/9 per gram of macros)
+      // and marked so, never stored as a logged 0.
+      const meal = buildMeal(
+        settings,
+        {
+          timestampMs: m.timestampMs,
+          utcOffsetMin: m.utcOffsetMin,
+          mealType: m.mealType,
+          description: m.description,
+          macros: { calories: m.calories, protein_g: m.proteinG, carbs_g: m.carbsG, fat_g: m.fatG, fiber_g: m.fiberG },
+          micros: { sodium_mg: m.sodiumMg, caffeine_mg: m.caffeineMg },
+          foods: m.foods,
+          source: m.source,
+          inferredTime: m.inferredTime,
+        },
+        { id: newId('meal'), createdMs: now, updatedMs: now },
+      );
+      insertMeal(app.db, meal);
+      added.push({ kind: 'meal', id: meal.id, key: m.key, day: meal.day, fingerprint: recordFingerprint('meal', meal) });
+      if (samples.meals.length < SAMPLE_COUNT) samples.meals.push(meal);
+    }
+    for (const s of outcome.sleeps) {
+      // A night already recorded (by this import's key, another app, or by hand) is not added again.
+      if (importedKeyExists(app.db, s.key) || findOverlappingSleep(app.db, s.startMs, s.endMs)) {
+        duplicates++;
+        continue;
+      }
+      const session: SleepRecord = {
+        id: newId('sleep'),
+        startMs: s.startMs,
+        endMs: s.endMs,
+        day: sleepDay(app, s.endMs),
+        efficiency: s.efficiency,
+        awakenings: s.awakenings,
+        source: s.source,
+        nap: s.nap,
+        createdMs: now,
+      };
+      insertSleep(app.db, session);
+      added.push({ kind: 'sleep', id: session.id, key: s.key, day: session.day, fingerprint: recordFingerprint('sleep', session) });
+      if (samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(session);
+    }
+  }
+
+  const days = added.map((a) => a.day).sort();
+  if (outcome.warningsDropped > 0) warnings.push({ file: outcome.files[0] ?? '', line: null, message: `${outcome.warningsDropped} more warnings like these were not listed.` });
+  const record: ImportRecord = {
+    id,
+    source: outcome.chymeDocument !== undefined ? 'chyme' : describeSource(outcome.sources),
+    status: 'completed',
+    timezone,
+    files: outcome.files,
+    mealsAdded: added.filter((a) => a.kind === 'meal').length,
+    sleepAdded: added.filter((a) => a.kind === 'sleep').length,
+    duplicatesSkipped: duplicates,
+    warnings,
+    firstDay: days[0] ?? null,
+    lastDay: days[days.length - 1] ?? null,
+    createdMs: now,
+    undo: null,
+  };
+  insertImport(app.db, record);
+  for (const a of added) insertImportedRecord(app.db, { sourceKey: a.key, importId: id, kind: a.kind, recordId: a.id, fingerprint: a.fingerprint });
+  // One recalculation for the whole import, not one announcement per record: derived scores and
+  // state follow from the new history at once.
+  if (emit && added.length > 0) notifyDataChanged(app, emit);
+  return { record, dryRun, zoneAssumed: outcome.zoneAssumed, sources: outcome.sources, samples };
+}
+
+/** Writes a parsed import (or, for a dry run, computes exactly what it would write, then rolls back). */
+export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: string, dryRun: boolean): ImportResult {
+  if (!dryRun) return app.bus.write((emit) => writeRecords(app, outcome, timezone, emit, false));
+  try {
+    // Thrown inside the write: the transaction rolls back and the bus publishes nothing.
+    app.bus.write(() => {
+      throw new DryRunRollback(writeRecords(app, outcome, timezone, null, true));
+    });
+  } catch (err) {
+    if (err instanceof DryRunRollback) return err.result;
+    throw err;
+  }
+  throw new Error('unreachable: a dry run always rolls back');
+}
+
+/** Parses (in a worker thread) and writes an import. */
+export async function runImport(app: AppContext, options: ImportOptions, onProgress?: (p: ParseProgress) => void): Promise<ImportResult> {
+  const timezone = options.timeZone ?? currentSettings(app).timezone;
+  const outcome = await parseInWorker(
+    { files: options.files, chosen: options.chosen, timeZone: timezone, timeZoneExplicit: options.timeZone !== undefined },
+    onProgress,
+  );
+  return writeImport(app, outcome, timezone, options.dryRun);
+}
+
+export class ImportAlreadyUndoneError extends ConflictError {
+  constructor(message: string) {
+    super('import_already_undone', message);
+  }
+}
+
+/**
+ * Undoes an import: removes what it added that nobody edited since; what was edited (or already
+ * deleted) is kept and reported. One transaction; derived data recalculated once.
+ */
+export function undoImport(app: AppContext, id: string): ImportRecord | undefined {
+  return app.bus.write((emit) => {
+    const record = getImport(app.db, id);
+    if (!record) return undefined;
+    if (record.status === 'undone') throw new ImportAlreadyUndoneError(`Import ${id} was already undone at ${isoUtc(record.undo!.undoneMs)}.`);
+    const report: UndoReport = { undoneMs: app.clock.now(), mealsRemoved: 0, sleepRemoved: 0, kept: [] };
+    for (const r of listImportedRecords(app.db, id)) {
+      if (r.kind === 'meal') {
+        const meal = getMeal(app.db, r.recordId);
+        if (!meal) {
+          report.kept.push({ id: r.recordId, object: 'nutrition.meal', reason: 'already_deleted' });
+        } else if (recordFingerprint('meal', meal) !== r.fingerprint) {
+          // Edited since: the person's change is worth more than the undo. Its key stays, so a
+          // re-import does not add a second copy beside it.
+          report.kept.push({ id: r.recordId, object: 'nutrition.meal', reason: 'edited' });
+          continue;
+        } else {
+          deleteMeal(app.db, r.recordId);
+          report.mealsRemoved++;
+        }
+      } else {
+        const session = getSleep(app.db, r.recordId);
+        if (session && recordFingerprint('sleep', session) !== r.fingerprint) {
+          report.kept.push({ id: r.recordId, object: 'sleep.session', reason: 'edited' });
+          continue;
+        }
+        if (session) {
+          deleteSleep(app.db, r.recordId);
+          report.sleepRemoved++;
+        } else report.kept.push({ id: r.recordId, object: 'sleep.session', reason: 'already_deleted' });
+      }
+      deleteImportedRecord(app.db, r.sourceKey);
+    }
+    markImportUndone(app.db, id, report);
+    notifyDataChanged(app, emit);
+    return getImport(app.db, id)!;
+  });
+}
+
+/** The API resource of an import (also what `chyme import --json` prints). */
+export function importResource(r: ImportRecord, extra?: Pick<ImportResult, 'dryRun' | 'zoneAssumed' | 'sources' | 'samples'>): Record<string, unknown> {
+  return {
+    object: 'import',
+    id: extra?.dryRun ? null : r.id,
+    status: extra?.dryRun ? 'dry_run' : r.status,
+    source: r.source,
+    files: r.files,
+    timezone: r.timezone,
+    ...(extra ? { zone_assumed: extra.zoneAssumed !== null } : {}),
+    meals_added: r.mealsAdded,
+    sleep_added: r.sleepAdded,
+    duplicates_skipped: r.duplicatesSkipped,
+    warnings: r.warnings,
+    first_day: r.firstDay,
+    last_day: r.lastDay,
+    created_at: isoUtc(r.createdMs),
+    undo:
+      r.undo === null
+        ? null
+        : { undone_at: isoUtc(r.undo.undoneMs), meals_removed: r.undo.mealsRemoved, sleep_removed: r.undo.sleepRemoved, kept: r.undo.kept },
+    ...(extra?.dryRun
+      ? { samples: { meals: extra.samples.meals.map(mealResource), sleep_sessions: extra.samples.sleep.flatMap((s) => (s ? [sleepResource(s)] : [])) } }
+      : {}),
+  };
+}

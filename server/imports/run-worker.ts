@@ -1,0 +1,62 @@
+import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
+import { ImportInputError } from './types.js';
+import type { WorkerMessage } from './worker.js';
+
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+/** The worker's module beside this one: .ts when running from source (tests, tsx), .js when built. */
+const WORKER_URL = new URL(FROM_SOURCE ? './worker.ts' : './worker.js', import.meta.url);
+
+/**
+ * Running from source, a worker does not inherit tsx's loader: a small bootstrap registers it in
+ * the worker before importing the TypeScript module. The built app starts worker.js directly.
+ */
+function startWorker(workerData: ParseRequest, resourceLimits: ResourceLimits | undefined): Worker {
+  const options = { workerData, ...(resourceLimits ? { resourceLimits } : {}) };
+  if (!FROM_SOURCE) return new Worker(WORKER_URL, options);
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+/**
+ * A parse keeps ~20 MB of records for ten years of meals and sleep, but V8 lets a heap grow far
+ * past its live data when it can: a tight heap makes it collect early, which keeps a 1 GB import
+ * under 200 MB resident. An export with far more food records than that is parsed again with
+ * room to spare rather than failed.
+ */
+const TIGHT_HEAP: ResourceLimits = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 12 };
+const ROOMY_HEAP: ResourceLimits = { maxOldGenerationSizeMb: 4096 };
+
+/**
+ * Parses files in a worker thread: a multi-gigabyte export keeps a core busy for a minute, and
+ * the HTTP API must keep answering meanwhile. Rejects with ImportInputError for bad input.
+ */
+export async function parseInWorker(request: ParseRequest, onProgress: (p: ParseProgress) => void = () => {}): Promise<ParseOutcome> {
+  try {
+    return await parseOnce(request, onProgress, TIGHT_HEAP);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw err;
+    return parseOnce(request, onProgress, ROOMY_HEAP);
+  }
+}
+
+function parseOnce(request: ParseRequest, onProgress: (p: ParseProgress) => void, limits: ResourceLimits): Promise<ParseOutcome> {
+  return new Promise((resolve, reject) => {
+    const worker = startWorker(request, limits);
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      fn();
+      void worker.terminate();
+    };
+    worker.on('message', (m: WorkerMessage) => {
+      if (m.type === 'progress') onProgress({ bytesDone: m.bytesDone, bytesTotal: m.bytesTotal });
+      else if (m.type === 'done') settle(() => resolve(m.outcome));
+      else settle(() => reject(m.input ? new ImportInputError(m.message, m.param) : new Error(m.message)));
+    });
+    worker.on('error', (err) => settle(() => reject(err)));
+    worker.on('exit', (code) => settle(() => reject(new Error(`the import worker stopped (exit code ${code}) before it finished`))));
+  });
+}
