@@ -1,4 +1,5 @@
 import type { Food, FoodEntryInput, FoodNutrients, NutrientKey, NutritionFood } from '../api/types.js';
+import { gramsPerMlOf } from '../../../server/foods/volume.js';
 import { fmtNumber } from './meals.js';
 
 /** The nutrients the meal form totals while a meal is built, in the order they are shown. */
@@ -59,36 +60,9 @@ export type Entry = TableEntry | FreeEntry;
 let entryKey = 0;
 export const nextEntryKey = (): number => ++entryKey;
 
-/** Millilitres in one of each household volume unit USDA portions use (US customary). */
-const ML_PER_UNIT: [RegExp, number][] = [
-  [/^fl oz\b/, 29.5735],
-  [/^(cups?)\b/, 236.588],
-  [/^(tbsp|tablespoons?)\b/, 14.7868],
-  [/^(tsp|teaspoons?)\b/, 4.92892],
-  [/^(ml|millilit(er|re)s?)\b/, 1],
-  [/^(l|lit(er|re)s?)\b/, 1000],
-];
-
-/**
- * Grams per millilitre where the service accepts "ml" for a food, else null. The service derives
- * it from the food's own volume portions ("1 cup" = 244 g → 1.03 g/ml, a plain measure preferred
- * over a qualified one like "1 cup, mashed"): this is the same rule as `gramsPerMl` in
- * server/foods/entries.ts, so the form offers ml exactly where the service takes it.
- */
+/** Grams per millilitre where the service accepts "ml" for a food (its own rule), else null. */
 export function mlGrams(food: Pick<NutritionFood, 'portions'>): number | null {
-  let qualified: number | null = null;
-  for (const p of food.portions) {
-    const m = /^(\d+(?:\.\d+)?)\s+(.*)$/.exec(p.label.trim().toLowerCase());
-    if (!m) continue;
-    const amount = Number(m[1]);
-    const rest = m[2]!;
-    const unit = ML_PER_UNIT.find(([re]) => re.test(rest));
-    if (!unit || amount <= 0) continue;
-    const density = p.grams / (amount * unit[1]);
-    if (!/[,(]/.test(rest.replace(unit[0], ''))) return density;
-    qualified ??= density;
-  }
-  return qualified;
+  return gramsPerMlOf(food.portions);
 }
 
 /** The units a food can be weighed in: grams, millilitres where allowed, then its portions. */
