@@ -5,8 +5,8 @@
  * webhook receiver subscribed to every event, and SOAK_SECONDS (default 600) of mixed reads and
  * writes at a steady SOAK_RATE requests per second (default 10: on the shared 2-core machine this
  * was written on, 20/s left no headroom once other work ran). Halfway through, a backup is
- * taken with SQLite's online backup API (better-sqlite3's db.backup() from this process, on a
- * second connection, while the server keeps writing) and checked with PRAGMA integrity_check.
+ * taken through the API (POST /v1/backups: SQLite's online backup while the server keeps
+ * writing) and the copy checked again with PRAGMA integrity_check.
  *
  * Checks: no error responses; the server's resident memory flat (the mean of the last minute
  * within 10 % of the mean of the second minute); every delivery made (each event produced one
@@ -177,21 +177,19 @@ function rssMb(): number {
 }
 
 let backup: { atS: number; ms: number; bytes: number; integrity: string; meals: number } | undefined;
+/** "Back up now" through the API (SQLite's online backup, written aside, checked and renamed), then the copy checked again here. */
 async function takeBackup(atS: number): Promise<void> {
-  // The safety engineer's backup API is not on main yet: the same online backup API, from here.
-  const source = new Database(dbPath, { readonly: true, fileMustExist: true });
-  const target = join(dir, 'backup.db');
   const started = performance.now();
+  const r = await api('POST', '/v1/backups');
+  const ms = performance.now() - started;
+  if (r.status !== 201) throw new Error(`POST /v1/backups answered ${r.status}: ${JSON.stringify(r.json)}`);
+  const copy = new Database(r.json.path, { readonly: true, fileMustExist: true });
   try {
-    const progress = await source.backup(target);
-    const ms = performance.now() - started;
-    const copy = new Database(target, { readonly: true });
     const integrity = String(copy.pragma('integrity_check', { simple: true }));
     const meals = (copy.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
-    copy.close();
-    backup = { atS, ms: Math.round(ms), bytes: progress.totalPages * Number(source.pragma('page_size', { simple: true })), integrity, meals };
+    backup = { atS, ms: Math.round(ms), bytes: r.json.size_bytes, integrity, meals };
   } finally {
-    source.close();
+    copy.close();
   }
 }
 

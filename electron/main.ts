@@ -64,8 +64,8 @@ async function start(): Promise<void> {
 }
 
 /**
- * The window's origin includes the port, and the renderer keeps this device's preferences (theme,
- * favourite meals) in localStorage, which is per origin. So the app listens on the port it used
+ * The window's origin includes the port, and the renderer keeps this device's preferences (its theme)
+ * in localStorage, which is per origin; favourite meals of earlier versions wait there until moved. So the app listens on the port it used
  * last time and only takes a new one (remembered from then on) when that one is taken.
  */
 async function startService(userData: string): Promise<Service> {

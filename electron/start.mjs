@@ -15,8 +15,9 @@ const args = process.argv.slice(2);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 function step(label, cmd, cmdArgs) {
-  console.log(`> ${label}`);
-  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  console.error(`> ${label}`);
+  // Build output goes to stderr too: stdout is kept for the ready lines.
+  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: ['inherit', 2, 2], shell: process.platform === 'win32' });
   if (r.status !== 0) {
     console.error(`npm start: "${label}" failed.`);
     process.exit(r.status ?? 1);
@@ -39,11 +40,13 @@ if (status.kind === 'ready') {
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   step('npm run build:electron', npm, ['run', 'build:electron']);
   step('node electron/build-native.mjs', process.execPath, [join(root, 'electron', 'build-native.mjs')]);
-  console.log('Starting the Chyme desktop app…');
+  console.error('Starting the Chyme desktop app…');
   runForeground(status.binary, [root, ...args]);
 } else {
-  console.log(`Electron is unavailable here. ${status.message}`);
-  console.log('Chyme starts in browser mode instead: it runs `chyme serve`; open the "App:" link it prints below in your browser.');
+  // On stderr, and worded so no line but the real one starts with "App:": stdout carries only
+  // chyme serve's two ready lines, for scripts to read.
+  console.error(`Electron is unavailable here. ${status.message}`);
+  console.error('Chyme starts in browser mode instead: it runs `chyme serve`; open the one-time app link it prints below in your browser.');
   if (!built('build/server/cli/main.js') || !built('build/renderer/index.html')) step('npm run build', npm, ['run', 'build']);
   runForeground(process.execPath, [join(root, 'build', 'server', 'cli', 'main.js'), 'serve', ...args]);
 }

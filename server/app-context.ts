@@ -1,7 +1,8 @@
 import type { Clock } from './clock.js';
 import type { Db } from './db/connection.js';
-import type { Emit, EventBus } from './events/bus.js';
+import { EventBus, type Emit } from './events/bus.js';
 import type { Logger } from './logger.js';
+import { packageVersion } from './paths.js';
 
 /**
  * What every part of the running service shares: one database, one clock, one event bus.
@@ -15,6 +16,27 @@ export interface AppContext {
   version: string;
   /** Hook points other subsystems fill in at start-up (kept optional so each can be absent in unit tests). */
   hooks: AppHooks;
+  /**
+   * Set while the service cannot serve (a restore is swapping the database file): the API answers
+   * 503 with this code and message until it is cleared.
+   */
+  unavailable: { code: string; message: string } | null;
+}
+
+/** The context over an open database: the running service builds one, and so does each CLI command. */
+export function createAppContext(db: Db, clock: Clock, log: Logger): AppContext {
+  const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
+  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [] }, unavailable: null };
+}
+
+/**
+ * Points the whole service at a freshly opened database (after a restore): the shared context and
+ * the event bus switch over, then every databaseReplaced hook drops what it derived from the old one.
+ */
+export function replaceDatabase(app: AppContext, db: Db): void {
+  app.db = db;
+  app.bus.useDatabase(db);
+  for (const hook of app.hooks.databaseReplaced) hook();
 }
 
 /**
@@ -46,6 +68,9 @@ export interface Subsystem {
   name: string;
   start(): void;
   stop(): Promise<void>;
+  /** Holds its work while a restore swaps the database; resume() picks up the new one. */
+  pause?(): Promise<void>;
+  resume?(): void;
 }
 
 export interface AppHooks {
@@ -54,4 +79,9 @@ export interface AppHooks {
    * digestion announcements). Hooks must not assume an order: each reads what it needs.
    */
   afterDataChange: Array<(emit: Emit, change: DataChange) => void>;
+  /**
+   * Called after a restore replaced the database under the running service: anything cached from
+   * the old database (derived data, remembered ids) must be dropped here.
+   */
+  databaseReplaced: Array<() => void>;
 }

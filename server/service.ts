@@ -1,11 +1,14 @@
 import type { AddressInfo } from 'node:net';
-import type { AppContext, Subsystem } from './app-context.js';
+import { createAppContext, replaceDatabase, type AppContext, type Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
 import { attachDerivedCache } from './digestion/cache.js';
 import { warmRecentDays } from './digestion/service.js';
-import { EventBus } from './events/bus.js';
+import { backupRoutes } from './api/routes/backups.js';
+import { backupBeforeMigration, createBackups, type Backups } from './backups/index.js';
+import { clearServerInstance, recordServerInstance } from './backups/instance.js';
+import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, type RouteDef } from './api/route.js';
@@ -15,7 +18,7 @@ import { warmUpFoods } from './foods/foods.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { SCOPES } from './auth/scopes.js';
 import { createLogger, type Logger } from './logger.js';
-import { packageVersion, rendererDir } from './paths.js';
+import { rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
 import { initSettings } from './settings.js';
 import { revokeInternalKeys } from './db/api-keys.js';
@@ -50,6 +53,8 @@ export interface ServiceOptions {
   deferredStartMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
+  /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
+  backups?: { automatic?: boolean; checkIntervalMs?: number };
   /**
    * When to load the food table (if the shipped one is new) and build its search index after the
    * server listens, in ms (default 1000); null leaves it to the first foods request.
@@ -64,6 +69,13 @@ export interface Service {
   port: number;
   /** The webhook outbox and dispatcher (tests drive it with dispatcher.runDue()). */
   webhooks: WebhooksSubsystem;
+  /** Automatic and on-demand backups of the database. */
+  backups: Backups;
+  /**
+   * Restores a checked copy of a Chyme database into the running service: backs up the current
+   * database first, then swaps the file and reopens it (requests get a 503 meanwhile).
+   */
+  restore(sourcePath: string): Promise<RestoreResult>;
   /** A one-time URL that opens the UI in a browser (CONTRACT §2 "App:" line). */
   createLaunchUrl(): string;
   /** Runs one scheduler check now (tests move the clock, then call this); true when it announced. */
@@ -77,6 +89,8 @@ const HOUSEKEEPING_INTERVAL_MS = 3600_000;
 const FOODS_WARM_UP_DELAY_MS = 1000;
 /** How long after listening the background work starts (see createService). */
 const DEFERRED_START_MS = 200;
+/** How soon a subsystem that could not start (a locked database) is tried again. */
+const SUBSYSTEM_RETRY_MS = 1000;
 
 /**
  * Opens the database, builds the shared context, and starts the HTTP API with every subsystem.
@@ -85,17 +99,50 @@ const DEFERRED_START_MS = 200;
 export async function createService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger();
-  const db = openDatabase(options.dbPath, options.nativeBinding ? { nativeBinding: options.nativeBinding } : {});
-  const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
-  const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
+  const binding = options.nativeBinding ? { nativeBinding: options.nativeBinding } : {};
+  const db = openDatabase(options.dbPath, { ...binding, beforeMigrate: backupBeforeMigration(options.dbPath, log, () => clock.now(), binding) });
+  const app: AppContext = createAppContext(db, clock, log);
   initSettings(db, clock.now(), options.timezone);
   attachDerivedCache(app);
 
   const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
-  const subsystems: Subsystem[] = [webhooks, scheduler];
+  const backups = createBackups(app, {
+    dbPath: options.dbPath,
+    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+    ...options.backups,
+  });
+  const subsystems: Subsystem[] = [webhooks, scheduler, backups];
+  // Restores run one at a time; every subsystem pauses around the swap.
+  let restoring: Promise<RestoreResult> | undefined;
+  const restore = (sourcePath: string): Promise<RestoreResult> => {
+    if (restoring) return Promise.reject(new RestoreBusyError());
+    restoring = restoreInService(
+      {
+        app,
+        dbPath: options.dbPath,
+        ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+        backups,
+        pause: async () => {
+          for (const s of subsystems) await s.pause?.();
+        },
+        reopen: (fresh) => {
+          replaceDatabase(app, fresh);
+          recordServerInstance(fresh, url, clock.now());
+        },
+        resume: () => {
+          for (const s of subsystems) s.resume?.();
+        },
+      },
+      sourcePath,
+    ).finally(() => {
+      restoring = undefined;
+    });
+    return restoring;
+  };
   const routes: RouteDef[] = [
     ...resourceRoutes,
+    ...backupRoutes({ backups, dbPath: options.dbPath, restore }),
     ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
     ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
   ];
@@ -141,11 +188,16 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
 
+  // The database is always reached through app.db: a restore replaces it under the running service.
   const housekeeping = () => {
     const now = clock.now();
-    deleteExpiredUiTokens(db, now);
-    deleteIdempotencyOlderThan(db, now - 24 * 3600_000);
-    db.pragma('optimize');
+    try {
+      deleteExpiredUiTokens(app.db, now);
+      deleteIdempotencyOlderThan(app.db, now - 24 * 3600_000);
+      app.db.pragma('optimize');
+    } catch (err) {
+      log.warn('housekeeping failed', { error: String(err) });
+    }
   };
   // The food table is loaded (first start, or a new table shipped) and the search index built
   // shortly after start, off the start-up path; a foods request before then does it itself.
@@ -164,15 +216,35 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
+  recordServerInstance(app.db, url, clock.now());
   // The first request should not wait for work it does not need: housekeeping (PRAGMA optimize),
   // the scheduler's catch-up after downtime, the dispatcher's resumption and filling the
   // derived-data cache all start once the server is answering. The contract gives the scheduler
   // 5 s to notice changes, so starting it a moment late announces nothing late.
   let stopped = false;
+  let startRetry: NodeJS.Timeout | undefined;
+  // Background work starts after listening, so a storage fault there (another program holding the
+  // file locked) must not end the process: what failed to start is tried again a moment later.
+  const startSubsystems = (pending: Subsystem[]) => {
+    if (stopped) return;
+    const failed = pending.filter((s) => {
+      try {
+        s.start();
+        return false;
+      } catch (err) {
+        log.error(`starting ${s.name} failed; trying again in ${SUBSYSTEM_RETRY_MS / 1000} s`, { error: String(err) });
+        return true;
+      }
+    });
+    if (failed.length > 0) {
+      startRetry = setTimeout(() => startSubsystems(failed), SUBSYSTEM_RETRY_MS);
+      startRetry.unref();
+    }
+  };
   const deferredStart = setTimeout(() => {
     if (stopped) return;
     housekeeping();
-    for (const s of subsystems) s.start();
+    startSubsystems(subsystems);
     void warmRecentDays(app).catch((err: unknown) => log.error('filling the derived-data cache failed', { error: String(err) }));
   }, options.deferredStartMs ?? DEFERRED_START_MS);
 
@@ -183,29 +255,34 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     host,
     port,
     webhooks,
-    createLaunchUrl: () => `${url}/?token=${createLaunchToken(db, clock.now())}`,
+    backups,
+    restore,
+    createLaunchUrl: () => `${url}/?token=${createLaunchToken(app.db, clock.now())}`,
     runScheduler: () => scheduler.tick(),
     // One live desktop key at a time: the previous launch's key is revoked, not left to pile up.
     createRendererKey: () =>
-      db.transaction(() => {
-        revokeInternalKeys(db, clock.now());
-        return createApiKey(db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret;
+      app.db.transaction(() => {
+        revokeInternalKeys(app.db, clock.now());
+        return createApiKey(app.db, { name: 'Desktop app', scopes: [...SCOPES], nowMs: clock.now(), internal: true }).secret;
       })(),
     stop() {
       stopping ??= (async () => {
         stopped = true;
         clearTimeout(deferredStart);
+        clearTimeout(startRetry);
         clearInterval(housekeepingTimer);
         clearTimeout(foodsTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived
         // responses) at once, so their connections are idle when they are closed next.
+        await restoring?.catch(() => undefined);
         const subsystemsStopped = Promise.all(subsystems.map((s) => s.stop()));
         server.closeIdleConnections();
         await subsystemsStopped;
         await closed;
-        db.close();
+        clearServerInstance(app.db, url);
+        app.db.close();
       })();
       return stopping;
     },

@@ -126,6 +126,9 @@ export const errors = {
     new ApiError(429, 'rate_limit_error', 'rate_limited', 'Too many requests. Slow down and retry after a moment.', undefined, {
       'Retry-After': String(retryAfterSec),
     }),
+  /** The service cannot do this now (a restore running, a backup that failed, storage faults); retry later. */
+  unavailable: (code: string, message: string, retryAfterSec = 5) =>
+    new ApiError(503, 'api_error', code, message, undefined, { 'Retry-After': String(retryAfterSec) }),
   internal: () =>
     new ApiError(500, 'api_error', 'internal_error', 'An unexpected error occurred. The request id identifies it in the server log.'),
 };
@@ -141,5 +144,35 @@ export function asApiError(err: unknown): ApiError | undefined {
   if (err instanceof InvalidCursorError) return errors.invalidCursor(err.param, err.cursor);
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');
-  return undefined;
+  return storageFault(err);
+}
+
+/**
+ * Storage faults SQLite reports, as the 503 a client can act on (retry later; the data already
+ * stored is intact, since the failed write's transaction rolled back). Documented in docs/api.md.
+ */
+const STORAGE_FAULTS: Record<string, { code: string; message: string }> = {
+  SQLITE_FULL: { code: 'storage_full', message: 'The disk holding the database is full, so nothing was written. Free some space and retry.' },
+  SQLITE_READONLY: {
+    code: 'storage_read_only',
+    message: 'The database file or its folder is read-only, so nothing was written. Make them writable and retry.',
+  },
+  SQLITE_BUSY: { code: 'storage_busy', message: 'Another program is holding the database locked, so nothing was written. Retry in a moment.' },
+  SQLITE_IOERR: { code: 'storage_io_error', message: 'The disk reported an input/output error, so nothing was written. Check the disk and retry.' },
+  SQLITE_CORRUPT: {
+    code: 'storage_corrupt',
+    message: 'The database file is damaged. Nothing was written; restore a backup (chyme restore) to recover.',
+  },
+  SQLITE_CANTOPEN: { code: 'storage_unavailable', message: 'The database file cannot be opened. Check that it exists and is readable.' },
+};
+
+/** The API error for a storage fault, or undefined for any other error. */
+export function storageFault(err: unknown): ApiError | undefined {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return undefined;
+  // Extended codes (SQLITE_IOERR_WRITE, SQLITE_READONLY_DBMOVED, …) map like their primary code.
+  const primary = Object.keys(STORAGE_FAULTS).find((k) => code === k || code.startsWith(`${k}_`));
+  if (!primary) return undefined;
+  const fault = STORAGE_FAULTS[primary]!;
+  return errors.unavailable(fault.code, fault.message, primary === 'SQLITE_BUSY' ? 1 : 30);
 }

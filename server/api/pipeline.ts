@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
-import { asApiError, errors, type ApiError } from './errors.js';
+import { ApiError, asApiError, errors } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal, Scope } from '../auth/scopes.js';
 import { HANDLED, type JsonResult, type RequestContext, type RouteDef } from './route.js';
@@ -151,6 +151,8 @@ function requireScopeOf(principal: Principal | null) {
 export function authorize(app: AppContext, route: RouteDef, limiter: RateLimiter): RequestHandler {
   return (req, res, next) => {
     if (route.access === 'public') return next();
+    // While a restore swaps the database, only public routes (health, OpenAPI) answer.
+    if (app.unavailable) throw errors.unavailable(app.unavailable.code, app.unavailable.message, 2);
     const principal = authenticate(app, req);
     if (!principal) throw errors.missingApiKey();
     if (!limiter.take(principal.id)) throw errors.rateLimited(1);
@@ -275,20 +277,55 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
       requireScope: requireScopeOf(s.principal),
     };
     const saved = s.idempotency;
-    let result: JsonResult | typeof HANDLED;
-    try {
-      result = await route.handler(ctx);
-    } catch (err) {
+    const saveClientError = (err: unknown) => {
       // Client errors are part of the request's answer: replay them too, as Stripe does.
       const apiError = asApiError(err);
-      if (saved && apiError && apiError.status < 500 && apiError.status !== 429) {
+      if (!saved || !apiError || apiError.status >= 500 || apiError.status === 429) return;
+      try {
         saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
+      } catch (saveErr) {
+        // The client still gets its error; only a replay of it is lost (a storage fault).
+        app.log.warn('could not record an idempotent error response', { request_id: s.requestId, error: String(saveErr) });
       }
-      throw err;
+    };
+    let result: JsonResult | typeof HANDLED;
+    if (saved && route.handler.constructor.name !== 'AsyncFunction') {
+      // One transaction holds the look-up, the write and the record of its response: they commit
+      // together, so a crash can never leave a write whose retry with the same key applies it
+      // again, and of two concurrent requests with one key only the first runs.
+      let previous: ReturnType<typeof findIdempotentResponse>;
+      try {
+        result = app.bus.write(() => {
+          previous = findIdempotentResponse(app.db, saved.principalId, saved.key, saved.nowMs - IDEMPOTENCY_WINDOW_MS);
+          if (previous) return HANDLED;
+          const r = route.handler(ctx) as JsonResult | typeof HANDLED;
+          if (r !== HANDLED) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, r.status ?? 200, r.body, saved.nowMs);
+          return r;
+        });
+      } catch (err) {
+        saveClientError(err);
+        throw err;
+      }
+      if (previous) {
+        if (previous.requestHash !== saved.requestHash) throw errors.idempotencyConflict();
+        sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+        return;
+      }
+    } else {
+      // Async handlers (back up now, a webhook test, a restore) cannot run inside a transaction:
+      // their response is recorded once they finish.
+      try {
+        result = await route.handler(ctx);
+      } catch (err) {
+        saveClientError(err);
+        throw err;
+      }
     }
     if (result === HANDLED) return;
     const status = result.status ?? 200;
-    if (saved) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    if (saved && route.handler.constructor.name === 'AsyncFunction') {
+      saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    }
     sendJson(res, status, result.body, result.headers);
   };
 }
@@ -300,6 +337,7 @@ export function errorResponder(app: AppContext): ErrorRequestHandler {
     const requestId = state(res).requestId;
     const apiError = asApiError(err);
     if (!apiError) app.log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
+    else if (!(err instanceof ApiError) && apiError.status === 503) app.log.error('storage fault', { request_id: requestId, code: apiError.code, error: String(err) });
     const e = apiError ?? errors.internal();
     if (res.headersSent) {
       res.destroy();

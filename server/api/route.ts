@@ -62,6 +62,11 @@ export interface RouteDef<
   /** Request body media type for the OpenAPI document when it is not JSON. */
   bodyDoc?: { contentType: string; schema: Record<string, unknown> };
   responses: Record<number, ResponseDoc>;
+  /**
+   * A handler that awaits anything must be declared `async`: under an Idempotency-Key a plain
+   * (synchronous) handler runs inside the transaction that also records its response, and a
+   * transaction cannot span an await (see pipeline.ts runHandler).
+   */
   handler(
     ctx: RequestContext<z.output<Q>, z.output<P>, z.output<B>>,
   ): JsonResult | typeof HANDLED | Promise<JsonResult | typeof HANDLED>;

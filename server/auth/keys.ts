@@ -48,7 +48,12 @@ export function authenticateKey(db: Db, secret: string, nowMs: number): Principa
   if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return undefined;
   const key = findActiveKeyByHash(db, hashSecret(secret));
   if (!key) return undefined;
-  touchApiKey(db, key.id, nowMs);
+  try {
+    touchApiKey(db, key.id, nowMs); // skips the write while the stamp is under a minute old
+  } catch {
+    // The last-used stamp is a convenience: a full, read-only or busy database must not turn a
+    // read into a failure (a write then fails with its own 503).
+  }
   return { kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) };
 }
 

@@ -20,6 +20,11 @@ export interface OpenOptions {
   nativeBinding?: string;
   readonly?: boolean;
   migrations?: Migration[];
+  /**
+   * Runs once before the first pending migration of a database that already has a schema (an
+   * upgrade), e.g. to keep a copy of it as it was. Not run for a new, empty file.
+   */
+  beforeMigrate?: (db: Db, fromVersion: number) => void;
 }
 
 /**
@@ -72,7 +77,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
       db.pragma('synchronous = FULL');
     }
     db.pragma('foreign_keys = ON');
-    migrate(db, options.migrations ?? allMigrations);
+    migrate(db, options.migrations ?? allMigrations, options.beforeMigrate);
     // Keeps the query planner's statistics current (SQLite's recommendation for long-lived
     // connections: this mask at open, plain optimize periodically). Without them SQLite sorted a
     // five-year meal history to page it instead of walking the time index (35 ms vs 1.5 ms).
@@ -118,10 +123,11 @@ export function schemaVersion(db: Db): number {
 }
 
 /** Applies pending migrations, each in its own transaction with its version bump. */
-export function migrate(db: Db, migrations: Migration[]): void {
+export function migrate(db: Db, migrations: Migration[], beforeMigrate?: (db: Db, fromVersion: number) => void): void {
   const latest = migrations.reduce((max, m) => Math.max(max, m.version), 0);
   const current = schemaVersion(db);
   if (current > latest) throw new DatabaseTooNewError(current, latest);
+  if (beforeMigrate && current > 0 && current < latest) beforeMigrate(db, current);
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     if (migration.version <= schemaVersion(db)) continue;
     // IMMEDIATE takes the write lock first, so two processes opening a new file cannot both

@@ -11,3 +11,7 @@ export function writeServiceState(db: Db, key: string, value: unknown): void {
     'INSERT INTO service_state (key, value_json) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json',
   ).run(key, JSON.stringify(value));
 }
+
+export function deleteServiceState(db: Db, key: string): void {
+  db.prepare('DELETE FROM service_state WHERE key = ?').run(key);
+}

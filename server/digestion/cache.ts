@@ -125,7 +125,9 @@ const caches = new WeakMap<AppContext, DerivedCache>();
 export function attachDerivedCache(app: AppContext): DerivedCache {
   const cache = new DerivedCache(app.db);
   caches.set(app, cache);
-  app.hooks.afterDataChange.push((_emit, change) => cache.invalidate(change));
+  app.hooks.afterDataChange.push((_emit, change) => caches.get(app)?.invalidate(change));
+  // A restore swapped the database under the service: nothing derived from the old file holds.
+  app.hooks.databaseReplaced.push(() => caches.set(app, new DerivedCache(app.db)));
   return cache;
 }
 

@@ -31,10 +31,16 @@ export class EventBus {
   private pending: EventRecord[] | null = null;
 
   constructor(
-    private readonly db: Db,
+    private db: Db,
     private readonly clock: Clock,
     private readonly onListenerError: (err: unknown) => void = () => {},
   ) {}
+
+  /** Switches to a new connection (a restore reopened the database); never inside a write. */
+  useDatabase(db: Db): void {
+    if (this.pending) throw new Error('the database cannot be replaced inside a write');
+    this.db = db;
+  }
 
   onRecord(recorder: EventRecorder): void {
     this.recorders.push(recorder);

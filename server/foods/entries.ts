@@ -3,6 +3,7 @@ import { getFoods, type FoodRecord } from '../db/foods.js';
 import { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry } from '../db/meals.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { ensureFoods } from './foods.js';
+import { gramsPerMlOf } from './volume.js';
 
 export { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry };
 
@@ -29,36 +30,9 @@ export interface FoodEntryInput {
 /** Entry values keep 2 decimals (0.01 kcal, 0.01 g, 0.01 mg); grams 1 decimal. */
 const round = (x: number, places: number) => Math.round(x * 10 ** places) / 10 ** places;
 
-/** Millilitres in one of each household volume unit USDA portions use (US customary). */
-const ML_PER_UNIT: Array<[RegExp, number]> = [
-  [/^fl oz\b/, 29.5735],
-  [/^(cups?)\b/, 236.588],
-  [/^(tbsp|tablespoons?)\b/, 14.7868],
-  [/^(tsp|teaspoons?)\b/, 4.92892],
-  [/^(ml|millilit(er|re)s?)\b/, 1],
-  [/^(l|lit(er|re)s?)\b/, 1000],
-];
-
-/**
- * Grams per millilitre from the food's own volume portions ("1 cup" = 240 g → 1.01 g/ml). A plain
- * measure ("1 cup", "1 fl oz") is preferred over a qualified one ("1 cup, mashed"); null when the
- * food has no volume portion at all.
- */
+/** Grams per millilitre from the food's own volume portions; null when it has none (see volume.ts). */
 export function gramsPerMl(food: FoodRecord): number | null {
-  let qualified: number | null = null;
-  for (const p of food.portions) {
-    const m = /^(\d+(?:\.\d+)?)\s+(.*)$/.exec(p.label.trim().toLowerCase());
-    if (!m) continue;
-    const amount = Number(m[1]);
-    const rest = m[2]!;
-    const unit = ML_PER_UNIT.find(([re]) => re.test(rest));
-    if (!unit || amount <= 0) continue;
-    const density = p.grams / (amount * unit[1]);
-    const plain = !/[,(]/.test(rest.replace(unit[0], ''));
-    if (plain) return density;
-    qualified ??= density;
-  }
-  return qualified;
+  return gramsPerMlOf(food.portions);
 }
 
 function entryGrams(food: FoodRecord, quantity: number, unit: string, param: string): number {

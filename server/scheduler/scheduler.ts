@@ -22,26 +22,41 @@ export function createScheduler(app: AppContext, options: { intervalMs?: number 
     return true;
   }
 
+  function startTimer(): void {
+    timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      try {
+        tick();
+      } catch (err) {
+        app.log.error('scheduler tick failed', { error: String((err as Error)?.stack ?? err) });
+      } finally {
+        running = false;
+      }
+    }, options.intervalMs ?? SCHEDULER_INTERVAL_MS);
+    timer.unref();
+  }
+
   return {
     name: 'scheduler',
     tick,
     start() {
-      timer = setInterval(() => {
-        if (running) return;
-        running = true;
-        try {
-          tick();
-        } catch (err) {
-          app.log.error('scheduler tick failed', { error: String((err as Error)?.stack ?? err) });
-        } finally {
-          running = false;
-        }
-      }, options.intervalMs ?? SCHEDULER_INTERVAL_MS);
-      timer.unref();
-      tick();
+      startTimer();
+      try {
+        tick();
+      } catch (err) {
+        // A locked or full database: the timer tries again within a second.
+        app.log.error('scheduler tick failed', { error: String((err as Error)?.stack ?? err) });
+      }
     },
     async stop() {
       if (timer) clearInterval(timer);
+    },
+    async pause() {
+      if (timer) clearInterval(timer);
+    },
+    resume() {
+      startTimer();
     },
   };
 }

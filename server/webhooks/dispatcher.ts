@@ -70,11 +70,12 @@ export interface AttemptReport {
 export class Dispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perSubscription = new Map<string, number>();
-  private readonly aborter = new AbortController();
+  private aborter = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private wakeQueued = false;
   private started = false;
   private stopped = false;
+  private paused = false;
 
   constructor(
     private readonly app: AppContext,
@@ -88,14 +89,15 @@ export class Dispatcher {
   /** Recovers attempts a crash cut short, then starts the loop. */
   start(): void {
     if (this.started) return;
-    this.started = true;
+    // Recover first: when the file is locked it throws and start can simply be called again.
     this.recover();
+    this.started = true;
     this.tick();
   }
 
   /** Looks for due work soon (after an event is committed, or an attempt ends). */
   wake(): void {
-    if (this.stopped || !this.started || this.wakeQueued) return;
+    if (this.stopped || this.paused || !this.started || this.wakeQueued) return;
     this.wakeQueued = true;
     setImmediate(() => {
       this.wakeQueued = false;
@@ -142,10 +144,31 @@ export class Dispatcher {
     await this.idle();
   }
 
+  /**
+   * Interrupts attempts in flight (recorded as interrupted, retried on resume) and holds the loop
+   * until resume(): a restore swaps the database under the dispatcher.
+   */
+  async pause(): Promise<void> {
+    if (this.stopped || this.paused) return;
+    this.paused = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.aborter.abort();
+    await this.idle();
+  }
+
+  /** Picks up the (possibly different) database's outbox where it stands and starts the loop again. */
+  resume(): void {
+    if (this.stopped || !this.paused) return;
+    this.paused = false;
+    this.aborter = new AbortController();
+    this.recover();
+    this.tick();
+  }
+
   // ---- internals ----------------------------------------------------------------------------
 
   private tick(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     if (this.timer) clearTimeout(this.timer);
     try {
       this.startDue();
@@ -174,7 +197,7 @@ export class Dispatcher {
 
   /** Starts due attempts within each subscription's budget; returns how many started. */
   private startDue(): number {
-    if (this.stopped) return 0;
+    if (this.stopped || this.paused) return 0;
     let started = 0;
     const now = this.app.clock.now();
     // Each subscription is asked only for what its free slots can take, through its own index:

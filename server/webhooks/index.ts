@@ -56,6 +56,8 @@ export interface WebhooksSubsystem {
   settings: Required<WebhookOptions>;
   start(): void;
   stop(): Promise<void>;
+  pause(): Promise<void>;
+  resume(): void;
 }
 
 const HOUSEKEEPING_MS = 3600_000;
@@ -111,13 +113,17 @@ export function createWebhooks(app: AppContext, options: WebhookOptions = {}): W
     trackStream,
     settings,
     start() {
+      // The dispatcher first: if the database is locked it throws before anything else is set up,
+      // so the service can call start again later.
+      dispatcher.start();
       // After commit: attempt the new deliveries at once.
       unsubscribe = app.bus.subscribe(() => dispatcher.wake());
       prune();
       housekeeping = setInterval(prune, HOUSEKEEPING_MS);
       housekeeping.unref();
-      dispatcher.start();
     },
+    pause: () => dispatcher.pause(),
+    resume: () => dispatcher.resume(),
     async stop() {
       unsubscribe?.();
       if (housekeeping) clearInterval(housekeeping);

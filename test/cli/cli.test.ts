@@ -154,14 +154,19 @@ describe('npm start', () => {
   test('without the Electron binary it says so and falls back to chyme serve', { skip: electronBinary ? 'Electron is installed here' : false }, async () => {
     const child = spawn(process.execPath, [join(ROOT, 'electron', 'start.mjs'), '--port', '0', '--db', tempDb(), '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
     try {
       const deadline = Date.now() + 20_000;
       while (!/^App: http:\/\/\S+$/m.test(out) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-      assert.match(out, /Electron is unavailable/);
-      assert.match(out, /^Chyme listening on http:\/\/127\.0\.0\.1:\d+$/m);
-      assert.match(out, /^App: http:\/\/127\.0\.0\.1:\d+\/\?token=\w+$/m);
+      assert.match(err, /Electron is unavailable/);
+      // Scripts read stdout: exactly the two ready lines, and no other line mentions "App:".
+      const lines = out.trim().split('\n');
+      assert.equal(lines.length, 2, out);
+      assert.match(lines[0]!, /^Chyme listening on http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(lines[1]!, /^App: http:\/\/127\.0\.0\.1:\d+\/\?token=\w+$/);
+      assert.doesNotMatch(err, /App:/);
     } finally {
       child.kill('SIGTERM');
       await once(child, 'exit');

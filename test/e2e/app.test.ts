@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { verifySignature } from '../../server/webhooks/verify.js';
-import { launchBrowser, openApp, skipReason, startServer, waitForToday, type AppPage, type Server } from './harness.js';
+import { launchBrowser, openApp, skipReason, startServer, until, waitForToday, type AppPage, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -40,16 +40,6 @@ async function receiver(): Promise<{ url: string; received: Received[]; close: (
     received,
     close: () => new Promise((r) => srv.close(() => r())),
   };
-}
-
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function go(page: Page, route: string, ready: string): Promise<void> {
@@ -287,7 +277,7 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     assert.equal(back.body.description, 'Porridge with banana');
   });
 
-  test('edits with undo, deletes with undo, re-logs and favourites in one click, copies a day', async () => {
+  test('edits with undo, deletes with undo, re-logs a recent and a saved meal in one click, copies a day', async () => {
     type Meals = { data: { id: string; description: string; timestamp: string; day: string }[] };
     const day = new Date(server.now()).toISOString().slice(0, 10);
     const yesterday = new Date(server.now() - 86_400_000).toISOString().slice(0, 10);
@@ -322,9 +312,9 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     const count = async () => (await mealsOn(day)).filter((m) => m.description === 'Porridge with banana').length;
     await page.getByTestId('recent').getByRole('button', { name: /^Log again now: Porridge with banana/ }).click();
     await until(async () => (await count()) === 2, 'the re-logged meal');
-    await page.getByTestId('recent').getByRole('button', { name: 'Favourite Porridge with banana' }).click();
-    await page.getByRole('button', { name: /^Log now: Porridge with banana/ }).click();
-    await until(async () => (await count()) === 3, 'the favourite logged');
+    await page.getByTestId('recent').getByRole('button', { name: 'Save Porridge with banana as a meal' }).click();
+    await page.getByTestId('saved-meals').getByRole('button', { name: /^Log now: Porridge with banana/ }).click();
+    await until(async () => (await count()) === 3, 'the saved meal logged');
 
     // Copy the whole day to yesterday, at the same times.
     const todays = await mealsOn(day);

@@ -267,6 +267,17 @@ export async function waitForToday(page: Page): Promise<void> {
   await page.waitForSelector('[data-testid="today"] [data-testid="dial-state"]', { timeout: 15_000 });
 }
 
+/** Polls `fn` until it returns something truthy (the service and the page settle on their own time). */
+export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 export const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 

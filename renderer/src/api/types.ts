@@ -18,12 +18,15 @@ import type {
   WindowsSchema,
 } from '../../../server/digestion/resources.js';
 import type { EventType } from '../../../server/events/types.js';
+import type { FoodCreateSchema, FoodEntrySchema, FoodSchema, FoodSourcesSchema, FoodUpdateSchema } from '../../../server/foods/schemas.js';
 import type { MealCreateSchema, MealSchema, MealUpdateSchema } from '../../../server/nutrition/meals.js';
+import type { SavedMealCreateSchema, SavedMealSchema } from '../../../server/nutrition/saved-meals.js';
 import type { SettingsSchema, SettingsUpdateSchema } from '../../../server/settings.js';
 import type { SleepCreateSchema, SleepSessionSchema } from '../../../server/sleep/sessions.js';
 import type { WebhookNotice } from '../../../server/webhooks/dispatcher.js';
 import type { WebhookAttemptSchema, WebhookDeliverySchema, WebhookSubscriptionSchema, WebhookTestSchema } from '../../../server/webhooks/resources.js';
 import type { WebhookCreateSchema, WebhookUpdateSchema } from '../../../server/webhooks/subscriptions.js';
+import type { BackupSchema, BackupSettingsSchema, BackupStatusSchema } from '../../../server/backups/resources.js';
 
 export { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../server/auth/scopes.js';
 export { SUBSCRIBABLE_EVENT_TYPES as WEBHOOK_EVENTS, type EventType } from '../../../server/events/types.js';
@@ -39,6 +42,35 @@ export type MealType = Meal['meal_type'];
 export type MealInput = z.input<typeof MealCreateSchema>;
 /** Body of PATCH /v1/nutrition/meals/{id}. */
 export type MealPatch = z.input<typeof MealUpdateSchema>;
+
+/**
+ * A food entry of a meal or a saved meal as stored and returned: `name` and `calories` always; an
+ * entry built from the food table also names its food, amount and the nutrients computed from it.
+ */
+export type Food = z.output<typeof FoodEntrySchema>;
+/**
+ * A food entry as sent: a food of the table and an amount (the service computes its numbers), or an
+ * entry with its calories, kept as sent: free text (name + calories) or a stored entry sent back
+ * (re-log, copy, undo), which keeps the numbers it was logged with.
+ */
+export type FoodEntryInput = NonNullable<MealInput['foods']>[number];
+
+/** A food of the table (`usda_sr`) or one of the person's own (`custom`). */
+export type NutritionFood = z.output<typeof FoodSchema>;
+/** Per 100 g; null = unknown (never a silent 0). */
+export type FoodNutrients = NutritionFood['nutrients'];
+export type NutrientKey = keyof FoodNutrients;
+export type FoodPortion = NutritionFood['portions'][number];
+/** Body of POST /v1/foods. */
+export type FoodInput = z.input<typeof FoodCreateSchema>;
+/** Body of PATCH /v1/foods/{id} (null clears a brand or a nutrient). */
+export type FoodPatch = z.input<typeof FoodUpdateSchema>;
+/** GET /v1/foods/sources: where the food table comes from, under what licence. */
+export type FoodSources = z.output<typeof FoodSourcesSchema>;
+
+export type SavedMeal = z.output<typeof SavedMealSchema>;
+/** Body of POST /v1/nutrition/saved_meals. */
+export type SavedMealInput = z.input<typeof SavedMealCreateSchema>;
 
 export type DailyScore = z.output<typeof DailyScoreSchema>;
 export type ScoreState = DailyScore['score_state'];
@@ -99,3 +131,7 @@ const everyMealType: Missing<MealType, (typeof MEAL_TYPES)[number]> extends neve
 const everyComponent: Missing<ComponentName, (typeof COMPONENT_NAMES)[number]> extends never ? true : never = true;
 void everyMealType;
 void everyComponent;
+
+export type Backup = z.output<typeof BackupSchema>;
+export type BackupStatus = z.output<typeof BackupStatusSchema>;
+export type BackupSettings = z.output<typeof BackupSettingsSchema>;

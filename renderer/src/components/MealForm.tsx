@@ -1,18 +1,16 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { idempotencyKey } from '../api/client';
+import { getFood } from '../api/foods';
 import { createMeal, deleteMeal, updateMeal } from '../api/meals';
-import { MEAL_TYPES, type Meal, type MealInput, type MealType } from '../api/types';
+import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey } from '../api/types';
 import { useApp } from '../lib/app';
-import { capitalize, guessMealType, mealInput, mealTitle } from '../lib/meals';
+import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
+import { capitalize, guessMealType, mealInput, mealNumber, mealTitle, typedIn, type NumberKey } from '../lib/meals';
 import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
-import { Field, FormError, Icon, Segmented, useApiForm, type FieldErrors } from './ui';
+import { MealFoods } from './MealFoods';
+import { SaveAsMeal } from './SaveAsMeal';
+import { Field, FormError, Segmented, useApiForm, type FieldErrors } from './ui';
 import './MealForm.css';
-
-interface FoodRow {
-  key: number;
-  name: string;
-  calories: string;
-}
 
 const NUMBER_FIELDS = [
   { name: 'macros.calories', label: 'Calories', unit: 'kcal' },
@@ -31,11 +29,10 @@ interface FormState {
   time: string;
   mealType: MealType;
   description: string;
-  foods: FoodRow[];
+  foods: Entry[];
   numbers: Record<NumberField, string>;
 }
 
-let foodKey = 0;
 const emptyNumbers = (): Record<NumberField, string> =>
   Object.fromEntries(NUMBER_FIELDS.map((f) => [f.name, ''])) as Record<NumberField, string>;
 
@@ -45,23 +42,24 @@ function blankState(tz: string): FormState {
   return { time: toLocalInput(now, tz), mealType: guessMealType(p.hour * 60 + p.minute), description: '', foods: [], numbers: emptyNumbers() };
 }
 
+
+const numberKey = (field: NumberField) => field.split('.')[1] as NumberKey;
+
 function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
+  const foods = meal.foods.map(entryFromStored);
   const n = emptyNumbers();
-  const set = (k: NumberField, v: number | null | undefined) => {
-    n[k] = v === null || v === undefined ? '' : String(v);
-  };
-  set('macros.calories', meal.macros.calories);
-  set('macros.protein_g', meal.macros.protein_g);
-  set('macros.carbs_g', meal.macros.carbs_g);
-  set('macros.fat_g', meal.macros.fat_g);
-  set('macros.fiber_g', meal.macros.fiber_g);
-  set('micros.sodium_mg', meal.micros.sodium_mg);
-  set('micros.caffeine_mg', meal.micros.caffeine_mg);
+  // A number that is the sum of the meal's foods was computed, not typed: it stays blank (shown as
+  // the live total) so that changing the foods changes it.
+  for (const f of NUMBER_FIELDS) {
+    const k = numberKey(f.name);
+    const v = mealNumber(meal, k);
+    n[f.name] = v === null || v === undefined || !typedIn(meal, k) ? '' : String(v);
+  }
   return {
     time: toLocalInput(atNow ? clock.now() : Date.parse(meal.timestamp), tz),
     mealType: meal.meal_type,
     description: meal.description,
-    foods: meal.foods.map((f) => ({ key: ++foodKey, name: f.name, calories: String(f.calories) })),
+    foods,
     numbers: n,
   };
 }
@@ -74,7 +72,7 @@ function parseNum(raw: string): number | null | string {
   return Number.isFinite(n) ? n : 'Enter a number.';
 }
 
-function buildBody(s: FormState, tz: string, editing: boolean): { body: MealInput } | { errors: FieldErrors } {
+function buildBody(s: FormState, tz: string, editing: Meal | null): { body: MealInput } | { errors: FieldErrors } {
   const errors: FieldErrors = {};
   const ts = fromLocalInput(s.time, tz);
   if (Number.isNaN(ts)) errors.timestamp = 'Enter a date and time.';
@@ -88,20 +86,28 @@ function buildBody(s: FormState, tz: string, editing: boolean): { body: MealInpu
       continue;
     }
     const [group, key] = f.name.split('.') as ['macros' | 'micros', string];
-    if (v === null && !(editing && NULLABLE.includes(f.name))) continue;
+    // A blank field is "not typed": left out, or on an edit, null for a value that was typed, which
+    // hands the nutrient back to the foods (or clears it when no food knows it).
+    if (v === null && !(editing && NULLABLE.includes(f.name) && typedIn(editing, numberKey(f.name)))) continue;
     (group === 'macros' ? macros : micros)[key] = v;
   }
   if (Object.keys(macros).length) body.macros = macros;
   if (Object.keys(micros).length) body.micros = micros;
-  const foods = s.foods.filter((f) => f.name.trim() || f.calories.trim());
-  if (foods.length || (editing && s.foods.length === 0)) {
-    body.foods = foods.map((f, i) => {
-      const c = parseNum(f.calories);
-      if (typeof c === 'string') errors[`foods.${i}.calories`] = c;
-      return { name: f.name.trim(), calories: typeof c === 'number' ? c : 0 };
-    });
-  }
+  const foods = foodsBody(s.foods, errors);
+  // An edit sends the foods only when they changed: unchanged entries keep the numbers they were logged with.
+  const unchanged = editing && JSON.stringify(foods) === JSON.stringify(editing.foods.map((f) => entryInput(entryFromStored(f))));
+  if ((foods.length || (editing && s.foods.length === 0)) && !unchanged) body.foods = foods;
   return Object.keys(errors).length ? { errors } : { body };
+}
+
+/** The entries as the API takes them; a typed amount that is not a number is an error by its field. */
+function foodsBody(entries: readonly Entry[], errors: FieldErrors): ReturnType<typeof entryInput>[] {
+  return entries.filter((e) => !isBlank(e)).map((e, i) => {
+    const raw = e.kind === 'free' ? e.calories : e.quantity;
+    const n = parseAmount(raw);
+    if (n === null || n < 0) errors[`foods.${i}.${e.kind === 'free' ? 'calories' : 'quantity'}`] = raw.trim() ? 'Enter a number.' : e.kind === 'free' ? 'Enter the calories.' : 'Enter an amount.';
+    return entryInput(e);
+  });
 }
 
 /**
@@ -117,11 +123,24 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   );
   const formRef = useRef<HTMLFormElement>(null);
   const lastAttempt = useRef<{ json: string; key: string } | null>(null);
+  // Bumped when a meal is logged: the person's recent and frequent foods have changed.
+  const [logged, setLogged] = useState(0);
 
   useEffect(() => {
     setState(draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState(app.tz));
     setErrors({});
     if (draft) formRef.current?.querySelector<HTMLInputElement>('input')?.focus();
+    // Entries from the table get their food's portions (to change the unit) once it is fetched;
+    // a food deleted since keeps the numbers it was logged with.
+    const ids = [...new Set((draft?.meal.foods ?? []).flatMap((f) => (f.food_id ? [f.food_id] : [])))];
+    if (!ids.length) return;
+    const ctrl = new AbortController();
+    void Promise.all(ids.map((id) => getFood(id, ctrl.signal).catch(() => null))).then((foods) => {
+      if (ctrl.signal.aborted) return;
+      const byId = new Map(foods.flatMap((f) => (f ? [[f.id, f] as const] : [])));
+      setState((st) => ({ ...st, foods: st.foods.map((e) => (e.kind === 'food' && byId.has(e.foodId) ? refreshEntry(e, byId.get(e.foodId)!) : e)) }));
+    });
+    return () => ctrl.abort();
   }, [draft, app.tz]);
 
   useEffect(() => {
@@ -130,15 +149,22 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     }
   }, [errors]);
 
-  const foodSum = state.foods.reduce((s, f) => s + (Number(f.calories) || 0), 0);
+  const totals = totalsOf(state.foods);
   const update = (patch: Partial<FormState>) => setState((s) => ({ ...s, ...patch }));
   const setNumber = (k: NumberField, v: string) => setState((s) => ({ ...s, numbers: { ...s.numbers, [k]: v } }));
-  const setFood = (key: number, patch: Partial<FoodRow>) =>
-    setState((s) => ({ ...s, foods: s.foods.map((f) => (f.key === key ? { ...f, ...patch } : f)) }));
+  const setEntries = (fn: (entries: Entry[]) => Entry[]) => setState((s) => ({ ...s, foods: fn(s.foods) }));
+
+  /** Ctrl+Enter (⌘+Enter) logs the meal from anywhere in the form. */
+  function onKeyDown(e: KeyboardEvent<HTMLFormElement>) {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && formRef.current?.contains(e.target as Node)) {
+      e.preventDefault();
+      formRef.current.requestSubmit();
+    }
+  }
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    const built = buildBody(state, app.tz, Boolean(editing));
+    const built = buildBody(state, app.tz, editing);
     if ('errors' in built) {
       setErrors(built.errors);
       return;
@@ -146,13 +172,11 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     setErrors({});
     await send(async () => {
       if (editing) {
-        // Undo restores every field, including ones the edit newly filled in (null clears them).
-        const before = {
-          ...mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz)),
-          macros: { ...editing.macros, fiber_g: editing.macros.fiber_g ?? null },
-          micros: { sodium_mg: editing.micros.sodium_mg, caffeine_mg: editing.micros.caffeine_mg ?? null },
-        };
+        // Numbers that were sums go back to being sums (null hands them to the foods).
+        const before = mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz), { handBack: true });
         const saved = await updateMeal(editing.id, built.body);
+        // Typed calories cannot be handed back to the foods: the undo types the old number.
+        if (typedIn(saved, 'calories') && !typedIn(editing, 'calories')) before.macros = { ...before.macros, calories: editing.macros.calories };
         app.toast(`Saved “${mealTitle(saved)}”.`, {
           action: {
             label: 'Undo',
@@ -179,6 +203,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           },
         });
         setState(blankState(app.tz));
+        setLogged((n) => n + 1);
         if (draft) onDone();
       }
       onSaved();
@@ -187,7 +212,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
 
   const heading = editing ? 'Edit meal' : draft?.mode === 'copy' ? 'Log a copy' : 'Log a meal';
   return (
-    <form ref={formRef} className="meal-form" onSubmit={submit} noValidate aria-labelledby="meal-form-title" data-testid="meal-form">
+    <form ref={formRef} className="meal-form" onSubmit={submit} onKeyDown={onKeyDown} noValidate aria-labelledby="meal-form-title" data-testid="meal-form">
       <div className="meal-form__head">
         <h2 id="meal-form-title">{heading}</h2>
         {draft ? (
@@ -247,46 +272,13 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         )}
       </Field>
 
-      <fieldset className="foods">
-        <legend>Foods</legend>
-        {errors.foods ? (
-          <p className="field__error" role="alert">
-            {errors.foods}
-          </p>
-        ) : null}
-        {state.foods.length === 0 ? <p className="field__hint">Optional. Calories of foods add up when the meal’s calories are left blank.</p> : null}
-        {state.foods.length ? (
-          <p className="foods__row foods__header" aria-hidden="true">
-            <span>Food</span>
-            <span>Calories (kcal)</span>
-          </p>
-        ) : null}
-        <ol className="foods__list">
-          {state.foods.map((f, i) => (
-            <li key={f.key} className="foods__row">
-              <Field label={`Food ${i + 1}`} error={errors[`foods.${i}.name`]} className="foods__name" hideLabel>
-                {({ id, describedBy, invalid }) => (
-                  <input id={id} type="text" value={f.name} onChange={(e) => setFood(f.key, { name: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
-                )}
-              </Field>
-              <Field label={`Food ${i + 1} calories (kcal)`} error={errors[`foods.${i}.calories`]} className="foods__cal" hideLabel>
-                {({ id, describedBy, invalid }) => (
-                  <input id={id} type="text" inputMode="decimal" value={f.calories} onChange={(e) => setFood(f.key, { calories: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
-                )}
-              </Field>
-              <button type="button" className="icon-btn" aria-label={`Remove food ${i + 1}`} onClick={() => update({ foods: state.foods.filter((x) => x.key !== f.key) })}>
-                <Icon name="close" />
-              </button>
-            </li>
-          ))}
-        </ol>
-        <button type="button" className="btn btn--ghost btn--small" onClick={() => update({ foods: [...state.foods, { key: ++foodKey, name: '', calories: '' }] })}>
-          <Icon name="log" size={15} /> Add food
-        </button>
-      </fieldset>
+      <MealFoods entries={state.foods} setEntries={setEntries} errors={errors} refreshKey={logged} />
 
       <fieldset className="nutrients">
         <legend>Nutrition</legend>
+        <p className="field__hint meal-form__nutrients-hint">
+          {state.foods.length ? 'Blank numbers are the sums of the foods; a number typed here replaces its sum.' : 'Optional when you add foods: their nutrients add up.'}
+        </p>
         <div className="grid grid--nutrients">
           {NUMBER_FIELDS.map((f) => (
             <Field key={f.name} label={`${f.label} (${f.unit})`} error={errors[f.name]}>
@@ -297,7 +289,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
                   type="text"
                   inputMode="decimal"
                   value={state.numbers[f.name]}
-                  placeholder={f.name === 'macros.calories' && foodSum > 0 ? `${foodSum} from foods` : undefined}
+                  placeholder={fromFoods(totals, f.name)}
                   onChange={(e) => setNumber(f.name, e.target.value)}
                   aria-describedby={describedBy}
                   aria-invalid={invalid}
@@ -313,9 +305,18 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         <button type="submit" className="btn btn--primary" disabled={busy}>
           {editing ? 'Save changes' : 'Log meal'}
         </button>
+        <span className="field__hint form-actions__hint">or Ctrl+Enter</span>
+        <SaveAsMeal entries={state.foods} mealType={state.mealType} defaultName={state.description.trim() || state.foods.filter((f) => !isBlank(f)).map((f) => f.name).join(', ')} />
       </div>
     </form>
   );
+}
+
+/** "105": the foods' sum, as the placeholder of a nutrient field left blank while the meal has foods that know it. */
+function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
+  const k: NutrientKey = numberKey(field);
+  if (!totals.known.has(k)) return undefined;
+  return `${totals.partial.has(k) ? '≥ ' : ''}${fmtNutrient(k, totals.values[k])}`;
 }
 
 /** Calories only, now: the fastest way to log something. */

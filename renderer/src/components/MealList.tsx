@@ -33,7 +33,7 @@ export function useMealActions(onChange?: () => void) {
   }
 
   /** Logs the same meal again, now. */
-  async function relog(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>) {
+  async function relog(meal: Meal) {
     try {
       const created = await createMeal(mealInput(meal, isoInZone(clock.now(), app.tz)), idempotencyKey());
       onChange?.();

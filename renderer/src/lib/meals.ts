@@ -1,4 +1,4 @@
-import type { Meal, MealInput, MealType } from '../api/types';
+import type { Food, FoodEntryInput, Meal, MealInput, MealType } from '../api/types.js';
 
 /** A sensible meal type for a local minute of day (the user can always change it). */
 export function guessMealType(minuteOfDay: number): MealType {
@@ -8,23 +8,50 @@ export function guessMealType(minuteOfDay: number): MealType {
   return 'snack';
 }
 
-/** The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete). */
-export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'macros' | 'micros' | 'foods'>, timestamp: string): MealInput {
-  const { fiber_g, ...required } = meal.macros;
-  const macros: NonNullable<MealInput['macros']> = fiber_g === null ? required : { ...required, fiber_g };
-  const micros: MealInput['micros'] = { sodium_mg: meal.micros.sodium_mg };
-  if (meal.micros.caffeine_mg !== null && meal.micros.caffeine_mg !== undefined) micros.caffeine_mg = meal.micros.caffeine_mg;
-  return {
-    timestamp,
-    meal_type: meal.meal_type,
-    description: meal.description,
-    macros,
-    micros,
-    foods: meal.foods.map((f) => ({ name: f.name, calories: f.calories })),
-  };
+type MealNumbers = Pick<Meal, 'macros' | 'micros' | 'calories_source' | 'nutrient_sources'>;
+
+/** A meal's numbers: its macros, then its micros. */
+export const MEAL_NUMBER_KEYS = ['calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sodium_mg', 'caffeine_mg'] as const;
+export type NumberKey = (typeof MEAL_NUMBER_KEYS)[number];
+
+export function mealNumber(meal: Pick<Meal, 'macros' | 'micros'>, k: NumberKey): number | null | undefined {
+  return k === 'sodium_mg' || k === 'caffeine_mg' ? meal.micros[k] : meal.macros[k];
 }
 
-/** A saved favourite: the content of a meal without its time. Kept on this device. */
+/** Whether a meal's number was typed in rather than summed from its foods (or 4/4/9 kcal per gram for calories). */
+export function typedIn(meal: MealNumbers, k: NumberKey): boolean {
+  if (k === 'calories') return (meal.calories_source ?? 'logged') === 'logged';
+  // From a service without nutrient sources, every stored number was typed.
+  return meal.nutrient_sources ? meal.nutrient_sources[k] === 'logged' : true;
+}
+
+/**
+ * The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete or an edit): its
+ * foods as stored, and the numbers that were typed; the others are sums the service makes again
+ * from the same foods, so they stay sums. `handBack` sends null for those (an undo of an edit that
+ * typed them hands them back to the foods).
+ */
+export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'foods'> & MealNumbers, timestamp: string, opts: { handBack?: boolean } = {}): MealInput {
+  const macros: NonNullable<MealInput['macros']> = {};
+  const micros: NonNullable<MealInput['micros']> = {};
+  const put = (k: NumberKey, v: number | null | undefined) => {
+    const target: Record<string, number | null> = k === 'sodium_mg' || k === 'caffeine_mg' ? micros : macros;
+    if (typedIn(meal, k) && v !== null && v !== undefined) target[k] = v;
+    else if (opts.handBack && k !== 'calories') target[k] = null;
+  };
+  for (const k of MEAL_NUMBER_KEYS) put(k, mealNumber(meal, k));
+  const body: MealInput = { timestamp, meal_type: meal.meal_type, description: meal.description, foods: meal.foods.map(storedEntryInput) };
+  if (Object.keys(macros).length) body.macros = macros;
+  if (Object.keys(micros).length) body.micros = micros;
+  return body;
+}
+
+/** A stored food entry sent back as stored (with its calories): the service keeps its numbers as they were. */
+export function storedEntryInput(f: Food): FoodEntryInput {
+  return { ...f };
+}
+
+/** A favourite as this browser kept it in localStorage before saved meals (read once, to move them). */
 export interface Favourite {
   key: string;
   meal_type: MealType;
@@ -37,17 +64,6 @@ export interface Favourite {
 /** Two meals with the same content (type aside) share a key: used to de-duplicate recents. */
 export function contentKey(m: Pick<Meal, 'description' | 'macros' | 'foods'>): string {
   return JSON.stringify([m.description.trim().toLowerCase(), Math.round(m.macros.calories), m.foods.map((f) => [f.name, f.calories])]);
-}
-
-export function toFavourite(m: Meal): Favourite {
-  return {
-    key: contentKey(m),
-    meal_type: m.meal_type,
-    description: m.description,
-    macros: m.macros,
-    micros: m.micros,
-    foods: m.foods,
-  };
 }
 
 /** Distinct recent meals, newest first. */

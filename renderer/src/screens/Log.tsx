@@ -1,28 +1,96 @@
-import { useState } from 'react';
-import { listMeals } from '../api/meals';
-import type { Meal } from '../api/types';
+import { useEffect, useState } from 'react';
+import { errorMessage, idempotencyKey } from '../api/client';
+import { deleteMeal, listMeals } from '../api/meals';
+import { createSavedMeal, deleteSavedMeal, listSavedMeals } from '../api/saved-meals';
+import type { Meal, SavedMeal } from '../api/types';
 import { MealForm, QuickAdd } from '../components/MealForm';
 import { MealList, useMealActions } from '../components/MealList';
 import { Card, Empty, ErrorNote, Icon, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
-import { useResource, useServiceEvents, useStoredState } from '../lib/hooks';
-import { capitalize, contentKey, fmtNumber, mealTitle, recentDistinct, toFavourite, type Favourite } from '../lib/meals';
-import { addDays } from '../lib/time';
+import { useResource, useServiceEvents } from '../lib/hooks';
+import { capitalize, fmtNumber, guessMealType, mealTitle, recentDistinct, storedEntryInput } from '../lib/meals';
+import { logSavedMeal, migrateFavourites, onSavedMealsChanged, savedMealFrom } from '../lib/saved-meals';
+import { addDays, clock, fmtTime, isoInZone, localParts } from '../lib/time';
 import './Log.css';
 
 const HISTORY_DAYS = 14;
 
-/** A favourite or recent meal as one button that logs it again now. */
-function RelogButton<M extends Favourite | Meal>({ meal, action, onLog }: { meal: M; action: string; onLog: (meal: M) => Promise<void> }) {
+/** A saved or recent meal as one button that logs it again now. */
+function RelogButton({ title, meta, action, onLog }: { title: string; meta: string; action: string; onLog: () => void }) {
   return (
-    <button type="button" className="relog__btn" onClick={() => void onLog(meal)}>
+    <button type="button" className="relog__btn" onClick={onLog}>
       <span className="visually-hidden">{action}: </span>
-      <span className="relog__title">{mealTitle(meal)}</span>
-      <span className="relog__meta">
-        {capitalize(meal.meal_type)} · {fmtNumber(meal.macros.calories)} kcal
-      </span>
+      <span className="relog__title">{title}</span>
+      <span className="relog__meta">{meta}</span>
     </button>
   );
+}
+
+/** The saved meals (`/v1/nutrition/saved_meals`) and what the Log screen does with them. */
+function useSavedMeals(onLogged: () => void) {
+  const app = useApp();
+  const saved = useResource((signal) => listSavedMeals(signal), []);
+  useEffect(() => onSavedMealsChanged(saved.reload), [saved.reload]);
+
+  // Favourites kept in this browser before saved meals existed move to the service, once.
+  useEffect(() => {
+    migrateFavourites()
+      .then((moved) => {
+        if (moved) app.toast(`Moved ${moved} favourite${moved === 1 ? '' : 's'} from this browser to saved meals.`);
+      })
+      .catch((err: unknown) => app.toast(`Favourites could not be moved to saved meals yet: ${errorMessage(err)}`, { tone: 'error' }));
+  }, []);
+
+  async function log(s: SavedMeal) {
+    try {
+      const now = clock.now();
+      const p = localParts(now, app.tz);
+      const created = await logSavedMeal(s, isoInZone(now, app.tz), guessMealType(p.hour * 60 + p.minute));
+      onLogged();
+      app.toast(`Logged “${s.name}” at ${fmtTime(created.timestamp, app.tz)}.`, {
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(onLogged) },
+      });
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  async function remove(s: SavedMeal) {
+    try {
+      await deleteSavedMeal(s.id);
+      saved.reload();
+      app.toast(`Removed “${s.name}” from saved meals.`, {
+        action: {
+          label: 'Undo',
+          run: async () => {
+            await createSavedMeal({ name: s.name, meal_type: s.meal_type, foods: s.foods.map(storedEntryInput) }, idempotencyKey());
+            saved.reload();
+          },
+        },
+      });
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  async function saveMeal(m: Meal) {
+    try {
+      const created = await createSavedMeal(savedMealFrom(m), idempotencyKey());
+      saved.reload();
+      app.toast(`Saved “${created.name}”: log it again in one click.`);
+    } catch (err) {
+      app.toast(errorMessage(err), { tone: 'error' });
+    }
+  }
+
+  return { saved, log, remove, saveMeal };
+}
+
+function savedMeta(s: SavedMeal): string {
+  const t = s.totals;
+  const parts = [`${fmtNumber(t.calories)} kcal`];
+  if (t.protein_g !== null || t.carbs_g !== null || t.fat_g !== null) parts.push(`P ${fmtNumber(t.protein_g ?? 0)} · C ${fmtNumber(t.carbs_g ?? 0)} · F ${fmtNumber(t.fat_g ?? 0)} g`);
+  return `${s.meal_type ? `${capitalize(s.meal_type)} · ` : ''}${parts.join(' · ')}`;
 }
 
 export function LogScreen() {
@@ -35,15 +103,11 @@ export function LogScreen() {
     [app.today],
   );
   useServiceEvents(['meal.'], meals.reload, 250);
-  const [favourites, setFavourites] = useStoredState<Favourite[]>('chyme.favourites', []);
   const actions = useMealActions(meals.reload);
+  const savedMeals = useSavedMeals(meals.reload);
 
   const recent = recentDistinct(meals.data ?? [], 8);
-  const favKeys = new Set(favourites.map((f) => f.key));
-  const toggleFavourite = (m: Meal) => {
-    const key = contentKey(m);
-    setFavourites((list) => (list.some((f) => f.key === key) ? list.filter((f) => f.key !== key) : [toFavourite(m), ...list].slice(0, 24)));
-  };
+  const savedByName = new Map((savedMeals.saved.data ?? []).map((s) => [s.name, s]));
   const lastWeek = (meals.data ?? []).filter((m) => m.day >= addDays(app.today, -6));
 
   return (
@@ -51,36 +115,30 @@ export function LogScreen() {
       <ScreenHead title="Meals" subtitle="Quick to log, easy to fix later." />
       <div className="log-grid">
         <Card className="card--form">
-          <MealForm
-            draft={draft}
-            onDone={() => setDraft(null)}
-            onSaved={meals.reload}
-          />
+          <MealForm draft={draft} onDone={() => setDraft(null)} onSaved={meals.reload} />
         </Card>
         <div className="log-side">
           <Card title="Quick add">
             <QuickAdd onSaved={meals.reload} label="Calories, logged now" />
           </Card>
-          <Card title="Favourites">
-            {favourites.length ? (
-              <ul className="relog">
-                {favourites.map((f) => (
-                  <li key={f.key}>
-                    <RelogButton meal={f} action="Log now" onLog={actions.relog} />
-                    <button
-                      type="button"
-                      className="icon-btn is-on"
-                      aria-label={`Remove ${mealTitle(f)} from favourites`}
-                      aria-pressed="true"
-                      onClick={() => setFavourites((list) => list.filter((x) => x.key !== f.key))}
-                    >
-                      <Icon name="star" />
+          <Card title="Saved meals">
+            {savedMeals.saved.error ? (
+              <ErrorNote error={savedMeals.saved.error} onRetry={savedMeals.saved.reload} />
+            ) : !savedMeals.saved.data ? (
+              <Loading />
+            ) : savedMeals.saved.data.length ? (
+              <ul className="relog" data-testid="saved-meals">
+                {savedMeals.saved.data.map((s) => (
+                  <li key={s.id}>
+                    <RelogButton title={s.name} meta={savedMeta(s)} action="Log now" onLog={() => void savedMeals.log(s)} />
+                    <button type="button" className="icon-btn icon-btn--danger" aria-label={`Remove ${s.name} from saved meals`} title="Remove" onClick={() => void savedMeals.remove(s)}>
+                      <Icon name="trash" />
                     </button>
                   </li>
                 ))}
               </ul>
             ) : (
-              <Empty>Star a recent meal to keep it here. Favourites live on this device.</Empty>
+              <Empty>Build a meal and choose “Save as a meal”, or star a recent meal, to log it again here in one click.</Empty>
             )}
           </Card>
           <Card title="Recent">
@@ -90,20 +148,25 @@ export function LogScreen() {
               <Loading />
             ) : recent.length ? (
               <ul className="relog" data-testid="recent">
-                {recent.map((m) => (
-                  <li key={m.id}>
-                    <RelogButton meal={m} action="Log again now" onLog={actions.relog} />
-                    <button
-                      type="button"
-                      className={`icon-btn ${favKeys.has(contentKey(m)) ? 'is-on' : ''}`}
-                      aria-label={`Favourite ${mealTitle(m)}`}
-                      aria-pressed={favKeys.has(contentKey(m))}
-                      onClick={() => toggleFavourite(m)}
-                    >
-                      <Icon name="star" />
-                    </button>
-                  </li>
-                ))}
+                {recent.map((m) => {
+                  const title = mealTitle(m);
+                  const savedAs = savedByName.get(title);
+                  return (
+                    <li key={m.id}>
+                      <RelogButton title={title} meta={`${capitalize(m.meal_type)} · ${fmtNumber(m.macros.calories)} kcal`} action="Log again now" onLog={() => void actions.relog(m)} />
+                      <button
+                        type="button"
+                        className={`icon-btn ${savedAs ? 'is-on' : ''}`}
+                        aria-label={`Save ${title} as a meal`}
+                        aria-pressed={Boolean(savedAs)}
+                        title={savedAs ? 'Saved: remove from saved meals' : 'Save as a meal'}
+                        onClick={() => void (savedAs ? savedMeals.remove(savedAs) : savedMeals.saveMeal(m))}
+                      >
+                        <Icon name="star" />
+                      </button>
+                    </li>
+                  );
+                })}
               </ul>
             ) : (
               <Empty>Meals you log appear here, ready to log again in one click.</Empty>

@@ -1,13 +1,12 @@
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { AppContext } from '../../app-context.js';
+import { createAppContext, type AppContext } from '../../app-context.js';
 import { systemClock } from '../../clock.js';
-import { openDatabase } from '../../db/connection.js';
-import { EventBus } from '../../events/bus.js';
 import { importResource, runImport } from '../../imports/imports.js';
 import { ImportInputError, parseSourceName, SOURCE_LABELS } from '../../imports/types.js';
 import { createLogger } from '../../logger.js';
-import { defaultDbPath, packageVersion } from '../../paths.js';
+import { defaultDbPath } from '../../paths.js';
+import { openCommandDatabase } from '../context.js';
 import { initSettings } from '../../settings.js';
 import { isValidTimeZone } from '../../time/tz.js';
 
@@ -39,12 +38,12 @@ export async function importCommand(argv: string[]): Promise<void> {
   if (values.from !== undefined && !chosen) throw new ImportUsageError(`--from must be apple-health, cronometer, myfitnesspal, oura, fitbit or chyme, not ${values.from}`);
   if (values.tz !== undefined && !isValidTimeZone(values.tz)) throw new ImportUsageError(`--tz must be an IANA time zone such as Europe/Berlin, not ${values.tz}`);
 
-  const db = openDatabase(values.db ?? defaultDbPath());
+  const db = openCommandDatabase(values.db ?? defaultDbPath());
   try {
     const clock = systemClock;
     initSettings(db, clock.now());
     const log = createLogger({ silent: true });
-    const app: AppContext = { db, clock, bus: new EventBus(db, clock), log, version: packageVersion(), hooks: { afterDataChange: [] } };
+    const app: AppContext = createAppContext(db, clock, log);
     const showProgress = !values.json && process.stderr.isTTY;
     let result;
     try {

@@ -1,6 +1,7 @@
 import type { MouseEvent } from 'react';
 import { ScreenHead } from '../../components/ui';
 import { ApiKeysCard } from './ApiKeysCard';
+import { BackupsCard } from './BackupsCard';
 import { DataCard } from './DataCard';
 import { SettingsCard } from './SettingsCard';
 import { WebhooksCard } from './WebhooksCard';
@@ -15,11 +16,13 @@ export default function IntegrationsScreen() {
         <a href="#/integrations" onClick={(e) => jump(e, 'webhooks')}>Webhooks</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'settings')}>Settings</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'data')}>Export &amp; import</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'backups')}>Backups</a>
       </nav>
       <ApiKeysCard />
       <WebhooksCard />
       <SettingsCard />
       <DataCard />
+      <BackupsCard />
     </div>
   );
 }

@@ -1,0 +1,44 @@
+import type { Db } from '../db/connection.js';
+import { deleteServiceState, readServiceState, writeServiceState } from '../db/service-state.js';
+
+/**
+ * Where the service running on a database can be reached. The service records it at start and
+ * removes it at a clean stop; the CLI (`chyme link`, `chyme restore`) reads it from the shared
+ * database to find the running server, and trusts it only while that process is alive.
+ */
+export interface ServerInstance {
+  url: string;
+  pid: number;
+  startedMs: number;
+}
+
+const KEY = 'server.instance';
+
+export function recordServerInstance(db: Db, url: string, nowMs: number): void {
+  writeServiceState(db, KEY, { url, pid: process.pid, startedMs: nowMs } satisfies ServerInstance);
+}
+
+export function clearServerInstance(db: Db, url: string): void {
+  try {
+    const current = readServiceState<ServerInstance>(db, KEY);
+    if (current?.url === url && current.pid === process.pid) deleteServiceState(db, KEY);
+  } catch {
+    // a database that cannot be written any more keeps the record; the pid check ignores it
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but another user's process.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The running server on this database, or undefined when none is (or it died without cleaning up). */
+export function runningServer(db: Db): ServerInstance | undefined {
+  const instance = readServiceState<ServerInstance>(db, KEY);
+  return instance && isAlive(instance.pid) ? instance : undefined;
+}
