@@ -328,7 +328,7 @@ function Preview(props: {
         <Field
           label="Time zone of these files"
           className="import-zone"
-          hint="These files write clock times without a zone, so they are read in this one. Meals or nights logged while travelling will be off by the time difference."
+          hint="Some times in these files have no zone of their own, so they are read in this one. Meals or nights logged while travelling are off by the time difference."
         >
           {({ id, describedBy }) => (
             <select id={id} value={zoneNow} aria-describedby={describedBy} disabled={props.busy} onChange={(e) => props.onZone(e.target.value)} data-testid="zone-select">
