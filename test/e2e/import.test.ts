@@ -106,7 +106,7 @@ describe('Import screen', { skip: skip ?? false }, () => {
       const facts = await preview.getByTestId('preview-facts').innerText();
       assert.match(facts, new RegExp(`Meals to add\\s+${expected.body.meals_added}\\b`, 'i'));
       assert.match(facts, new RegExp(`Already here \\(skipped\\)\\s+${expected.body.duplicates_skipped}\\b`, 'i'));
-      assert.match(facts, /Days\s+Mon 1 Jun 2026 – Tue 2 Jun 2026/i);
+      assert.match(facts, /Days\s+Mon 1 Jun – Tue 2 Jun 2026/i);
       // Each warning with its file and line, in the service's words.
       const warnings = await preview.getByTestId('warnings').innerText();
       for (const w of expected.body.warnings) {
@@ -126,7 +126,7 @@ describe('Import screen', { skip: skip ?? false }, () => {
       await preview.getByTestId('confirm-import').click();
       const result = page.getByTestId('import-result');
       await result.getByRole('heading', { name: 'Imported' }).waitFor();
-      assert.match(await result.innerText(), new RegExp(`Added ${expected.body.meals_added} meals and 0 nights from Cronometer`));
+      assert.match(await result.innerText(), new RegExp(`Added ${expected.body.meals_added} meals from Cronometer, Mon 1 Jun – Tue 2 Jun 2026`));
 
       // Through the API: the meals, read in New York time (UTC−4 in June), marked as Cronometer's.
       const meals = await server.api<{ data: { id: string; source: string; utc_offset_min: number; description: string }[] }>('GET', '/v1/nutrition/meals?start_date=2026-05-31&end_date=2026-06-03&limit=100');
@@ -144,7 +144,7 @@ describe('Import screen', { skip: skip ?? false }, () => {
       const undone = row.getByTestId('undo-summary');
       await undone.waitFor();
       const text = await undone.innerText();
-      assert.match(text, new RegExp(`removed ${expected.body.meals_added - 1} meals and 0 nights`));
+      assert.match(text, new RegExp(`removed ${expected.body.meals_added - 1} meals\\.`));
       assert.match(text, /Kept 1 meal you edited since the import/);
       const left = await server.api<{ data: { id: string }[] }>('GET', '/v1/nutrition/meals?start_date=2026-05-31&end_date=2026-06-03&limit=100');
       assert.deepEqual(left.body.data.map((m) => m.id), [edited.id]);

@@ -38,9 +38,19 @@ function fmtBytes(n: number): string {
   return `${fmtNumber(n / 1024 ** 3, 2)} GB`;
 }
 
+/** "Sun 4 Mar 2018", "Mon 1 Jun – Tue 2 Jun 2026", "Mon 29 Dec 2025 – Fri 2 Jan 2026" (imports span years). */
 function dayRange(i: Pick<Import, 'first_day' | 'last_day'>): string | null {
-  if (!i.first_day || !i.last_day) return null;
-  return i.first_day === i.last_day ? fmtDay(i.first_day, 'long') : `${fmtDay(i.first_day)} ${i.first_day.slice(0, 4)} – ${fmtDay(i.last_day)} ${i.last_day.slice(0, 4)}`;
+  const { first_day: first, last_day: last } = i;
+  if (!first || !last) return null;
+  const year = (d: string) => d.slice(0, 4);
+  if (first === last) return `${fmtDay(first)} ${year(first)}`;
+  if (year(first) === year(last)) return `${fmtDay(first)} – ${fmtDay(last)} ${year(last)}`;
+  return `${fmtDay(first)} ${year(first)} – ${fmtDay(last)} ${year(last)}`;
+}
+
+/** "12 meals and 3 nights", "1 meal", "nothing": the counts that are not zero. */
+function countsText(meals: number, nights: number): string {
+  return [meals ? plural(meals, 'meal') : null, nights ? plural(nights, 'night') : null].filter(Boolean).join(' and ') || 'nothing';
 }
 
 /** A meal's time as it was lived: its instant at the UTC offset it was eaten at. */
@@ -194,7 +204,7 @@ export default function ImportScreen() {
             }}
           />
         </div>
-        <Field label="Files from" hint="Found from the files’ content; choose the app only if that fails.">
+        <Field label="Files from" className="import-source" hint="Found from the files’ content; choose the app only if that fails.">
           {({ id, describedBy }) => (
             <select
               id={id}
@@ -295,7 +305,7 @@ function Preview(props: {
   const zones = useMemo(() => timeZoneNames(zoneNow), [zoneNow]);
   const range = dayRange(p);
   const nothing = p.meals_added === 0 && p.sleep_added === 0;
-  const what = [p.meals_added ? plural(p.meals_added, 'meal') : null, p.sleep_added ? plural(p.sleep_added, 'night') : null].filter(Boolean).join(' and ');
+  const what = countsText(p.meals_added, p.sleep_added);
   return (
     <section className="card import-preview" aria-labelledby="import-preview-title" data-testid="import-preview" aria-busy={props.busy}>
       <header className="card__head">
@@ -463,7 +473,7 @@ function Samples({ preview }: { preview: Import }) {
 }
 
 function summary(i: Import): string {
-  const added = [plural(i.meals_added, 'meal'), plural(i.sleep_added, 'night')].join(' and ');
+  const added = countsText(i.meals_added, i.sleep_added);
   const range = dayRange(i);
   return `${added} from ${sourceName(i.source)}${range ? `, ${range}` : ''}${i.duplicates_skipped ? `; ${plural(i.duplicates_skipped, 'record')} already here skipped` : ''}.`;
 }
@@ -560,9 +570,7 @@ function keptText(kept: NonNullable<Import['undo']>['kept']): string | null {
   const edited = kept.filter((k) => k.reason === 'edited');
   if (!edited.length) return null;
   const meals = edited.filter((k) => k.object === 'nutrition.meal').length;
-  const nights = edited.length - meals;
-  const what = [meals ? plural(meals, 'meal') : null, nights ? plural(nights, 'night') : null].filter(Boolean).join(' and ');
-  return `Kept ${what} you edited since the import.`;
+  return `Kept ${countsText(meals, edited.length - meals)} you edited since the import.`;
 }
 
 function PastImport({ item, onUndone }: { item: Import; onUndone: (i: Import) => void }) {
@@ -586,7 +594,7 @@ function PastImport({ item, onUndone }: { item: Import; onUndone: (i: Import) =>
       const r = await undoImport(item.id);
       onUndone(r);
       setJustUndone(true);
-      app.toast(`Import undone: ${plural(r.undo?.meals_removed ?? 0, 'meal')} and ${plural(r.undo?.sleep_removed ?? 0, 'night')} removed.`);
+      app.toast(`Import undone: ${countsText(r.undo?.meals_removed ?? 0, r.undo?.sleep_removed ?? 0)} removed.`);
     } catch (err) {
       setError(errorMessage(err));
     } finally {
@@ -606,7 +614,7 @@ function PastImport({ item, onUndone }: { item: Import; onUndone: (i: Import) =>
         <p className="small muted import__files">{item.files.join(', ')}</p>
         {undo ? (
           <p className="small import-row__undo" data-testid="undo-summary" tabIndex={-1} ref={summaryRef}>
-            Undone {fmtDateTime(undo.undone_at, app.tz)}: removed {plural(undo.meals_removed, 'meal')} and {plural(undo.sleep_removed, 'night')}.
+            Undone {fmtDateTime(undo.undone_at, app.tz)}: removed {countsText(undo.meals_removed, undo.sleep_removed)}.
             {kept ? <strong> {kept}</strong> : null}
           </p>
         ) : null}
