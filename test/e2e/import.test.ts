@@ -172,6 +172,7 @@ describe('Import screen', { skip: skip ?? false }, () => {
       await page.getByTestId('file-input').setInputFiles({ name: 'servings.csv', mimeType: 'text/csv', buffer: Buffer.from(fx.cronometerNarrowServings()) });
       await page.getByTestId('import-error').getByText(ouraSaid.body.error.message).waitFor();
       assert.equal(await page.getByTestId('import-preview').count(), 0, 'no preview for a refused file');
+      await page.screenshot({ path: join(dir, 'import-error-light.png') });
     } finally {
       await context.close();
     }
@@ -238,6 +239,8 @@ describe('Import screen', { skip: skip ?? false }, () => {
       });
       assert.match((await bar.getAttribute('aria-valuetext')) ?? '', /^\d+%$/);
       assert.match(await page.getByTestId('import-progress').innerText(), /Checking: sending \d+(\.\d)? MB to Chyme/);
+      await page.screenshot({ path: join(dir, 'import-progress-light.png') });
+      assert.deepEqual(formatViolations(await axe(page)), '', 'axe while uploading');
       await page.getByRole('heading', { name: 'Preview: Apple Health' }).waitFor({ timeout: 60_000 });
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     } finally {

@@ -4,7 +4,7 @@
  * Past imports are listed with an Undo each.
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type RefObject } from 'react';
-import { errorMessage } from '../api/client';
+import { ApiError, errorMessage } from '../api/client';
 import { createImport, listImports, undoImport } from '../api/imports';
 import type { Import } from '../api/types';
 import { ConfirmButton } from '../components/ConfirmButton';
@@ -234,7 +234,8 @@ export default function ImportScreen() {
         <div className="import__error" data-testid="import-error">
           <ErrorNote
             error={stage.error}
-            onRetry={files.length ? () => void run(stage.purpose, { files, source, zone }, stage.preview) : undefined}
+            // Files the service refused (4xx) fail the same way again; a lost connection may not.
+            onRetry={files.length && !(stage.error instanceof ApiError && stage.error.status >= 400 && stage.error.status < 500) ? () => void run(stage.purpose, { files, source, zone }, stage.preview) : undefined}
           />
         </div>
       ) : null}
