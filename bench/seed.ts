@@ -60,6 +60,7 @@ export function seedHistory(db: Db, opts: { lastDay: string; days: number; timez
           foods: [{ name: m.type, calories: kcal }],
           source: 'manual',
           inferredTime: false,
+          nutrientSources: {},
           createdMs: ts,
           updatedMs: ts,
         });

@@ -14,6 +14,17 @@ export class InvalidInputError extends Error {
   }
 }
 
+/** The object exists but cannot be changed (a food of the shipped USDA table). */
+export class ReadOnlyError extends Error {
+  constructor(
+    readonly param: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ReadOnlyError';
+  }
+}
+
 /** A count limit on a resource (e.g. 50 webhook subscriptions). */
 export class LimitExceededError extends Error {
   override name = 'LimitExceededError';

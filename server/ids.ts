@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** Resource id prefixes (CONTRACT §3). One place, so a prefix cannot drift between modules. */
-export type IdPrefix = 'meal' | 'sleep' | 'whsub' | 'evt' | 'whdel' | 'key' | 'req' | 'ins' | 'imp';
+export type IdPrefix = 'meal' | 'food' | 'smeal' | 'sleep' | 'whsub' | 'evt' | 'whdel' | 'key' | 'req' | 'ins' | 'imp';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

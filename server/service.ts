@@ -9,6 +9,7 @@ import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, type RouteDef } from './api/route.js';
 import { eventStreamRoutes } from './api/routes/events-stream.js';
 import { resourceRoutes } from './api/routes/index.js';
+import { warmUpFoods } from './foods/foods.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { SCOPES } from './auth/scopes.js';
 import { createLogger, type Logger } from './logger.js';
@@ -39,6 +40,11 @@ export interface ServiceOptions {
   schedulerIntervalMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
+  /**
+   * When to load the food table (if the shipped one is new) and build its search index after the
+   * server listens, in ms (default 1000); null leaves it to the first foods request.
+   */
+  foodsWarmUpMs?: number | null;
 }
 
 export interface Service {
@@ -58,6 +64,7 @@ export interface Service {
 }
 
 const HOUSEKEEPING_INTERVAL_MS = 3600_000;
+const FOODS_WARM_UP_DELAY_MS = 1000;
 
 /**
  * Opens the database, builds the shared context, and starts the HTTP API with every subsystem.
@@ -126,6 +133,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     db.pragma('optimize');
   };
   housekeeping();
+  // The food table is loaded (first start, or a new table shipped) and the search index built
+  // shortly after start, off the start-up path; a foods request before then does it itself.
+  const foodsWarmUpMs = options.foodsWarmUpMs === undefined ? FOODS_WARM_UP_DELAY_MS : options.foodsWarmUpMs;
+  const foodsTimer =
+    foodsWarmUpMs === null
+      ? undefined
+      : setTimeout(() => {
+          try {
+            warmUpFoods(app);
+          } catch (err) {
+            log.error('loading the food table failed', { error: String(err) });
+          }
+        }, foodsWarmUpMs);
+  foodsTimer?.unref();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
@@ -149,6 +170,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     stop() {
       stopping ??= (async () => {
         clearInterval(housekeepingTimer);
+        clearTimeout(foodsTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived

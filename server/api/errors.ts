@@ -1,4 +1,4 @@
-import { ConflictError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError } from '../domain-errors.js';
+import { ConflictError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, ReadOnlyError } from '../domain-errors.js';
 
 /**
  * The one error module (CONTRACT §4). Every failure the API reports is an ApiError, rendered as
@@ -109,6 +109,8 @@ export const errors = {
       `This API key lacks a scope this request needs: any of ${scopes.map((s) => `"${s}"`).join(', ')}.`,
     ),
   /** A count limit on a resource (e.g. 50 webhook subscriptions). */
+  /** A resource that exists but cannot be changed (a food of the shipped USDA table). */
+  resourceReadOnly: (message: string, param = 'id') => new ApiError(403, 'invalid_request_error', 'resource_read_only', message, param),
   limitExceeded: (message: string) => new ApiError(400, 'invalid_request_error', 'limit_exceeded', message),
   conflict: (code: string, message: string, param?: string) => new ApiError(409, 'invalid_request_error', code, message, param),
   bodyTooLarge: (limit: number) =>
@@ -135,6 +137,7 @@ export function asApiError(err: unknown): ApiError | undefined {
   if (err instanceof NotFoundError) return errors.resourceMissing(err.what, err.id);
   if (err instanceof ConflictError) return errors.conflict(err.code, err.message, err.param);
   if (err instanceof LimitExceededError) return errors.limitExceeded(err.message);
+  if (err instanceof ReadOnlyError) return errors.resourceReadOnly(err.message, err.param);
   if (err instanceof InvalidCursorError) return errors.invalidCursor(err.param, err.cursor);
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');

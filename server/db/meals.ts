@@ -3,10 +3,37 @@ import type { Db } from './connection.js';
 export type MealType = 'breakfast' | 'lunch' | 'dinner' | 'snack';
 export const MEAL_TYPES: readonly MealType[] = ['breakfast', 'lunch', 'dinner', 'snack'];
 
-export interface Food {
+/** The nutrients a food entry may carry besides calories (per entry, not per 100 g). */
+export const ENTRY_NUTRIENTS = ['protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg'] as const;
+export type EntryNutrient = (typeof ENTRY_NUTRIENTS)[number];
+
+/**
+ * A food entry of a meal or saved meal as stored and returned: always a name and calories (the
+ * interface requires them); entries built from a food also carry what they were built from and
+ * every nutrient computed at that moment, so later edits of the food never change them.
+ */
+export interface FoodEntry {
   name: string;
   calories: number;
+  food_id?: string;
+  quantity?: number;
+  /** "g", "ml", or the id of one of the food's portions. */
+  unit?: string;
+  grams?: number;
+  protein_g?: number | null;
+  carbs_g?: number | null;
+  fat_g?: number | null;
+  fiber_g?: number | null;
+  sugars_g?: number | null;
+  sodium_mg?: number | null;
+  caffeine_mg?: number | null;
 }
+
+/** The meal nutrients (besides calories) that follow the calories_source rule: typed in, or the sum of the foods. */
+export const MEAL_NUTRIENTS = ['protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sodium_mg', 'caffeine_mg'] as const;
+export type MealNutrient = (typeof MEAL_NUTRIENTS)[number];
+export type NutrientSource = 'logged' | 'foods';
+export type NutrientSources = Partial<Record<MealNutrient, NutrientSource>>;
 
 /** Where a meal's calories came from: typed in, or derived from its foods or macros. */
 export type CaloriesSource = 'logged' | 'foods' | 'macros';
@@ -30,10 +57,12 @@ export interface MealRecord {
   fiberG: number | null;
   sodiumMg: number | null;
   caffeineMg: number | null;
-  foods: Food[];
   source: RecordSource;
   /** True when the source had no time of day and a default meal time was used. */
   inferredTime: boolean;
+  foods: FoodEntry[];
+  /** Where each nutrient came from; absent = legacy (logged when it has a value). */
+  nutrientSources: NutrientSources;
   createdMs: number;
   updatedMs: number;
 }
@@ -56,6 +85,7 @@ interface MealRow {
   foods_json: string;
   source: RecordSource;
   inferred_time: number;
+  nutrient_sources_json: string;
   created_ms: number;
   updated_ms: number;
 }
@@ -76,9 +106,10 @@ function fromRow(r: MealRow): MealRecord {
     fiberG: r.fiber_g,
     sodiumMg: r.sodium_mg,
     caffeineMg: r.caffeine_mg,
-    foods: JSON.parse(r.foods_json) as Food[],
     source: r.source,
     inferredTime: r.inferred_time === 1,
+    foods: JSON.parse(r.foods_json) as FoodEntry[],
+    nutrientSources: JSON.parse(r.nutrient_sources_json) as NutrientSources,
     createdMs: r.created_ms,
     updatedMs: r.updated_ms,
   };
@@ -103,17 +134,18 @@ function toParams(m: MealRecord) {
     foods_json: JSON.stringify(m.foods),
     source: m.source,
     inferred_time: m.inferredTime ? 1 : 0,
+    nutrient_sources_json: JSON.stringify(m.nutrientSources),
     created_ms: m.createdMs,
     updated_ms: m.updatedMs,
   };
 }
 
 const COLUMNS =
-  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, source, inferred_time, created_ms, updated_ms';
+  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, nutrient_sources_json, source, inferred_time, created_ms, updated_ms';
 
 export function insertMeal(db: Db, meal: MealRecord): void {
   db.prepare(
-    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @source, @inferred_time, @created_ms, @updated_ms)`,
+    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @nutrient_sources_json, @source, @inferred_time, @created_ms, @updated_ms)`,
   ).run(toParams(meal));
 }
 
@@ -121,7 +153,7 @@ export function updateMeal(db: Db, meal: MealRecord): void {
   db.prepare(
     `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
        description = @description, calories = @calories, calories_source = @calories_source, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
-       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, inferred_time = @inferred_time, updated_ms = @updated_ms
+       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg,        fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, inferred_time = @inferred_time, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(meal));
 }

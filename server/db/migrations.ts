@@ -183,6 +183,77 @@ export const migrations: Migration[] = [
     `,
   },
   {
+    version: 4,
+    name: 'foods, their search index, usage and saved meals',
+    sql: `
+      -- The shipped USDA table (source 'usda_sr', loaded at start-up when the shipped file's
+      -- version differs from the one recorded in service_state) and the person's own foods.
+      -- seq is an explicit INTEGER PRIMARY KEY so the FTS index's rowids survive VACUUM.
+      CREATE TABLE foods (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL CHECK (source IN ('usda_sr', 'custom')),
+        name TEXT NOT NULL,
+        brand TEXT,
+        -- Per 100 g; NULL when unknown (never a silent 0).
+        calories REAL,
+        protein_g REAL,
+        carbs_g REAL,
+        fat_g REAL,
+        fiber_g REAL,
+        sugars_g REAL,
+        sodium_mg REAL,
+        caffeine_mg REAL,
+        -- [{"label": "1 cup, sliced", "grams": 150}, ...]; a portion's id is its 1-based position.
+        portions_json TEXT NOT NULL DEFAULT '[]',
+        -- USDA foods: bit i set when nutrient i's value comes from SR28 (else SR24); NULL for custom.
+        sr28_mask INTEGER,
+        created_ms INTEGER,
+        updated_ms INTEGER
+      );
+      CREATE INDEX foods_by_source ON foods (source);
+
+      -- Words of names and brands; no stemming (plurals and typos are handled by the query
+      -- builder against this index's vocabulary), diacritics folded so "creme" finds "crème".
+      CREATE VIRTUAL TABLE foods_fts USING fts5(
+        name, brand, content = 'foods', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
+      );
+      CREATE VIRTUAL TABLE foods_vocab USING fts5vocab(foods_fts, 'row');
+      CREATE TRIGGER foods_fts_insert AFTER INSERT ON foods BEGIN
+        INSERT INTO foods_fts (rowid, name, brand) VALUES (new.seq, new.name, new.brand);
+      END;
+      CREATE TRIGGER foods_fts_delete AFTER DELETE ON foods BEGIN
+        INSERT INTO foods_fts (foods_fts, rowid, name, brand) VALUES ('delete', old.seq, old.name, old.brand);
+      END;
+      CREATE TRIGGER foods_fts_update AFTER UPDATE OF name, brand ON foods BEGIN
+        INSERT INTO foods_fts (foods_fts, rowid, name, brand) VALUES ('delete', old.seq, old.name, old.brand);
+        INSERT INTO foods_fts (rowid, name, brand) VALUES (new.seq, new.name, new.brand);
+      END;
+
+      -- How often and how lately the person logged each food (meals referencing it by food_id),
+      -- kept in step with meals in the same transaction: it ranks their foods first.
+      CREATE TABLE food_usage (
+        food_id TEXT PRIMARY KEY,
+        use_count INTEGER NOT NULL,
+        last_used_ms INTEGER NOT NULL
+      );
+
+      CREATE TABLE saved_meals (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        meal_type TEXT CHECK (meal_type IN ('breakfast', 'lunch', 'dinner', 'snack')),
+        foods_json TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+      );
+
+      -- Where each nutrient of a meal came from, as calories_source does for calories:
+      -- {"protein_g": "foods" | "logged", ...}. A nutrient missing from the map is "logged" when it
+      -- has a value (meals stored before this migration: never changes a number) and unknown otherwise.
+      ALTER TABLE meals ADD COLUMN nutrient_sources_json TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
+  {
     version: 5,
     name: 'imports from other apps: record sources, inferred meal times, naps, and what each import added',
     sql: `

@@ -81,6 +81,15 @@ export class EventBus {
   }
 }
 
+/** Fields of a resource that differ, with their old values (Stripe's previous_attributes); updated_at is not a change. */
+export function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(before)) {
+    if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(after[k])) out[k] = v;
+  }
+  return out;
+}
+
 /** The JSON envelope of an event, as webhooks and the event stream carry it (CONTRACT §7). */
 export function eventEnvelope(event: Pick<EventRecord, 'id' | 'type' | 'createdMs' | 'data'>, webhookDeliveryId?: string): Record<string, unknown> {
   return {

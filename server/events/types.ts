@@ -3,11 +3,14 @@
  * names the events in its webhook form) all read it from here.
  */
 
-/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4) and settings.updated. */
+/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4), food.* (issue 8) and settings.updated. */
 export const EVENT_TYPES = [
   'meal.created',
   'meal.updated',
   'meal.deleted',
+  'food.created',
+  'food.updated',
+  'food.deleted',
   'gut_score.created',
   'overnight_score.created',
   'digestion.state_changed',

@@ -5,7 +5,13 @@ import { hasSleep, insertSleep, listAllSleep, sleepExists, type SleepRecord } fr
 import { saveSettings } from '../db/settings.js';
 import { getSubscription, insertSubscription, listSubscriptions } from '../db/webhook-subscriptions.js';
 import { InvalidInputError } from '../domain-errors.js';
+import { foodExists, insertFood, listFoodsBySource, NUTRIENT_KEYS, rebuildFoodUsage, type Nutrients } from '../db/foods.js';
+import { MEAL_NUTRIENTS, type FoodEntry, type MealNutrient, type NutrientSources } from '../db/meals.js';
+import { insertSavedMeal, listSavedMeals, savedMealExists } from '../db/saved-meals.js';
+import { foodResource } from '../foods/foods.js';
+import { invalidateFoodSearch } from '../foods/search.js';
 import { buildMeal, mealResource, mealType } from '../nutrition/meals.js';
+import { savedMealResource } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
 import { buildSleep, sleepResource } from '../sleep/sessions.js';
 import { isValidTimeZone, isoUtc } from '../time/tz.js';
@@ -27,6 +33,8 @@ export function exportDocument(app: AppContext): Record<string, unknown> {
     app_version: app.version,
     exported_at: isoUtc(app.clock.now()),
     settings: { timezone: settings.timezone, day_start: settings.dayStart, units: settings.units },
+    foods: listFoodsBySource(app.db, 'custom').map((f) => foodResource(f, undefined)),
+    saved_meals: listSavedMeals(app.db).map(savedMealResource),
     meals: listAllMeals(app.db).map(mealResource),
     sleep_sessions: listAllSleep(app.db).map(sleepResource),
     webhook_subscriptions: listSubscriptions(app.db).map((sub) => subscriptionResource(sub, now)),
@@ -58,6 +66,57 @@ const isoInstant = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Nu
   message: 'must be an ISO 8601 date-time',
 });
 
+const nullableNum = (max: number) => num(max).nullable().optional();
+
+/** A food entry as exported: name and calories, and what it was built from when it came from a food. */
+const ImportFoodEntry = z.object({
+  name: z.string().trim().min(1).max(200),
+  calories: num(10_000),
+  food_id: z.string().max(64).optional(),
+  quantity: num(100_000).optional(),
+  unit: z.string().min(1).max(20).optional(),
+  grams: num(100_000).optional(),
+  protein_g: nullableNum(2000),
+  carbs_g: nullableNum(2000),
+  fat_g: nullableNum(2000),
+  fiber_g: nullableNum(2000),
+  sugars_g: nullableNum(2000),
+  sodium_mg: nullableNum(50_000),
+  caffeine_mg: nullableNum(2000),
+});
+
+const nutrient = (max: number) => num(max).nullable().default(null);
+
+/** A custom food as exported (USDA foods are not exported: every Chyme ships them). */
+const ImportFood = z.object({
+  id: z.string().regex(/^food_[0-9A-Za-z]{1,60}$/, { message: 'must be a food id (food_…)' }),
+  source: z.literal('custom').default('custom'),
+  name: z.string().trim().min(1).max(200),
+  brand: z.string().trim().min(1).max(100).nullable().default(null),
+  nutrients: z.object({
+    calories: num(1000),
+    protein_g: nutrient(105),
+    carbs_g: nutrient(105),
+    fat_g: nutrient(105),
+    fiber_g: nutrient(100),
+    sugars_g: nutrient(100),
+    sodium_mg: nutrient(100_000),
+    caffeine_mg: nutrient(100_000),
+  }),
+  portions: z.array(z.object({ label: z.string().trim().min(1).max(100), grams: z.number().finite().gt(0).max(5000) })).max(50).default([]),
+  created_at: isoInstant.optional(),
+  updated_at: isoInstant.optional(),
+});
+
+const ImportSavedMeal = z.object({
+  id: z.string().regex(/^smeal_[0-9A-Za-z]{1,60}$/, { message: 'must be a saved meal id (smeal_…)' }),
+  name: z.string().trim().min(1).max(200),
+  meal_type: mealType.nullable().default(null),
+  foods: z.array(ImportFoodEntry).min(1).max(100),
+  created_at: isoInstant.optional(),
+  updated_at: isoInstant.optional(),
+});
+
 const ImportMeal = z.object({
   id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
   timestamp: isoInstant,
@@ -71,7 +130,8 @@ const ImportMeal = z.object({
     fiber_g: num(2000).nullable().optional(),
   }),
   micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
-  foods: z.array(z.object({ name: z.string().trim().min(1).max(200), calories: num(10_000) })).max(100).default([]),
+  foods: z.array(ImportFoodEntry).max(100).default([]),
+  nutrient_sources: z.record(z.enum(MEAL_NUTRIENTS), z.enum(['logged', 'foods']).nullable()).optional(),
   utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
   calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
   source: z.enum(RECORD_SOURCES).default('manual'),
@@ -113,6 +173,8 @@ export const ImportDocumentSchema = z
         units: z.enum(['metric', 'imperial']),
       })
       .optional(),
+    foods: z.array(ImportFood).max(50_000).default([]),
+    saved_meals: z.array(ImportSavedMeal).max(500).default([]),
     meals: z.array(ImportMeal).max(200_000).default([]),
     sleep_sessions: z.array(ImportSleep).max(50_000).default([]),
     webhook_subscriptions: z.array(ImportSubscription).max(MAX_SUBSCRIPTIONS).default([]),
@@ -126,6 +188,32 @@ export interface ImportCounts {
   skipped: number;
 }
 
+/** Zod leaves optional fields out; this keeps an entry's JSON free of undefined holes either way. */
+function storedEntry(entry: z.output<typeof ImportFoodEntry>): FoodEntry {
+  return Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as unknown as FoodEntry;
+}
+
+/** An exported meal's nutrient_sources (absent in a file from before foods: values count as typed in). */
+function nutrientSourcesFromExport(sources: Partial<Record<MealNutrient, 'logged' | 'foods' | null>> | undefined): NutrientSources {
+  const out: NutrientSources = {};
+  for (const k of MEAL_NUTRIENTS) {
+    const v = sources?.[k];
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+/** The resource reads an unknown macro as 0; nutrient_sources (null = unknown) says which are unknown. */
+function knownValues<K extends MealNutrient>(
+  m: { nutrient_sources?: Partial<Record<MealNutrient, string | null>> | undefined },
+  keys: K[],
+  given: Partial<Record<K, number | null | undefined>>,
+): Partial<Record<K, number | null>> {
+  const out: Partial<Record<K, number | null>> = {};
+  for (const k of keys) out[k] = m.nutrient_sources && m.nutrient_sources[k] === null ? null : (given[k] ?? null);
+  return out;
+}
+
 /**
  * Writes a validated export in one transaction: all or nothing. Records whose id exists are
  * skipped. Settings are restored only into an empty database, where they cannot re-date
@@ -136,7 +224,14 @@ export function importDocument(
   doc: ImportDocument,
   /** Told of each meal and sleep session added (the imports feature records them for undo). */
   onAdded?: (kind: 'meal' | 'sleep', record: MealRecord | SleepRecord) => void,
-): { meals: ImportCounts; sleep_sessions: ImportCounts; webhook_subscriptions: ImportCounts; settings: 'applied' | 'kept' } {
+): {
+  foods: ImportCounts;
+  saved_meals: ImportCounts;
+  meals: ImportCounts;
+  sleep_sessions: ImportCounts;
+  webhook_subscriptions: ImportCounts;
+  settings: 'applied' | 'kept';
+} {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
     if (Date.parse(s.end) <= Date.parse(s.start)) throw new InvalidInputError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
@@ -159,6 +254,43 @@ export function importDocument(
       settingsOutcome = 'applied';
     }
     const settings = currentSettings(app);
+    const foods: ImportCounts = { imported: 0, skipped: 0 };
+    for (const f of doc.foods) {
+      if (foodExists(app.db, f.id)) {
+        foods.skipped++;
+        continue;
+      }
+      const nutrients = Object.fromEntries(NUTRIENT_KEYS.map((k) => [k, f.nutrients[k]])) as Nutrients;
+      insertFood(app.db, {
+        id: f.id,
+        source: 'custom',
+        name: f.name,
+        brand: f.brand,
+        nutrients,
+        portions: f.portions,
+        sr28Mask: null,
+        createdMs: f.created_at ? Date.parse(f.created_at) : now,
+        updatedMs: f.updated_at ? Date.parse(f.updated_at) : now,
+      });
+      foods.imported++;
+    }
+    if (foods.imported > 0) invalidateFoodSearch(app.db);
+    const savedMeals: ImportCounts = { imported: 0, skipped: 0 };
+    for (const m of doc.saved_meals) {
+      if (savedMealExists(app.db, m.id)) {
+        savedMeals.skipped++;
+        continue;
+      }
+      insertSavedMeal(app.db, {
+        id: m.id,
+        name: m.name,
+        mealType: m.meal_type,
+        foods: m.foods.map(storedEntry),
+        createdMs: m.created_at ? Date.parse(m.created_at) : now,
+        updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
+      });
+      savedMeals.imported++;
+    }
     const meals: ImportCounts = { imported: 0, skipped: 0 };
     for (const m of doc.meals) {
       if (mealExists(app.db, m.id)) {
@@ -172,12 +304,13 @@ export function importDocument(
           utcOffsetMin: m.utc_offset_min ?? null,
           mealType: m.meal_type,
           description: m.description,
-          macros: m.macros,
-          micros: m.micros,
-          foods: m.foods,
+          macros: { ...m.macros, ...knownValues(m, ['protein_g', 'carbs_g', 'fat_g', 'fiber_g'], m.macros) },
+          micros: { ...m.micros, ...knownValues(m, ['sodium_mg', 'caffeine_mg'], m.micros) },
+          foods: m.foods.map(storedEntry),
           caloriesSource: m.calories_source,
           source: m.source,
           inferredTime: m.inferred_time,
+          nutrientSources: nutrientSourcesFromExport(m.nutrient_sources),
         },
         { id: m.id, createdMs: m.created_at ? Date.parse(m.created_at) : now, updatedMs: m.updated_at ? Date.parse(m.updated_at) : now },
       );
@@ -185,6 +318,7 @@ export function importDocument(
       onAdded?.('meal', record);
       meals.imported++;
     }
+    if (meals.imported > 0) rebuildFoodUsage(app.db);
     const sleep: ImportCounts = { imported: 0, skipped: 0 };
     for (const s of doc.sleep_sessions) {
       if (sleepExists(app.db, s.id)) {
@@ -226,6 +360,6 @@ export function importDocument(
       subscriptions.imported++;
     }
     notifyDataChanged(app, emit);
-    return { meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
+    return { foods, saved_meals: savedMeals, meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
   });
 }

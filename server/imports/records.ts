@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Food, MealType } from '../db/meals.js';
+import type { FoodEntry, MealType } from '../db/meals.js';
 import { localTimeToInstant, offsetMinutes } from '../time/tz.js';
 import type { ImportedMeal, ImportSource, ImportWarning } from './types.js';
 
@@ -165,7 +165,7 @@ export function diaryMeals(
     }
     for (const c of clusters) {
       const at = localInstant(day, c.minute, timeZone);
-      const foods: Food[] = c.rows.flatMap((r) => (r.food && r.food.calories !== null ? [{ name: r.food.name.slice(0, 200), calories: Math.round(r.food.calories * 100) / 100 }] : []));
+      const foods: FoodEntry[] = c.rows.flatMap((r) => (r.food && r.food.calories !== null ? [{ name: r.food.name.slice(0, 200), calories: Math.round(r.food.calories * 100) / 100 }] : []));
       meals.push({ day, label, meal: {
         key: stableKey(source, day, label, c.inferred ? 'default-time' : c.minute),
         source,

@@ -1,4 +1,4 @@
-import type { Food, MealType, RecordSource } from '../db/meals.js';
+import type { FoodEntry, MealType, RecordSource } from '../db/meals.js';
 
 /** An app Chyme imports from (the `source` stored on each record it adds). */
 export type ImportSource = Exclude<RecordSource, 'manual'>;
@@ -47,7 +47,7 @@ export interface ImportedMeal {
   fiberG: number | null;
   sodiumMg: number | null;
   caffeineMg: number | null;
-  foods: Food[];
+  foods: FoodEntry[];
 }
 
 /** A night (or nap) read from a source; several may describe one night, and one is kept. */

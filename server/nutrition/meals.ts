@@ -1,21 +1,28 @@
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
+import { recountFoodUsage } from '../db/foods.js';
 import {
   deleteMeal,
   getMeal,
   insertMeal,
+  MEAL_NUTRIENTS,
   MEAL_TYPES,
   RECORD_SOURCES,
   updateMeal,
   type CaloriesSource,
-  type Food,
+  type FoodEntry,
+  type MealNutrient,
   type MealRecord,
   type MealType,
+  type NutrientSources,
   type RecordSource,
 } from '../db/meals.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { mealDay } from '../engine/days.js';
-import { dateTimeString, isoDateTime, parseDateTime } from '../fields.js';
+import { previousAttributes } from '../events/bus.js';
+import { entryFoodIds, entryTotals, resolveFoodEntries, type FoodEntryInput } from '../foods/entries.js';
+import { FoodEntrySchema, NutrientSourcesSchema } from '../foods/schemas.js';
+import { dateTimeString, idString, isoDateTime, parseDateTime } from '../fields.js';
 import { newId } from '../ids.js';
 import { currentSettings, type SettingsRecord } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
@@ -36,10 +43,37 @@ export const mealType = z.enum(MEAL_TYPES as [MealType, ...MealType[]], {
 const bounded = (max: number) =>
   z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
 
-const foodInput = z.strictObject({
-  name: z.string().trim().min(1, { message: 'must not be empty' }).max(200),
-  calories: bounded(MAX_MEAL_CALORIES),
-});
+/**
+ * A food entry: {name, calories} as before; {food_id, quantity, unit, name?} computed from the food;
+ * or an entry exactly as a meal returned it (kept as sent, so re-sending a meal's foods never
+ * rewrites them).
+ */
+export const foodEntryInput = z
+  .strictObject({
+    name: z.string().trim().min(1, { message: 'must not be empty' }).max(200).optional(),
+    calories: bounded(MAX_MEAL_CALORIES).optional(),
+    food_id: idString('food').optional(),
+    quantity: z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(100_000).optional(),
+    unit: z.string().min(1).max(20).optional().meta({ description: '"g", "ml", or a portion id of the food' }),
+    grams: bounded(100_000).optional(),
+    protein_g: bounded(2000).nullable().optional(),
+    carbs_g: bounded(2000).nullable().optional(),
+    fat_g: bounded(2000).nullable().optional(),
+    fiber_g: bounded(2000).nullable().optional(),
+    sugars_g: bounded(2000).nullable().optional(),
+    sodium_mg: bounded(50_000).nullable().optional(),
+    caffeine_mg: bounded(2000).nullable().optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.food_id !== undefined) {
+      if (entry.quantity === undefined) ctx.addIssue({ code: 'custom', path: ['quantity'], message: 'is required with food_id' });
+      else if (entry.unit === undefined) ctx.addIssue({ code: 'custom', path: ['unit'], message: 'is required with food_id' });
+      return;
+    }
+    if (entry.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required without food_id' });
+    else if (entry.calories === undefined) ctx.addIssue({ code: 'custom', path: ['calories'], message: 'is required without food_id' });
+  })
+  .meta({ id: 'FoodEntryInput' });
 
 const macrosCreate = z.strictObject({
   calories: bounded(MAX_MEAL_CALORIES).optional(),
@@ -61,7 +95,7 @@ const microsInput = z.strictObject({
 });
 
 const description = z.string().max(2000, { message: 'must be at most 2000 characters' });
-const foods = z.array(foodInput).max(100, { message: 'a meal may list at most 100 foods' });
+export const foodEntries = z.array(foodEntryInput).max(100, { message: 'a meal may list at most 100 foods' });
 
 export const MealCreateSchema = z
   .strictObject({
@@ -70,7 +104,7 @@ export const MealCreateSchema = z
     description: description.optional(),
     macros: macrosCreate.optional(),
     micros: microsInput.optional(),
-    foods: foods.optional(),
+    foods: foodEntries.optional(),
   })
   .meta({ id: 'MealCreate' });
 
@@ -81,7 +115,7 @@ export const MealUpdateSchema = z
     description: description.optional(),
     macros: macrosPatch.optional(),
     micros: microsInput.optional(),
-    foods: foods.optional(),
+    foods: foodEntries.optional(),
   })
   .meta({ id: 'MealUpdate' });
 
@@ -96,19 +130,28 @@ export interface MealInput {
   description?: string | undefined;
   macros?: Macros | undefined;
   micros?: Micros | undefined;
-  foods?: Food[] | undefined;
+  /** Entries as sent: {name, calories}, {food_id, quantity, unit, name?}, or a returned entry sent back. */
+  foods?: FoodEntryInput[] | undefined;
   /** Where macros.calories came from when they were not typed in just now (an import, a kept value). */
   caloriesSource?: CaloriesSource | undefined;
   /** The app the meal was imported from (default manual). */
   source?: RecordSource | undefined;
   /** True when the source gave no time of day and a default meal time was used. */
   inferredTime?: boolean | undefined;
+  /**
+   * Where each nutrient given in macros/micros came from when not typed just now: "foods" means
+   * it follows the foods (recomputed from them); otherwise a value given counts as typed in.
+   */
+  nutrientSources?: NutrientSources | undefined;
 }
 
-export type MealPatch = Partial<Omit<MealInput, 'caloriesSource' | 'source' | 'inferredTime'>>;
+/** What buildMeal takes: an input whose food entries are resolved (computed from their foods). */
+export type ResolvedMealInput = Omit<MealInput, 'foods'> & { foods?: FoodEntry[] | undefined };
+
+export type MealPatch = Partial<Omit<MealInput, 'caloriesSource' | 'nutrientSources' | 'source' | 'inferredTime'>>;
 
 /** Accepts meals from 2000 up to a day ahead (clock skew, planned dinner); beyond is a typo. */
-function checkTimestamp(ms: number, nowMs: number): void {
+export function checkTimestamp(ms: number, nowMs: number): void {
   if (ms < Date.UTC(2000, 0, 1) || ms > nowMs + 24 * 3600_000) {
     throw new InvalidInputError('timestamp', 'Invalid timestamp: must be after 2000-01-01 and at most one day in the future.');
   }
@@ -138,7 +181,7 @@ export function mealInputFrom(body: z.output<typeof MealCreateSchema>, nowMs: nu
 // ---- Rules ----------------------------------------------------------------------------------
 
 /** Calories derived from what else was logged: the sum of the foods, else 4/4/9 kcal per gram of macros. */
-function derivedCalories(macros: Macros | undefined, foods: Food[]): { calories: number; source: CaloriesSource } {
+function derivedCalories(macros: Macros | undefined, foods: FoodEntry[]): { calories: number; source: CaloriesSource } {
   if (foods.length > 0) return { calories: foods.reduce((sum, f) => sum + f.calories, 0), source: 'foods' };
   const p = macros?.protein_g ?? 0;
   const c = macros?.carbs_g ?? 0;
@@ -158,12 +201,51 @@ function checkCalories(calories: number): number {
  * The one way a meal record is made, for create, patch and import: its offset (the one written,
  * else the user's zone at that instant), its day, and its calories (typed in, else derived).
  */
+const FIELD: Record<MealNutrient, 'proteinG' | 'carbsG' | 'fatG' | 'fiberG' | 'sodiumMg' | 'caffeineMg'> = {
+  protein_g: 'proteinG',
+  carbs_g: 'carbsG',
+  fat_g: 'fatG',
+  fiber_g: 'fiberG',
+  sodium_mg: 'sodiumMg',
+  caffeine_mg: 'caffeineMg',
+};
+type MealFieldName = (typeof FIELD)[MealNutrient];
+
+/** A stored nutrient's source; meals from before sources were stored count a value as typed in. */
+function sourceOf(m: Pick<MealRecord, 'nutrientSources' | MealFieldName>, k: MealNutrient): 'logged' | 'foods' | null {
+  return m.nutrientSources[k] ?? (m[FIELD[k]] !== null ? 'logged' : null);
+}
+
+function givenValue(input: Pick<MealInput, 'macros' | 'micros'>, k: MealNutrient): number | null {
+  return (k === 'sodium_mg' || k === 'caffeine_mg' ? input.micros?.[k] : input.macros?.[k]) ?? null;
+}
+
+/**
+ * The calories_source rule for every nutrient: a value typed in is kept ("logged") and never
+ * overwritten by foods; otherwise the nutrient is the sum of the food entries that know it
+ * ("foods"), recomputed from the entries every time; with no such entry it is unknown.
+ */
+function mealNutrients(input: ResolvedMealInput, foods: FoodEntry[]): { values: Record<MealFieldName, number | null>; sources: NutrientSources } {
+  const totals = entryTotals(foods);
+  const values = {} as Record<MealFieldName, number | null>;
+  const sources: NutrientSources = {};
+  for (const k of MEAL_NUTRIENTS) {
+    const given = givenValue(input, k);
+    const typed = given !== null && input.nutrientSources?.[k] !== 'foods';
+    const value = typed ? given : totals[k];
+    values[FIELD[k]] = value;
+    if (value !== null) sources[k] = typed ? 'logged' : 'foods';
+  }
+  return { values, sources };
+}
+
 export function buildMeal(
   settings: Pick<SettingsRecord, 'timezone' | 'dayStart'>,
-  input: MealInput,
+  input: ResolvedMealInput,
   meta: { id: string; createdMs: number; updatedMs: number },
 ): MealRecord {
   const foods = input.foods ?? [];
+  const nutrients = mealNutrients(input, foods);
   const utcOffsetMin = input.utcOffsetMin ?? offsetMinutes(input.timestampMs, settings.timezone);
   const energy =
     input.macros?.calories != null
@@ -178,15 +260,11 @@ export function buildMeal(
     description: input.description ?? '',
     calories: checkCalories(energy.calories),
     caloriesSource: energy.source,
-    proteinG: input.macros?.protein_g ?? null,
-    carbsG: input.macros?.carbs_g ?? null,
-    fatG: input.macros?.fat_g ?? null,
-    fiberG: input.macros?.fiber_g ?? null,
-    sodiumMg: input.micros?.sodium_mg ?? null,
-    caffeineMg: input.micros?.caffeine_mg ?? null,
+    ...nutrients.values,
     foods,
     source: input.source ?? 'manual',
     inferredTime: input.inferredTime ?? false,
+    nutrientSources: nutrients.sources,
     createdMs: meta.createdMs,
     updatedMs: meta.updatedMs,
   };
@@ -197,11 +275,18 @@ export function buildMeal(
  * by field (null clears one); typed-in calories change only when new ones are typed, derived ones
  * follow what they came from.
  */
-function patchedInput(before: MealRecord, patch: MealPatch): MealInput {
+function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { foods?: FoodEntry[] | undefined }): ResolvedMealInput {
   const has = <T extends object>(obj: T | undefined, key: PropertyKey): obj is T => obj !== undefined && key in obj;
   const macro = (k: 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', old: number | null) =>
     has(patch.macros, k) ? (patch.macros[k] ?? null) : old;
   const micro = (k: 'sodium_mg' | 'caffeine_mg', old: number | null) => (has(patch.micros, k) ? (patch.micros[k] ?? null) : old);
+  // A nutrient not sent keeps its source: one from the foods follows the (maybe new) foods; null
+  // sent for a typed one hands it back to the foods.
+  const nutrientSources: NutrientSources = {};
+  for (const k of MEAL_NUTRIENTS) {
+    const sent = k === 'sodium_mg' || k === 'caffeine_mg' ? has(patch.micros, k) : has(patch.macros, k);
+    if (!sent && sourceOf(before, k) === 'foods') nutrientSources[k] = 'foods';
+  }
   const typedNow = patch.macros?.calories != null;
   const rederive = !typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined);
   return {
@@ -222,7 +307,13 @@ function patchedInput(before: MealRecord, patch: MealPatch): MealInput {
     source: before.source,
     // A time given by the person replaces the default meal time an import assumed.
     inferredTime: patch.timestampMs !== undefined ? false : before.inferredTime,
+    nutrientSources,
   };
+}
+
+/** Computes entries with food_id from their foods now (others are kept as sent). */
+function resolveEntries(app: AppContext, foods: FoodEntryInput[] | undefined): FoodEntry[] | undefined {
+  return foods === undefined ? undefined : resolveFoodEntries(app, foods);
 }
 
 // ---- Writes ---------------------------------------------------------------------------------
@@ -230,28 +321,20 @@ function patchedInput(before: MealRecord, patch: MealPatch): MealInput {
 export function createMeal(app: AppContext, input: MealInput): MealRecord {
   return app.bus.write((emit) => {
     const now = app.clock.now();
-    const meal = buildMeal(currentSettings(app), input, { id: newId('meal'), createdMs: now, updatedMs: now });
+    const meal = buildMeal(currentSettings(app), { ...input, foods: resolveEntries(app, input.foods) }, { id: newId('meal'), createdMs: now, updatedMs: now });
     insertMeal(app.db, meal);
+    recountFoodUsage(app.db, entryFoodIds(meal.foods));
     emit('meal.created', mealResource(meal));
     notifyDataChanged(app, emit);
     return meal;
   });
 }
 
-/** Fields of the resource that differ, with their old values (Stripe's previous_attributes). */
-function previousAttributes(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(before)) {
-    if (k !== 'updated_at' && JSON.stringify(v) !== JSON.stringify(after[k])) out[k] = v;
-  }
-  return out;
-}
-
 export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
   return app.bus.write((emit) => {
     const before = getMeal(app.db, id);
     if (!before) return undefined;
-    const after = buildMeal(currentSettings(app), patchedInput(before, patch), {
+    const after = buildMeal(currentSettings(app), patchedInput(before, { ...patch, foods: resolveEntries(app, patch.foods) }), {
       id: before.id,
       createdMs: before.createdMs,
       updatedMs: app.clock.now(),
@@ -261,6 +344,7 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
     const changed = previousAttributes(beforeResource, afterResource);
     if (Object.keys(changed).length === 0) return before;
     updateMeal(app.db, after);
+    recountFoodUsage(app.db, [...entryFoodIds(before.foods), ...entryFoodIds(after.foods)]);
     emit('meal.updated', afterResource, { previousAttributes: changed });
     notifyDataChanged(app, emit);
     return after;
@@ -272,6 +356,7 @@ export function removeMeal(app: AppContext, id: string): MealRecord | undefined 
     const meal = getMeal(app.db, id);
     if (!meal) return undefined;
     deleteMeal(app.db, id);
+    recountFoodUsage(app.db, entryFoodIds(meal.foods));
     emit('meal.deleted', { ...mealResource(meal), deleted: true });
     notifyDataChanged(app, emit);
     return meal;
@@ -298,8 +383,9 @@ export const MealSchema = z
     calories_source: z.enum(['logged', 'foods', 'macros']).meta({
       description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
     }),
+    nutrient_sources: NutrientSourcesSchema,
     micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
-    foods: z.array(z.object({ name: z.string(), calories: z.number() })),
+    foods: z.array(FoodEntrySchema),
     utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
     inferred_time: z.boolean().meta({
       description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
@@ -327,12 +413,29 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
       fiber_g: m.fiberG,
     },
     calories_source: m.caloriesSource,
+    nutrient_sources: nutrientSourcesResource(m),
     micros: { sodium_mg: m.sodiumMg ?? 0, caffeine_mg: m.caffeineMg },
-    foods: m.foods.map((f) => ({ name: f.name, calories: f.calories })),
+    foods: m.foods.map(foodEntryResource),
     utc_offset_min: m.utcOffsetMin,
     inferred_time: m.inferredTime,
     source: m.source,
     created_at: isoUtc(m.createdMs),
     updated_at: isoUtc(m.updatedMs),
   };
+}
+
+/** A food entry in a response: the fields it has, in the contract's order. */
+export function foodEntryResource(f: FoodEntry): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: f.name, calories: f.calories };
+  for (const k of ['food_id', 'quantity', 'unit', 'grams', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg'] as const) {
+    if (f[k] !== undefined) out[k] = f[k];
+  }
+  return out;
+}
+
+/** Where each nutrient came from, as the resource shows it (null: not known). */
+function nutrientSourcesResource(m: MealRecord): Record<MealNutrient, 'logged' | 'foods' | null> {
+  const out = {} as Record<MealNutrient, 'logged' | 'foods' | null>;
+  for (const k of MEAL_NUTRIENTS) out[k] = sourceOf(m, k);
+  return out;
 }

@@ -4,6 +4,7 @@ import type { EventType } from '../events/types.js';
 import { isoDateTime } from '../fields.js';
 import { MealSchema } from '../nutrition/meals.js';
 import { SettingsSchema } from '../settings.js';
+import { FoodSchema } from '../foods/schemas.js';
 
 /**
  * The bodies Chyme POSTs to subscribers, one schema per event type, for the `webhooks` section of
@@ -38,6 +39,7 @@ const PingObject = z.object({
 });
 
 const DeletedMealObject = MealSchema.extend({ deleted: z.literal(true) });
+const DeletedFoodObject = FoodSchema.extend({ deleted: z.literal(true) });
 
 /** One document per event type: what the OpenAPI document lists under `webhooks`. */
 export type PayloadDocs = Record<string, { summary: string; schema: z.ZodType }>;
@@ -49,6 +51,12 @@ export const payloadSchemas: PayloadDocs = {
     schema: envelope('meal.updated', MealSchema, 'MealUpdatedEvent', true),
   },
   'meal.deleted': { summary: 'A meal was deleted (the last state of the meal, deleted: true)', schema: envelope('meal.deleted', DeletedMealObject, 'MealDeletedEvent') },
+  'food.created': { summary: 'A custom food was created', schema: envelope('food.created', FoodSchema, 'FoodCreatedEvent') },
+  'food.updated': {
+    summary: 'A custom food was edited (previous_attributes holds the old values)',
+    schema: envelope('food.updated', FoodSchema, 'FoodUpdatedEvent', true),
+  },
+  'food.deleted': { summary: 'A custom food was deleted (its last state, deleted: true)', schema: envelope('food.deleted', DeletedFoodObject, 'FoodDeletedEvent') },
   'gut_score.created': { summary: 'A new daily gut score', schema: envelope('gut_score.created', DailyScoreSchema, 'GutScoreCreatedEvent') },
   'overnight_score.created': {
     summary: 'A new overnight score',

@@ -95,6 +95,8 @@ describe('export and import', () => {
     assert.equal(imported.status, 200, imported.text);
     assert.deepEqual(imported.body, {
       object: 'import_result',
+      foods: { imported: 0, skipped: 0 },
+      saved_meals: { imported: 0, skipped: 0 },
       meals: { imported: 5, skipped: 0 },
       sleep_sessions: { imported: 1, skipped: 0 },
       webhook_subscriptions: { imported: 1, skipped: 0 },

@@ -10,7 +10,7 @@ function meal(id: string, day: string): MealRecord {
   const ts = Date.parse(`${day}T12:00:00Z`);
   return {
     id, timestampMs: ts, utcOffsetMin: 0, day, mealType: 'lunch', description: '', calories: 500, caloriesSource: 'logged',
-    proteinG: null, carbsG: null, fatG: null, fiberG: null, sodiumMg: null, caffeineMg: null, foods: [], source: 'manual', inferredTime: false, createdMs: ts, updatedMs: ts,
+    proteinG: null, carbsG: null, fatG: null, fiberG: null, sodiumMg: null, caffeineMg: null, foods: [], source: 'manual', inferredTime: false, nutrientSources: {}, createdMs: ts, updatedMs: ts,
   };
 }
 

@@ -55,6 +55,8 @@ export async function startTestService(
     timezone: options.timezone ?? 'Europe/Berlin',
     logger: silentLogger,
     staticDir: null,
+    // Tests that need foods load them on their first foods request; the rest never pay for it.
+    foodsWarmUpMs: null,
     ...options,
     clock,
   });

@@ -91,6 +91,9 @@ describe('webhook deliveries', () => {
       await t.request('PATCH', `/v1/nutrition/meals/${meal.id}`, { body: { meal_type: 'dinner' } });
       await t.request('DELETE', `/v1/nutrition/meals/${meal.id}`);
       await t.request('PATCH', '/v1/settings', { body: { units: 'imperial' } });
+      const food = (await t.request('POST', '/v1/foods', { body: { name: 'Oat cookie', nutrients: { calories: 450 } } })).body;
+      await t.request('PATCH', `/v1/foods/${food.id}`, { body: { brand: 'Acme' } });
+      await t.request('DELETE', `/v1/foods/${food.id}`);
       // Digestion events come from the engine too (after the meal writes above); these, marked,
       // go through the same seam so every type is covered whatever the engine announces.
       t.service.app.bus.write((emit) => {
@@ -104,7 +107,7 @@ describe('webhook deliveries', () => {
         emit('windows.updated', { object: 'digestion.windows', sleep_ready_at: '2026-11-22T21:00:00Z', marker: 'x' });
       });
       const marked = (list: Received[]) =>
-        list.filter((r) => r.json.data.object.marker === 'x' || r.json.type.startsWith('meal.') || r.json.type === 'settings.updated');
+        list.filter((r) => r.json.data.object.marker === 'x' || r.json.type.startsWith('meal.') || r.json.type.startsWith('food.') || r.json.type === 'settings.updated');
       await rxAll.waitUntil((l) => marked(l).length >= all.length);
       await rxDigestion.waitUntil((l) => marked(l).length >= 2);
       await t.service.webhooks.dispatcher.idle();

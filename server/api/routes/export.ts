@@ -7,6 +7,8 @@ import { ErrorSchema } from '../schemas.js';
 export const ImportResultSchema = z
   .object({
     object: z.literal('import_result'),
+    foods: z.object({ imported: z.number().int(), skipped: z.number().int() }),
+    saved_meals: z.object({ imported: z.number().int(), skipped: z.number().int() }),
     meals: z.object({ imported: z.number().int(), skipped: z.number().int() }),
     sleep_sessions: z.object({ imported: z.number().int(), skipped: z.number().int() }),
     webhook_subscriptions: z.object({ imported: z.number().int(), skipped: z.number().int() }),
@@ -22,7 +24,7 @@ export const exportRoutes = [
     path: '/v1/export',
     operationId: 'exportAll',
     summary: 'Export everything as one JSON document',
-    description: 'Meals, sleep sessions, webhook subscriptions (without secrets) and settings, with a format version. POST it to /v1/import to restore.',
+    description: 'Custom foods, saved meals, meals, sleep sessions, webhook subscriptions (without secrets) and settings, with a format version. POST it to /v1/import to restore.',
     tag: 'Export',
     access: 'admin',
     responses: { 200: { description: 'The export document' } },

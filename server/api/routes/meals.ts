@@ -77,7 +77,7 @@ export const mealRoutes = [
     operationId: 'createMeal',
     summary: 'Log a meal',
     description:
-      'timestamp and meal_type are required. Without macros.calories, calories are the sum of the foods, else 4·protein + 4·carbs + 9·fat. A timestamp written with an offset records where the meal was eaten; with Z, the user time zone decides its day. Accepts an Idempotency-Key header.',
+      'timestamp and meal_type are required. A food entry is {name, calories} or {food_id, quantity, unit} (computed from the food). Without macros.calories, calories are the sum of the foods, else 4·protein + 4·carbs + 9·fat; every other nutrient not typed in is the sum of the foods that know it (see nutrient_sources). A timestamp written with an offset records where the meal was eaten; with Z, the user time zone decides its day. Accepts an Idempotency-Key header.',
     tag: 'Meals',
     access: 'nutrition:write',
     body: MealCreateSchema,

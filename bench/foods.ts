@@ -1,0 +1,83 @@
+/**
+ * `npm run bench` (foods part): what the food table costs and how fast search is, on the whole table.
+ *
+ * - cold start: loading the shipped table into a new database (once per table version), the
+ *   version check every later start does, and building the in-memory search index;
+ * - search: each query of a typing session ("b", "ba", "ban", … "banana", multi-word, typos),
+ *   in-process (the search function) and over HTTP (GET /v1/foods), median and 95th percentile.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { SCOPES } from '../server/auth/scopes.js';
+import { createApiKey } from '../server/auth/keys.js';
+import { ManualClock } from '../server/clock.js';
+import { openDatabase } from '../server/db/connection.js';
+import { prepareFoodSearch, searchFoods } from '../server/foods/search.js';
+import { ensureFoodTable, loadedTableState } from '../server/foods/table.js';
+import { FOOD_TABLE_FILE } from '../server/foods/table-file.js';
+import { silentLogger } from '../server/logger.js';
+import { createService } from '../server/service.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12);
+const WORDS = ['banana', 'chicken breast', 'oatmeal', 'greek yogurt', 'whole milk', 'brown rice cooked', 'cheddar cheese', 'apple raw'];
+const TYPOS = ['bananna', 'chiken brest', 'yoghurt', 'brocoli', 'spagetti'];
+/** Every prefix a person types on the way to each query, plus whole typos. */
+const QUERIES = [...WORDS.flatMap((w) => Array.from({ length: w.length }, (_, i) => w.slice(0, i + 1)).filter((q) => q.trim() === q)), ...TYPOS];
+
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+const dir = mkdtempSync(join(tmpdir(), 'chyme-bench-foods-'));
+try {
+  const dbPath = join(dir, 'chyme.db');
+  const db = openDatabase(dbPath);
+  let t = performance.now();
+  ensureFoodTable(db, NOW);
+  const loadMs = performance.now() - t;
+  t = performance.now();
+  ensureFoodTable(db, NOW);
+  const checkMs = performance.now() - t;
+  t = performance.now();
+  prepareFoodSearch(db);
+  const indexMs = performance.now() - t;
+
+  for (const q of QUERIES) searchFoods(db, q, 10, NOW); // warm-up
+  const inProcess: number[] = [];
+  const typos: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    for (const q of QUERIES) {
+      t = performance.now();
+      searchFoods(db, q, 10, NOW);
+      (TYPOS.includes(q) ? typos : inProcess).push(performance.now() - t);
+    }
+  }
+  const foodCount = loadedTableState(db)!.count;
+  const secret = createApiKey(db, { name: 'bench', scopes: [...SCOPES], nowMs: NOW }).secret;
+  db.close();
+
+  const service = await createService({ dbPath, port: 0, clock: new ManualClock(NOW), logger: silentLogger, staticDir: null, rateLimit: { perSecond: 1e6, burst: 1e6 } });
+  const http: number[] = [];
+  try {
+    for (let run = 0; run < 3; run++) {
+      for (const q of QUERIES) {
+        t = performance.now();
+        const res = await fetch(`${service.url}/v1/foods?query=${encodeURIComponent(q)}&limit=10`, { headers: { authorization: `Bearer ${secret}` } });
+        await res.arrayBuffer();
+        if (run > 0) http.push(performance.now() - t);
+      }
+    }
+  } finally {
+    await service.stop();
+  }
+
+  console.log(`\nFood table and search (whole table, ${foodCount} foods)`);
+  console.log(`  shipped table file: ${(statSync(FOOD_TABLE_FILE).size / 1024).toFixed(0)} KiB gzip; database grows by ${(statSync(dbPath).size / 1024 / 1024).toFixed(1)} MiB`);
+  console.log(`  first start, table load (one transaction): ${ms(loadMs)}; later starts, version check: ${ms(checkMs)}; search index build: ${ms(indexMs)}`);
+  console.log(`  search in-process, ${QUERIES.length - TYPOS.length} typing prefixes ×5: p50 ${ms(percentile(inProcess, 0.5))}, p95 ${ms(percentile(inProcess, 0.95))}`);
+  console.log(`  search in-process, typos (${TYPOS.join(', ')}) ×5: p50 ${ms(percentile(typos, 0.5))}, p95 ${ms(percentile(typos, 0.95))}`);
+  console.log(`  GET /v1/foods over HTTP: p50 ${ms(percentile(http, 0.5))}, p95 ${ms(percentile(http, 0.95))}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,153 @@
+import type { AppContext } from '../app-context.js';
+import { getFoods, type FoodRecord } from '../db/foods.js';
+import { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry } from '../db/meals.js';
+import { InvalidInputError } from '../domain-errors.js';
+import { ensureFoods } from './foods.js';
+
+export { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry };
+
+/**
+ * What a client may send: `{name, calories}` as before, `{food_id, quantity, unit, name?}` to be
+ * computed from the food, or an entry exactly as returned (it has `calories`: kept as sent).
+ */
+export interface FoodEntryInput {
+  name?: string | undefined;
+  calories?: number | undefined;
+  food_id?: string | undefined;
+  quantity?: number | undefined;
+  unit?: string | undefined;
+  grams?: number | undefined;
+  protein_g?: number | null | undefined;
+  carbs_g?: number | null | undefined;
+  fat_g?: number | null | undefined;
+  fiber_g?: number | null | undefined;
+  sugars_g?: number | null | undefined;
+  sodium_mg?: number | null | undefined;
+  caffeine_mg?: number | null | undefined;
+}
+
+/** Entry values keep 2 decimals (0.01 kcal, 0.01 g, 0.01 mg); grams 1 decimal. */
+const round = (x: number, places: number) => Math.round(x * 10 ** places) / 10 ** places;
+
+/** Millilitres in one of each household volume unit USDA portions use (US customary). */
+const ML_PER_UNIT: Array<[RegExp, number]> = [
+  [/^fl oz\b/, 29.5735],
+  [/^(cups?)\b/, 236.588],
+  [/^(tbsp|tablespoons?)\b/, 14.7868],
+  [/^(tsp|teaspoons?)\b/, 4.92892],
+  [/^(ml|millilit(er|re)s?)\b/, 1],
+  [/^(l|lit(er|re)s?)\b/, 1000],
+];
+
+/**
+ * Grams per millilitre from the food's own volume portions ("1 cup" = 240 g → 1.01 g/ml). A plain
+ * measure ("1 cup", "1 fl oz") is preferred over a qualified one ("1 cup, mashed"); null when the
+ * food has no volume portion at all.
+ */
+export function gramsPerMl(food: FoodRecord): number | null {
+  let qualified: number | null = null;
+  for (const p of food.portions) {
+    const m = /^(\d+(?:\.\d+)?)\s+(.*)$/.exec(p.label.trim().toLowerCase());
+    if (!m) continue;
+    const amount = Number(m[1]);
+    const rest = m[2]!;
+    const unit = ML_PER_UNIT.find(([re]) => re.test(rest));
+    if (!unit || amount <= 0) continue;
+    const density = p.grams / (amount * unit[1]);
+    const plain = !/[,(]/.test(rest.replace(unit[0], ''));
+    if (plain) return density;
+    qualified ??= density;
+  }
+  return qualified;
+}
+
+function entryGrams(food: FoodRecord, quantity: number, unit: string, param: string): number {
+  if (unit === 'g') return quantity;
+  if (unit === 'ml') {
+    const density = gramsPerMl(food);
+    if (density === null) {
+      throw new InvalidInputError(`${param}.unit`, `${food.name} has no volume measure to convert millilitres; log it in g or one of its portions.`);
+    }
+    return quantity * density;
+  }
+  const portion = /^[1-9]\d*$/.test(unit) ? food.portions[Number(unit) - 1] : undefined;
+  if (!portion) {
+    const ids = food.portions.map((_, i) => String(i + 1));
+    throw new InvalidInputError(`${param}.unit`, `unit must be "g", "ml" or one of this food's portion ids${ids.length ? ` (${ids.join(', ')})` : ' (it has none)'}.`);
+  }
+  return quantity * portion.grams;
+}
+
+/** Builds an entry from a food and an amount: nutrients per 100 g scaled to the grams eaten. */
+export function entryFromFood(food: FoodRecord, quantity: number, unit: string, name: string | undefined, param: string): FoodEntry {
+  const grams = entryGrams(food, quantity, unit, param);
+  const scale = (v: number | null) => (v === null ? null : round((v * grams) / 100, 2));
+  const entry: FoodEntry = {
+    name: name ?? food.name,
+    calories: scale(food.nutrients.calories) ?? 0,
+    food_id: food.id,
+    quantity,
+    unit,
+    grams: round(grams, 1),
+  };
+  for (const k of ENTRY_NUTRIENTS) entry[k] = scale(food.nutrients[k]);
+  return entry;
+}
+
+/** An entry taken as sent (a free entry, or a stored entry sent back): only the fields given. */
+function entryAsSent(input: FoodEntryInput, param: string): FoodEntry {
+  if (input.name === undefined) throw new InvalidInputError(`${param}.name`, `Missing required parameter: ${param}.name.`);
+  if (input.calories === undefined) throw new InvalidInputError(`${param}.calories`, `Missing required parameter: ${param}.calories.`);
+  const entry: FoodEntry = { name: input.name, calories: input.calories };
+  if (input.food_id !== undefined) entry.food_id = input.food_id;
+  if (input.quantity !== undefined) entry.quantity = input.quantity;
+  if (input.unit !== undefined) entry.unit = input.unit;
+  if (input.grams !== undefined) entry.grams = input.grams;
+  for (const k of ENTRY_NUTRIENTS) if (input[k] !== undefined) entry[k] = input[k];
+  return entry;
+}
+
+/**
+ * Turns the entries a client sent into stored entries. An entry with food_id and no calories is
+ * computed from the food now; anything else is kept as sent. `param` names the array for errors.
+ */
+export function resolveFoodEntries(app: AppContext, inputs: readonly FoodEntryInput[], param = 'foods'): FoodEntry[] {
+  const toCompute = inputs.filter((e) => e.food_id !== undefined && e.calories === undefined);
+  let foods = new Map<string, FoodRecord>();
+  if (toCompute.length > 0) {
+    ensureFoods(app);
+    foods = new Map(getFoods(app.db, toCompute.map((e) => e.food_id!)).map((f) => [f.id, f]));
+  }
+  return inputs.map((input, i) => {
+    const at = `${param}.${i}`;
+    if (input.food_id === undefined || input.calories !== undefined) {
+      if (input.food_id !== undefined && (input.quantity === undefined || input.unit === undefined)) {
+        throw new InvalidInputError(`${at}.quantity`, `An entry with food_id needs quantity and unit.`);
+      }
+      return entryAsSent(input, at);
+    }
+    const food = foods.get(input.food_id);
+    if (!food) throw new InvalidInputError(`${at}.food_id`, `No such food: '${input.food_id}'.`);
+    if (input.quantity === undefined) throw new InvalidInputError(`${at}.quantity`, `Missing required parameter: ${at}.quantity.`);
+    if (input.unit === undefined) throw new InvalidInputError(`${at}.unit`, `Missing required parameter: ${at}.unit.`);
+    return entryFromFood(food, input.quantity, input.unit, input.name, at);
+  });
+}
+
+export type EntryTotals = Record<'calories', number> & Record<EntryNutrient, number | null>;
+
+/** Sums of the entries; a nutrient no entry knows is null (unknown), not 0. */
+export function entryTotals(entries: readonly FoodEntry[]): EntryTotals {
+  const totals = { calories: round(entries.reduce((s, e) => s + e.calories, 0), 2) } as EntryTotals;
+  for (const k of ENTRY_NUTRIENTS) {
+    const known = entries.map((e) => e[k]).filter((v): v is number => typeof v === 'number');
+    totals[k] = known.length === 0 ? null : round(known.reduce((s, v) => s + v, 0), 2);
+  }
+  return totals;
+}
+
+/** The food ids entries reference (for usage counts). */
+export function entryFoodIds(entries: readonly FoodEntry[]): string[] {
+  return entries.flatMap((e) => (e.food_id ? [e.food_id] : []));
+}
+

@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import { NUTRIENT_KEYS } from '../db/foods.js';
+import { InvalidInputError } from '../domain-errors.js';
+import type { CustomFoodPatch, NutrientValues } from './foods.js';
+
+/** Resource schemas of the foods feature (they document the API and the webhook payloads). */
+
+const nullableNumber = z.number().nullable();
+
+export const FoodNutrientsSchema = z
+  .object({
+    calories: nullableNumber,
+    protein_g: nullableNumber,
+    carbs_g: nullableNumber,
+    fat_g: nullableNumber,
+    fiber_g: nullableNumber,
+    sugars_g: nullableNumber,
+    sodium_mg: nullableNumber,
+    caffeine_mg: nullableNumber,
+  })
+  .meta({ id: 'FoodNutrients', description: 'Per 100 g (edible portion). null = unknown, never a silent 0.' });
+
+export const FoodPortionSchema = z
+  .object({
+    id: z.string().meta({ description: 'Use as a meal food entry unit; quantity then counts portions.' }),
+    label: z.string(),
+    grams: z.number(),
+  })
+  .meta({ id: 'FoodPortion' });
+
+export const FoodSchema = z
+  .object({
+    id: z.string().meta({ description: 'food_usda_<NDB number> for the USDA table, food_<random> for custom foods.' }),
+    object: z.literal('nutrition.food'),
+    name: z.string(),
+    brand: z.string().nullable(),
+    source: z.enum(['usda_sr', 'custom']),
+    nutrients: FoodNutrientsSchema,
+    portions: z.array(FoodPortionSchema),
+    usage: z.object({
+      count: z.number().int().meta({ description: 'Meals that include this food.' }),
+      last_used_at: z.string().meta({ format: 'date-time' }).nullable(),
+    }),
+    created_at: z.string().meta({ format: 'date-time' }).nullable(),
+    updated_at: z.string().meta({ format: 'date-time' }).nullable(),
+  })
+  .meta({ id: 'Food' });
+
+export const FoodSourcesSchema = z
+  .object({
+    object: z.literal('nutrition.food_sources'),
+    credit: z.string(),
+    licence: z.string(),
+    table_version: z.string().nullable(),
+    food_count: z.number().int(),
+    custom_food_count: z.number().int(),
+    sources: z.array(
+      z.object({
+        id: z.enum(['usda_sr24', 'usda_sr28']),
+        release: z.string(),
+        obtained_from: z.string(),
+        licence: z.string(),
+        provides: z.string(),
+      }),
+    ),
+    values: z
+      .record(z.string(), z.object({ usda_sr28: z.number().int(), usda_sr24: z.number().int(), unknown: z.number().int() }))
+      .meta({ description: 'Per nutrient: how many table foods take their value from each release, or have none.' }),
+  })
+  .meta({ id: 'FoodSources' });
+
+const entryNumber = z.number().nullable().optional();
+
+/** A food entry of a meal or saved meal, as returned. */
+export const FoodEntrySchema = z
+  .object({
+    name: z.string(),
+    calories: z.number(),
+    food_id: z.string().optional().meta({ description: 'The food it was computed from (the entry keeps its numbers if the food changes or is deleted).' }),
+    quantity: z.number().optional(),
+    unit: z.string().optional().meta({ description: '"g", "ml", or the id of one of the food\'s portions (quantity then counts portions).' }),
+    grams: z.number().optional(),
+    protein_g: entryNumber,
+    carbs_g: entryNumber,
+    fat_g: entryNumber,
+    fiber_g: entryNumber,
+    sugars_g: entryNumber,
+    sodium_mg: entryNumber,
+    caffeine_mg: entryNumber,
+  })
+  .meta({ id: 'FoodEntry' });
+
+const nutrientSource = z.enum(['logged', 'foods']).nullable();
+
+export const NutrientSourcesSchema = z
+  .object({
+    protein_g: nutrientSource,
+    carbs_g: nutrientSource,
+    fat_g: nutrientSource,
+    fiber_g: nutrientSource,
+    sodium_mg: nutrientSource,
+    caffeine_mg: nutrientSource,
+  })
+  .meta({
+    id: 'NutrientSources',
+    description: 'Where each nutrient came from: typed in (kept on edits), the sum of the foods (follows them), or null when unknown. calories_source does the same for calories.',
+  });
+
+// ---- Input ----------------------------------------------------------------------------------
+
+const bounded = (max: number) =>
+  z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
+
+/** Upper bounds per nutrient key (per 100 g or per serving); the feature checks the combinations. */
+const NUTRIENT_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
+  calories: 10_000,
+  protein_g: 2000,
+  carbs_g: 2000,
+  fat_g: 2000,
+  fiber_g: 2000,
+  sugars_g: 2000,
+  sodium_mg: 100_000,
+  caffeine_mg: 100_000,
+};
+
+const nutrientsInput = (calories: 'required' | 'optional') =>
+  z.strictObject({
+    calories: calories === 'required' ? bounded(NUTRIENT_MAX.calories) : bounded(NUTRIENT_MAX.calories).optional(),
+    protein_g: bounded(NUTRIENT_MAX.protein_g).nullable().optional(),
+    carbs_g: bounded(NUTRIENT_MAX.carbs_g).nullable().optional(),
+    fat_g: bounded(NUTRIENT_MAX.fat_g).nullable().optional(),
+    fiber_g: bounded(NUTRIENT_MAX.fiber_g).nullable().optional(),
+    sugars_g: bounded(NUTRIENT_MAX.sugars_g).nullable().optional(),
+    sodium_mg: bounded(NUTRIENT_MAX.sodium_mg).nullable().optional(),
+    caffeine_mg: bounded(NUTRIENT_MAX.caffeine_mg).nullable().optional(),
+  });
+
+const grams = z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(5000, { message: 'must be at most 5000' });
+const portionInput = z.strictObject({ label: z.string().trim().min(1, { message: 'must not be empty' }).max(100), grams });
+const portions = z.array(portionInput).max(50, { message: 'a food may have at most 50 portions' });
+const perServing = z.strictObject({ grams, nutrients: nutrientsInput('required') });
+const name = z.string().trim().min(1, { message: 'must not be empty' }).max(200);
+const brand = z.string().trim().min(1, { message: 'must not be empty' }).max(100).nullable();
+
+export const FoodCreateSchema = z
+  .strictObject({
+    name,
+    brand: brand.optional(),
+    nutrients: nutrientsInput('required').optional().meta({ description: 'Per 100 g. Give this or per_serving.' }),
+    per_serving: perServing.optional().meta({ description: 'Nutrients of one serving of `grams`; stored per 100 g, with a "1 serving" portion.' }),
+    portions: portions.optional(),
+  })
+  .meta({ id: 'FoodCreate' });
+
+export const FoodUpdateSchema = z
+  .strictObject({
+    name: name.optional(),
+    brand: brand.optional(),
+    nutrients: nutrientsInput('optional').optional().meta({ description: 'Per 100 g; merges field by field (null clears one).' }),
+    per_serving: perServing.optional(),
+    portions: portions.optional().meta({ description: 'Replaces the list.' }),
+  })
+  .meta({ id: 'FoodUpdate' });
+
+function nutrientValues(n: Record<string, number | null | undefined> | undefined): NutrientValues | undefined {
+  if (!n) return undefined;
+  const out: NutrientValues = {};
+  for (const k of NUTRIENT_KEYS) if (n[k] !== undefined) out[k] = n[k];
+  return out;
+}
+
+/** A validated create or update body as the fields it sets (only those sent). */
+export function customFoodPatchFrom(body: z.output<typeof FoodUpdateSchema>): CustomFoodPatch {
+  const out: CustomFoodPatch = {};
+  if (body.nutrients && body.per_serving) throw new InvalidInputError('per_serving', 'Give nutrients (per 100 g) or per_serving, not both.');
+  if (body.name !== undefined) out.name = body.name;
+  if (body.brand !== undefined) out.brand = body.brand;
+  if (body.nutrients) out.nutrients = nutrientValues(body.nutrients);
+  if (body.per_serving) out.perServing = { grams: body.per_serving.grams, nutrients: nutrientValues(body.per_serving.nutrients)! };
+  if (body.portions) out.portions = body.portions;
+  return out;
+}
+

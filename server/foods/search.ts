@@ -1,0 +1,294 @@
+import type { Db } from '../db/connection.js';
+import { foodVocabulary, getFoods, getFoodsBySeq, listFoodNames, listFoodUsage, matchFoodSeqs, type FoodRecord, type FoodUsage } from '../db/foods.js';
+
+/**
+ * Food search: SQLite FTS5 finds the candidates (every query word as a prefix, in any order), and a
+ * small ranker orders them. Plurals and typos are handled here, against the index's own vocabulary
+ * (kept in memory, ~11k words): a word that starts no indexed word is replaced by the indexed
+ * words within a small edit distance. See docs/foods.md "Search" for the ranking rules.
+ */
+
+interface IndexedFood {
+  seq: number;
+  id: string;
+  /** Words of the name (then brand), each with the comma-separated segment of the name it sits in. */
+  words: Array<{ word: string; segment: number }>;
+  nameLength: number;
+  commas: number;
+  /** USDA food groups that are prepared dishes, fast food, restaurant or baby food rank a little lower. */
+  prepared: boolean;
+  /** Whole foods (produce, meat, fish, dairy, grains, legumes…) rank a little higher. */
+  basic: boolean;
+  raw: boolean;
+}
+
+interface SearchIndex {
+  vocabulary: string[];
+  foods: Map<number, IndexedFood>;
+}
+
+const indexes = new WeakMap<Db, SearchIndex>();
+
+/** Folds case and diacritics the way the FTS5 tokenizer (unicode61 remove_diacritics 2) does. */
+export function fold(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+export function words(text: string): string[] {
+  return fold(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+}
+
+/** USDA food groups (first two digits of the NDB number) of dishes and processed foods rather than foods. */
+const PREPARED_GROUPS = new Set(['03', '07', '21', '22', '25', '35', '36']);
+/** USDA food groups of whole foods: dairy and egg, fats, poultry, fruit, pork, vegetables, nuts, beef, fish, legumes, lamb, grains. */
+const BASIC_GROUPS = new Set(['01', '04', '05', '09', '10', '11', '12', '13', '15', '16', '17', '20']);
+
+function indexFood(f: { seq: number; id: string; source: string; name: string; brand: string | null }): IndexedFood {
+  const segments = f.name.split(',');
+  const ws: IndexedFood['words'] = [];
+  segments.forEach((segment, i) => {
+    for (const word of words(segment)) ws.push({ word, segment: i });
+  });
+  if (f.brand) for (const word of words(f.brand)) ws.push({ word, segment: segments.length });
+  const ndb = f.source === 'usda_sr' ? f.id.slice('food_usda_'.length) : '';
+  return {
+    seq: f.seq,
+    id: f.id,
+    words: ws,
+    nameLength: f.name.length,
+    commas: segments.length - 1,
+    prepared: PREPARED_GROUPS.has(ndb.slice(0, 2)),
+    basic: BASIC_GROUPS.has(ndb.slice(0, 2)),
+    raw: ws.some((w) => w.word === 'raw'),
+  };
+}
+
+function searchIndex(db: Db): SearchIndex {
+  let index = indexes.get(db);
+  if (!index) {
+    const vocabulary = foodVocabulary(db).sort();
+    index = { vocabulary, foods: new Map(listFoodNames(db).map((f) => [f.seq, indexFood(f)])) };
+    indexes.set(db, index);
+  }
+  return index;
+}
+
+/** Builds the in-memory part of the index now rather than on the first search. */
+export function prepareFoodSearch(db: Db): void {
+  searchIndex(db);
+}
+
+/** Called after foods change (custom food written, table reloaded): the next search rebuilds. */
+export function invalidateFoodSearch(db: Db): void {
+  indexes.delete(db);
+}
+
+/** First index in sorted `vocabulary` whose word is >= prefix. */
+function lowerBound(vocabulary: string[], prefix: string): number {
+  let lo = 0;
+  let hi = vocabulary.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (vocabulary[mid]! < prefix) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function startsSomeWord(vocabulary: string[], prefix: string): boolean {
+  return vocabulary[lowerBound(vocabulary, prefix)]?.startsWith(prefix) ?? false;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions), stopping past `max`. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
+      cur.push(d);
+      rowMin = Math.min(rowMin, d);
+    }
+    if (rowMin > max) return max + 1;
+    prev2 = prev;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Singular forms a query word may stand for: "berries" → "berry", "tomatoes" → "tomato", "eggs" → "egg". */
+function singulars(word: string): string[] {
+  const out: string[] = [];
+  if (word.length > 4 && word.endsWith('ies')) out.push(`${word.slice(0, -3)}y`);
+  if (word.length > 3 && word.endsWith('es')) out.push(word.slice(0, -2));
+  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) out.push(word.slice(0, -1));
+  return out;
+}
+
+/** What one query word may match: indexed words starting with one of these (the word, its singulars, or its corrections). */
+interface QueryTerm {
+  prefixes: string[];
+}
+
+const MAX_CORRECTIONS = 6;
+
+/** Indexed words within 1 edit (words up to 5 letters) or 2 (longer), whole or as the start of a longer word. */
+function corrections(vocabulary: string[], word: string): string[] {
+  if (word.length < 3) return [];
+  const max = word.length <= 5 ? 1 : 2;
+  const scored: Array<{ w: string; d: number }> = [];
+  for (const w of vocabulary) {
+    if (w.length + max < word.length) continue;
+    // Typos rarely touch both of the first two letters: skip words sharing neither (or their swap).
+    if (w[0] !== word[0] && w[1] !== word[1] && !(w[0] === word[1] && w[1] === word[0])) continue;
+    const whole = editDistance(word, w, max);
+    const start = w.length > word.length ? editDistance(word, w.slice(0, word.length), max) : max + 1;
+    // A match of the word's start is worth a little less than of the whole word (still typing).
+    const d = Math.min(whole, start + 0.5);
+    if (d <= max) scored.push({ w, d });
+  }
+  // Only the closest words: "chiken" means chicken (1 edit), not chives (2).
+  const best = Math.min(...scored.map((s) => s.d));
+  return scored
+    .filter((s) => s.d === best)
+    .sort((a, b) => a.w.length - b.w.length)
+    .slice(0, MAX_CORRECTIONS)
+    .map((s) => s.w);
+}
+
+function queryTerms(vocabulary: string[], query: string): QueryTerm[] | null {
+  const terms: QueryTerm[] = [];
+  for (const word of words(query).slice(0, 8)) {
+    const prefixes = [word, ...singulars(word)].filter((p) => startsSomeWord(vocabulary, p));
+    if (prefixes.length === 0) prefixes.push(...corrections(vocabulary, word));
+    if (prefixes.length === 0) return null; // a word nothing resembles: no match
+    terms.push({ prefixes });
+  }
+  return terms;
+}
+
+/** The FTS5 expression: every term, in any order; a term's forms OR'ed. Words are [\p{L}\p{N}]+, quoted. */
+function matchExpression(terms: QueryTerm[]): string {
+  return terms
+    .map((t) => `(${t.prefixes.map((p) => `"${p}"*`).join(' OR ')})`)
+    .join(' AND ');
+}
+
+const DAY_MS = 86_400_000;
+
+/** Frequent and recent: uses, discounted by a week of age since the last one. */
+export function frecency(usage: FoodUsage, nowMs: number): number {
+  return usage.count / (1 + Math.max(0, nowMs - usage.lastUsedMs) / (7 * DAY_MS));
+}
+
+/** True when `word` is `form` or its plural ("egg"/"eggs", "tomato"/"tomatoes", "berry"/"berries"). */
+function sameWord(word: string, form: string): boolean {
+  const extra = word.length - form.length;
+  if (extra === 0) return word === form;
+  if (extra === 1) return word.endsWith('s') && word.startsWith(form);
+  if (extra === 2) return word.endsWith('es') && word.startsWith(form);
+  return false;
+}
+
+function textScore(food: IndexedFood, terms: QueryTerm[]): number {
+  let score = 0;
+  // Bit i set when word i of the leading segment matched a term (names have few leading words).
+  let matchedLead = 0;
+  const words = food.words;
+  for (const term of terms) {
+    let best = 0;
+    let bestAt = -1;
+    for (let at = 0; at < words.length; at++) {
+      const { word, segment } = words[at]!;
+      let exact = false;
+      let prefix = false;
+      for (const p of term.prefixes) {
+        if (!word.startsWith(p)) {
+          // "berry" is a form of "berries" without being its prefix.
+          if (p.endsWith('y') && word === `${p.slice(0, -1)}ies`) exact = prefix = true;
+          continue;
+        }
+        prefix = true;
+        if (sameWord(word, p)) exact = true;
+      }
+      if (!prefix) continue;
+      // The leading segment names the food ("Chicken, …, breast"): a match there counts most.
+      let s = segment === 0 ? 6 : 4;
+      if (exact) s += 3;
+      if (at === 0) s += 4;
+      if (s > best) {
+        best = s;
+        bestAt = segment === 0 ? at : -1;
+      }
+    }
+    if (bestAt >= 0 && bestAt < 31) matchedLead |= 1 << bestAt;
+    score += best;
+  }
+  // Words of the leading segment the query did not ask for make it another food ("Chicken breast tenders").
+  for (let at = 0; at < words.length && words[at]!.segment === 0; at++) {
+    if (!(matchedLead & (1 << at))) score -= 3;
+  }
+  if (food.raw) score += 3;
+  if (food.basic) score += 2;
+  if (food.prepared) score -= 4;
+  return score - 0.5 * food.commas - 0.03 * food.nameLength;
+}
+
+export interface FoodSearchResult {
+  food: FoodRecord;
+  usage: FoodUsage | undefined;
+}
+
+/**
+ * Ranked foods for `query`: the person's foods (by frecency) before the rest, then by how well the
+ * name matches (in the leading segment, whole words, the first word), raw and plain foods before
+ * dishes, shorter names first.
+ */
+export function searchFoods(db: Db, query: string, limit: number, nowMs: number): FoodSearchResult[] {
+  const index = searchIndex(db);
+  const terms = queryTerms(index.vocabulary, query);
+  if (!terms || terms.length === 0) return terms ? recentFoods(db, limit, nowMs) : [];
+  const usage = new Map(listFoodUsage(db).map((u) => [u.foodId, u]));
+  // One-letter words match a third of the table through the FTS index; scanning the in-memory
+  // names is cheaper for them and gives the same candidates.
+  const candidates = terms.every((t) => t.prefixes.every((p) => p.length === 1))
+    ? [...index.foods.values()].filter((f) => terms.every((t) => f.words.some((w) => t.prefixes.some((p) => w.word.startsWith(p)))))
+    : matchFoodSeqs(db, matchExpression(terms)).flatMap((seq) => index.foods.get(seq) ?? []);
+  // Keep only the best `limit` (sorted insertion): no sort of thousands of candidates.
+  const ranked: Array<{ f: IndexedFood; score: number }> = [];
+  const before = (a: { f: IndexedFood; score: number }, b: { f: IndexedFood; score: number }) =>
+    a.score > b.score || (a.score === b.score && (a.f.nameLength < b.f.nameLength || (a.f.nameLength === b.f.nameLength && a.f.seq < b.f.seq)));
+  for (const f of candidates) {
+    const u = usage.get(f.id);
+    const entry = { f, score: textScore(f, terms) + (u ? 1000 + Math.min(100, 10 * frecency(u, nowMs)) : 0) };
+    if (ranked.length === limit && !before(entry, ranked[limit - 1]!)) continue;
+    let at = ranked.length;
+    while (at > 0 && before(entry, ranked[at - 1]!)) at--;
+    ranked.splice(at, 0, entry);
+    if (ranked.length > limit) ranked.pop();
+  }
+  const records = new Map(getFoodsBySeq(db, ranked.map((r) => r.f.seq)).map((f) => [f.seq, f]));
+  return ranked.flatMap((r) => {
+    const food = records.get(r.f.seq);
+    return food ? [{ food, usage: usage.get(food.id) }] : [];
+  });
+}
+
+/** The person's foods, most useful (frecency) first: what the meal form shows before typing. */
+export function recentFoods(db: Db, limit: number, nowMs: number): FoodSearchResult[] {
+  const usage = listFoodUsage(db)
+    .sort((a, b) => frecency(b, nowMs) - frecency(a, nowMs) || b.lastUsedMs - a.lastUsedMs)
+    .slice(0, limit * 2); // a used food may since have been deleted
+  const records = new Map(getFoods(db, usage.map((u) => u.foodId)).map((f) => [f.id, f]));
+  return usage
+    .flatMap((u) => {
+      const food = records.get(u.foodId);
+      return food ? [{ food, usage: u }] : [];
+    })
+    .slice(0, limit);
+}
