@@ -118,10 +118,12 @@ describe('Import screen', { skip: skip ?? false }, () => {
       const zone = preview.getByLabel('Time zone of these files');
       assert.equal(await zone.inputValue(), 'Europe/Berlin');
       const rerun = page.waitForResponse((r) => r.url().includes('/v1/imports') && r.request().method() === 'POST');
+      await zone.focus();
       await zone.selectOption('America/New_York');
       assert.equal((await (await rerun).json()).timezone, 'America/New_York', 'the preview ran again in the chosen zone');
       await page.waitForFunction(() => !(globalThis as unknown as { document: { querySelector(s: string): unknown } }).document.querySelector('[data-testid="import-progress"]'));
       assert.equal(await zone.inputValue(), 'America/New_York');
+      assert.match(await focusedName(page), /^SELECT:/, 'focus stays on the zone picker while the preview is made again');
 
       await preview.getByTestId('confirm-import').click();
       const result = page.getByTestId('import-result');

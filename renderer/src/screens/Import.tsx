@@ -84,10 +84,14 @@ export default function ImportScreen() {
   // Cancel an upload still running when the screen is left.
   useEffect(() => () => uploadRef.current?.abort(), []);
 
-  // The heading of each new outcome takes focus, so keyboard and screen-reader users land on it.
+  // A new outcome's heading takes focus, so keyboard and screen-reader users land on it; a preview
+  // made again (another zone or app) leaves focus on the control that asked for it.
+  const focusOutcome = useRef(false);
   const outcome = stage.kind === 'preview' || stage.kind === 'done' ? stage : null;
   useEffect(() => {
-    if (outcome) headingRef.current?.focus();
+    if (!outcome || !focusOutcome.current) return;
+    focusOutcome.current = false;
+    headingRef.current?.focus();
   }, [outcome]);
 
   const run = useCallback(
@@ -95,6 +99,7 @@ export default function ImportScreen() {
       uploadRef.current?.abort();
       const ctrl = new AbortController();
       uploadRef.current = ctrl;
+      focusOutcome.current = purpose === 'import' || preview === null;
       const total = options.files.reduce((n, f) => n + f.size, 0);
       setStage({ kind: 'working', purpose, sent: 0, total, processing: false, preview });
       const update = (change: Partial<Extract<Stage, { kind: 'working' }>>) => setStage((s) => (s.kind === 'working' && uploadRef.current === ctrl ? { ...s, ...change } : s));
@@ -152,6 +157,9 @@ export default function ImportScreen() {
   };
 
   const busy = stage.kind === 'working';
+  // While a preview is made, changing the files, app or zone starts it again; a real import, once
+  // sent, is not interrupted.
+  const locked = busy && stage.purpose === 'import';
   const shownPreview = stage.kind === 'preview' ? stage.preview : stage.kind === 'working' || stage.kind === 'failed' ? stage.preview : null;
 
   return (
@@ -188,7 +196,7 @@ export default function ImportScreen() {
           ) : (
             <p className="muted">The zip as the app sent it, or files taken out of it. Several files of one app can go together.</p>
           )}
-          <button type="button" ref={chooseRef} className={`btn ${files.length ? '' : 'btn--primary'}`} onClick={() => inputRef.current?.click()} disabled={busy} data-testid="choose-files">
+          <button type="button" ref={chooseRef} className={`btn ${files.length ? '' : 'btn--primary'}`} onClick={() => inputRef.current?.click()} disabled={locked} data-testid="choose-files">
             {files.length ? 'Choose other files…' : 'Choose files…'}
           </button>
           <input
@@ -210,7 +218,7 @@ export default function ImportScreen() {
               id={id}
               value={source}
               aria-describedby={describedBy}
-              disabled={busy}
+              disabled={locked}
               onChange={(e) => {
                 setSource(e.target.value);
                 if (files.length) void run('preview', { files, source: e.target.value, zone }, null);
@@ -245,6 +253,7 @@ export default function ImportScreen() {
           preview={shownPreview}
           headingRef={headingRef}
           busy={busy}
+          locked={locked}
           zone={zone}
           onZone={(z) => {
             setZone(z);
@@ -295,6 +304,7 @@ function Preview(props: {
   preview: Import;
   headingRef: RefObject<HTMLHeadingElement | null>;
   busy: boolean;
+  locked: boolean;
   zone: string | undefined;
   fallbackZone: string;
   onZone: (zone: string) => void;
@@ -342,7 +352,7 @@ function Preview(props: {
           hint="Some times in these files have no zone of their own, so they are read in this one. Meals or nights logged while travelling are off by the time difference."
         >
           {({ id, describedBy }) => (
-            <select id={id} value={zoneNow} aria-describedby={describedBy} disabled={props.busy} onChange={(e) => props.onZone(e.target.value)} data-testid="zone-select">
+            <select id={id} value={zoneNow} aria-describedby={describedBy} disabled={props.locked} onChange={(e) => props.onZone(e.target.value)} data-testid="zone-select">
               {zones.map((z) => (
                 <option key={z} value={z}>
                   {z.replace(/_/g, ' ')}
@@ -366,7 +376,7 @@ function Preview(props: {
         </p>
       ) : null}
       <div className="form-actions">
-        <button type="button" className="btn btn--ghost" onClick={props.onCancel}>
+        <button type="button" className="btn btn--ghost" onClick={props.onCancel} disabled={props.locked}>
           Cancel
         </button>
         {nothing ? null : (
