@@ -146,8 +146,11 @@ export default function ImportScreen() {
     const preview = stage.kind === 'working' ? stage.preview : null;
     uploadRef.current?.abort();
     uploadRef.current = null;
-    if (preview) setStage({ kind: 'preview', preview });
-    else reset();
+    if (preview) {
+      // Back to the preview on screen, and to the zone it was made in.
+      setZone(preview.timezone);
+      setStage({ kind: 'preview', preview });
+    } else reset();
   }
 
   const onDrop = (e: DragEvent) => {
