@@ -48,6 +48,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
 export interface ServerProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -71,6 +72,7 @@ export async function startServerProcess(script: string, args: string[], cwd: st
   });
   return {
     url,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -3,6 +3,8 @@ import type { AppContext, Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { openDatabase } from './db/connection.js';
+import { attachDerivedCache } from './digestion/cache.js';
+import { warmRecentDays } from './digestion/service.js';
 import { EventBus } from './events/bus.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { buildOpenApi } from './api/openapi.js';
@@ -21,6 +23,9 @@ import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
 
+/** The per-key rate limit when none is given (`chyme serve --rate-limit` changes it). */
+export { DEFAULT_RATE_LIMIT } from './api/rate-limit.js';
+
 export interface ServiceOptions {
   dbPath: string;
   host?: string;
@@ -38,6 +43,11 @@ export interface ServiceOptions {
   rateLimit?: HttpOptions['rateLimit'];
   /** How often the scheduler checks for changes caused by time passing (default 1 s). */
   schedulerIntervalMs?: number;
+  /**
+   * Delay between listening and starting background work (housekeeping, scheduler, dispatcher,
+   * cache fill); 0 starts it on the next turn of the event loop.
+   */
+  deferredStartMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
   /**
@@ -65,6 +75,8 @@ export interface Service {
 
 const HOUSEKEEPING_INTERVAL_MS = 3600_000;
 const FOODS_WARM_UP_DELAY_MS = 1000;
+/** How long after listening the background work starts (see createService). */
+const DEFERRED_START_MS = 200;
 
 /**
  * Opens the database, builds the shared context, and starts the HTTP API with every subsystem.
@@ -77,6 +89,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
   const app: AppContext = { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [] } };
   initSettings(db, clock.now(), options.timezone);
+  attachDerivedCache(app);
 
   const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
@@ -86,7 +99,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
     ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
   ];
-  const openapiDoc = () => buildOpenApi(routes, app.version, { webhooks: webhooks.payloads });
+  // Built on first request, not at start: generating it is a large share of a cold start.
+  let openapi: unknown;
+  const openapiDoc = () => (openapi ??= buildOpenApi(routes, app.version, { webhooks: webhooks.payloads }));
   routes.push(
     defineRoute({
       method: 'GET',
@@ -132,7 +147,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     deleteIdempotencyOlderThan(db, now - 24 * 3600_000);
     db.pragma('optimize');
   };
-  housekeeping();
   // The food table is loaded (first start, or a new table shipped) and the search index built
   // shortly after start, off the start-up path; a foods request before then does it itself.
   const foodsWarmUpMs = options.foodsWarmUpMs === undefined ? FOODS_WARM_UP_DELAY_MS : options.foodsWarmUpMs;
@@ -150,7 +164,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
   housekeepingTimer.unref();
 
-  for (const s of subsystems) s.start();
+  // The first request should not wait for work it does not need: housekeeping (PRAGMA optimize),
+  // the scheduler's catch-up after downtime, the dispatcher's resumption and filling the
+  // derived-data cache all start once the server is answering. The contract gives the scheduler
+  // 5 s to notice changes, so starting it a moment late announces nothing late.
+  let stopped = false;
+  const deferredStart = setTimeout(() => {
+    if (stopped) return;
+    housekeeping();
+    for (const s of subsystems) s.start();
+    void warmRecentDays(app).catch((err: unknown) => log.error('filling the derived-data cache failed', { error: String(err) }));
+  }, options.deferredStartMs ?? DEFERRED_START_MS);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -169,6 +193,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       })(),
     stop() {
       stopping ??= (async () => {
+        stopped = true;
+        clearTimeout(deferredStart);
         clearInterval(housekeepingTimer);
         clearTimeout(foodsTimer);
         // Stop taking requests and let in-flight ones finish before the database closes.

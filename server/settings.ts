@@ -84,10 +84,12 @@ export function updateSettings(app: AppContext, patch: SettingsPatch): SettingsR
     if (next.dayStart !== before.dayStart) {
       recomputeMealDays(app.db, (timestamp, utcOffsetMin) => mealDay({ timestamp, utcOffsetMin }, next));
     }
-    if (next.dayStart !== before.dayStart || next.timezone !== before.timezone) {
+    const redated = next.dayStart !== before.dayStart || next.timezone !== before.timezone;
+    if (redated) {
       recomputeSleepDays(app.db, (endMs) => dayOf(endMs, next.timezone, parseClock(next.dayStart)));
     }
-    notifyDataChanged(app, emit);
+    // Units change no derived data; a zone or day start re-dates every day.
+    notifyDataChanged(app, emit, redated ? 'everything' : {});
     return next;
   });
 }

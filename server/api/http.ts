@@ -15,7 +15,7 @@ import {
   unmatchedApiRoute,
   validateParamsAndQuery,
 } from './pipeline.js';
-import { RateLimiter } from './rate-limit.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limit.js';
 import type { RouteDef } from './route.js';
 import { rendererRouter } from './static.js';
 
@@ -61,7 +61,7 @@ function resourceRouters(app: AppContext, routes: RouteDef[], limiter: RateLimit
  * the renderer, and any failure ends in the one error writer.
  */
 export function createHttpApp(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Express {
-  const limiter = new RateLimiter(options.rateLimit ?? { perSecond: 200, burst: 2000 });
+  const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const http = express();
   http.disable('x-powered-by');
   http.set('etag', false);

@@ -1,5 +1,8 @@
 import { performance } from 'node:perf_hooks';
 
+/** Per API key: 200 requests a second, bursts of 2,000 (`chyme serve --rate-limit` changes it). */
+export const DEFAULT_RATE_LIMIT = { perSecond: 200, burst: 2000 } as const;
+
 /**
  * A token bucket per principal. It guards the machine against a runaway local script; it runs on
  * real elapsed time (not the service clock) because it limits how fast requests really arrive.

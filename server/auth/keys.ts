@@ -47,8 +47,7 @@ export function authenticateKey(db: Db, secret: string, nowMs: number): Principa
   if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return undefined;
   const key = findActiveKeyByHash(db, hashSecret(secret));
   if (!key) return undefined;
-  // last_used_at is kept to the minute: skip the write when it is fresh.
-  if (key.lastUsedMs === null || key.lastUsedMs < nowMs - 60_000) touchApiKey(db, key.id, nowMs);
+  touchApiKey(db, key.id, nowMs);
   return { kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) };
 }
 

@@ -7,21 +7,32 @@ import { DatabaseTooNewError, openDatabase } from '../db/connection.js';
 import { getApiKey, listApiKeys, revokeApiKey } from '../db/api-keys.js';
 import { createLogger } from '../logger.js';
 import { defaultDbPath } from '../paths.js';
-import { createService } from '../service.js';
+import { createService, DEFAULT_RATE_LIMIT } from '../service.js';
 import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import.js';
 import { isValidTimeZone, isoUtc } from '../time/tz.js';
 
 const USAGE = `Usage:
-  chyme serve [--port P] [--host H] [--db FILE] [--tz IANA] [--allowed-host NAME]...
+  chyme serve [--port P] [--host H] [--db FILE] [--tz IANA] [--allowed-host NAME]... [--rate-limit RATE[/BURST]]
   chyme keys create --name NAME --scopes a,b|all [--db FILE]
   chyme keys list [--json] [--db FILE]
   chyme keys revoke ID [--db FILE]
 ${IMPORT_USAGE}
 
+--rate-limit: requests per second each API key may make, and the burst it may save up
+  (default ${DEFAULT_RATE_LIMIT.perSecond}/${DEFAULT_RATE_LIMIT.burst}; a burst not given is 10 seconds' worth).
 Scopes: ${SCOPES.join(', ')}
 Default database: ${defaultDbPath()}`;
 
 class UsageError extends Error {}
+
+/** "RATE" or "RATE/BURST", both positive numbers. */
+function parseRateLimit(raw: string): { perSecond: number; burst: number } {
+  const m = /^(\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(raw.trim());
+  const perSecond = m ? Number(m[1]) : NaN;
+  const burst = m?.[2] !== undefined ? Number(m[2]) : Math.ceil(perSecond * 10);
+  if (!(perSecond > 0) || !(burst >= 1)) fail(`--rate-limit must be RATE or RATE/BURST with positive numbers, e.g. 200/2000, not ${raw}`);
+  return { perSecond, burst };
+}
 
 function fail(message: string): never {
   throw new UsageError(message);
@@ -37,12 +48,14 @@ async function serve(argv: string[]): Promise<void> {
       tz: { type: 'string' },
       'allowed-host': { type: 'string', multiple: true },
       quiet: { type: 'boolean' },
+      'rate-limit': { type: 'string' },
     },
     strict: true,
   });
   const port = values.port === undefined ? 7650 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an integer from 0 to 65535, not ${values.port}`);
   if (values.tz !== undefined && !isValidTimeZone(values.tz)) fail(`--tz must be an IANA time zone such as Europe/Berlin, not ${values.tz}`);
+  const rateLimit = values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit']);
   // End-to-end tests move time by rewriting this file (see server/clock.ts).
   const clockFile = process.env.CHYME_TEST_CLOCK_FILE;
   const clock: Clock | undefined = clockFile ? new FileClock(clockFile) : undefined;
@@ -54,6 +67,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(values.tz ? { timezone: values.tz } : {}),
     ...(clock ? { clock } : {}),
     ...(values['allowed-host'] ? { allowedHosts: values['allowed-host'] } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
     logger: createLogger({ silent: values.quiet ?? false }),
   });
   let stopping = false;

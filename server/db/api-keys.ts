@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import { dataVersion, type Db } from './connection.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -37,18 +37,60 @@ function fromRow(r: ApiKeyRow): ApiKeyRecord {
   };
 }
 
+/**
+ * What authentication needs from a key, remembered per secret hash: every API request
+ * authenticates, and looking the key up (and parsing its scopes) was a tenth of a one-meal read.
+ * Forgotten when this connection changes a key (every key write goes through this module) or
+ * another one writes to the file (`keys revoke` from the CLI), so a revoked key stops working at
+ * once. Nothing is remembered inside a transaction, which could still roll back.
+ */
+interface KeyMemo {
+  dataVersion: number;
+  byHash: Map<string, ActiveKey | null>;
+  /** When this process last stamped each key's last use. */
+  touchedMs: Map<string, number>;
+}
+const memos = new WeakMap<Db, KeyMemo>();
+
+function memoFor(db: Db): KeyMemo | undefined {
+  if (db.inTransaction) return undefined;
+  const version = dataVersion(db);
+  let memo = memos.get(db);
+  if (!memo || memo.dataVersion !== version) {
+    memo = { dataVersion: version, byHash: new Map(), touchedMs: memo?.touchedMs ?? new Map() };
+    memos.set(db, memo);
+  }
+  return memo;
+}
+
+function forgetKeys(db: Db): void {
+  memos.get(db)?.byHash.clear();
+}
+
 export function insertApiKey(db: Db, key: ApiKeyRecord, secretHash: string): void {
+  forgetKeys(db);
   db.prepare(
     `INSERT INTO api_keys (id, name, scopes_json, prefix, secret_hash, created_ms, internal) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   ).run(key.id, key.name, JSON.stringify(key.scopes), key.prefix, secretHash, key.createdMs, key.internal ? 1 : 0);
 }
 
+export interface ActiveKey {
+  id: string;
+  scopes: readonly string[];
+}
+
 /** The live (not revoked) key with this secret hash. */
-export function findActiveKeyByHash(db: Db, secretHash: string): ApiKeyRecord | undefined {
+export function findActiveKeyByHash(db: Db, secretHash: string): ActiveKey | undefined {
+  const memo = memoFor(db);
+  const known = memo?.byHash.get(secretHash);
+  if (known !== undefined) return known ?? undefined;
   const r = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ? AND revoked_ms IS NULL`).get(secretHash) as
     | ApiKeyRow
     | undefined;
-  return r && fromRow(r);
+  const key: ActiveKey | null = r ? Object.freeze({ id: r.id, scopes: Object.freeze(JSON.parse(r.scopes_json) as string[]) }) : null;
+  // Unknown secrets are not remembered: a flood of made-up keys must not grow the memo.
+  if (memo && key) memo.byHash.set(secretHash, key);
+  return key ?? undefined;
 }
 
 export function getApiKey(db: Db, id: string): ApiKeyRecord | undefined {
@@ -67,19 +109,28 @@ export function listApiKeys(db: Db, includeRevoked = false): ApiKeyRecord[] {
 }
 
 export function revokeApiKey(db: Db, id: string, atMs: number): boolean {
+  forgetKeys(db);
   return db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE id = ? AND revoked_ms IS NULL').run(atMs, id).changes > 0;
 }
 
 /** Stamps last use, at most once a minute per key so reads do not turn into a write each. */
 export function touchApiKey(db: Db, id: string, atMs: number): void {
+  const memo = memoFor(db);
+  const last = memo?.touchedMs.get(id);
+  // Stamped by this process less than a minute ago: the UPDATE below would change nothing.
+  if (last !== undefined && atMs >= last && atMs - last < TOUCH_INTERVAL_MS) return;
   db.prepare('UPDATE api_keys SET last_used_ms = ? WHERE id = ? AND (last_used_ms IS NULL OR last_used_ms < ?)').run(
     atMs,
     id,
-    atMs - 60_000,
+    atMs - TOUCH_INTERVAL_MS,
   );
+  memo?.touchedMs.set(id, atMs);
 }
+
+const TOUCH_INTERVAL_MS = 60_000;
 
 /** Revokes the app's own internal keys (the desktop renderer gets a fresh one each launch). */
 export function revokeInternalKeys(db: Db, atMs: number): number {
+  forgetKeys(db);
   return db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE internal = 1 AND revoked_ms IS NULL').run(atMs).changes;
 }

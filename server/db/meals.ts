@@ -231,16 +231,12 @@ export function listAllMeals(db: Db): MealRecord[] {
 }
 
 /**
- * Distinct user days with at least one meal on or before `day`, counted up to `atMost`: callers
- * compare it with a small threshold (calibration), so the index walk stops there instead of
- * counting years of history.
+ * The first `count` distinct user days with a meal, ascending: what calibration needs ("fewer than
+ * two days logged through this day"). One walk of the day index from its start, whatever the
+ * length of history.
  */
-export function countMealDaysThrough(db: Db, day: string, atMost: number): number {
-  return (
-    db.prepare('SELECT COUNT(*) AS n FROM (SELECT DISTINCT day FROM meals WHERE day <= ? ORDER BY day DESC LIMIT ?)').get(day, atMost) as {
-      n: number;
-    }
-  ).n;
+export function firstMealDays(db: Db, count: number): string[] {
+  return (db.prepare('SELECT DISTINCT day FROM meals ORDER BY day ASC LIMIT ?').all(count) as Array<{ day: string }>).map((r) => r.day);
 }
 
 /** True when at least one meal is stored. */
@@ -264,13 +260,4 @@ export function recomputeMealDays(db: Db, dayFor: (timestampMs: number, utcOffse
     }
   }
   return changed;
-}
-
-/** Distinct user days with at least one meal strictly before `day`, counted up to `atMost`. */
-export function countMealDaysBefore(db: Db, day: string, atMost: number): number {
-  return (
-    db.prepare('SELECT COUNT(*) AS n FROM (SELECT DISTINCT day FROM meals WHERE day < ? ORDER BY day DESC LIMIT ?)').get(day, atMost) as {
-      n: number;
-    }
-  ).n;
 }

@@ -297,4 +297,15 @@ export const migrations: Migration[] = [
       CREATE INDEX import_records_by_import ON import_records (import_id);
     `,
   },
+  {
+    version: 7,
+    name: 'due webhook deliveries by subscription',
+    sql: `
+      -- The dispatcher asks each subscription with free in-flight slots for its due deliveries,
+      -- so a receiver that hangs (its slots full, its backlog growing) is never walked past by
+      -- the queries that serve the others.
+      CREATE INDEX webhook_deliveries_due_by_subscription ON webhook_deliveries (subscription_id, next_attempt_ms, seq)
+        WHERE status = 'pending' AND next_attempt_ms IS NOT NULL;
+    `,
+  },
 ];

@@ -85,28 +85,35 @@ export function getDelivery(db: Db, id: string): WebhookDeliveryRecord | undefin
  * (those already at their in-flight budget), oldest due first. In-flight deliveries have no
  * next_attempt_ms and are never returned.
  */
-export function listDueDeliveries(db: Db, nowMs: number, limit: number, skipSubscriptions: readonly string[] = []): WebhookDeliveryRecord[] {
+/** Enabled subscriptions that have a pending delivery with a due time (the dispatcher's work list). */
+export function subscriptionsWithDueWork(db: Db): string[] {
+  return (
+    db
+      .prepare(
+        `SELECT s.id FROM webhook_subscriptions s WHERE s.status = 'enabled' AND EXISTS (
+           SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.next_attempt_ms IS NOT NULL)`,
+      )
+      .all() as Array<{ id: string }>
+  ).map((r) => r.id);
+}
+
+/** One subscription's pending deliveries due by `nowMs`, oldest due first, at most `limit`. */
+export function listDueDeliveries(db: Db, subscriptionId: string, nowMs: number, limit: number): WebhookDeliveryRecord[] {
   const rows = db
     .prepare(
-      `SELECT ${COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM webhook_deliveries d
-       JOIN webhook_subscriptions s ON s.id = d.subscription_id
-       WHERE d.status = 'pending' AND d.next_attempt_ms IS NOT NULL AND d.next_attempt_ms <= ? AND s.status = 'enabled'
-         AND d.subscription_id NOT IN (SELECT value FROM json_each(?))
-       ORDER BY d.next_attempt_ms ASC, d.seq ASC LIMIT ?`,
+      `SELECT ${COLUMNS} FROM webhook_deliveries
+        WHERE subscription_id = ? AND status = 'pending' AND next_attempt_ms IS NOT NULL AND next_attempt_ms <= ?
+        ORDER BY next_attempt_ms ASC, seq ASC LIMIT ?`,
     )
-    .all(nowMs, JSON.stringify(skipSubscriptions), limit) as DeliveryRow[];
+    .all(subscriptionId, nowMs, limit) as DeliveryRow[];
   return rows.map(fromRow);
 }
 
-/** The earliest due time among pending deliveries of enabled subscriptions not in `skipSubscriptions`. */
-export function nextDueMs(db: Db, skipSubscriptions: readonly string[] = []): number | undefined {
+/** The earliest due time among one subscription's pending deliveries. */
+export function nextDueMs(db: Db, subscriptionId: string): number | undefined {
   const r = db
-    .prepare(
-      `SELECT MIN(d.next_attempt_ms) AS t FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-       WHERE d.status = 'pending' AND d.next_attempt_ms IS NOT NULL AND s.status = 'enabled'
-         AND d.subscription_id NOT IN (SELECT value FROM json_each(?))`,
-    )
-    .get(JSON.stringify(skipSubscriptions)) as { t: number | null };
+    .prepare(`SELECT MIN(next_attempt_ms) AS t FROM webhook_deliveries WHERE subscription_id = ? AND status = 'pending' AND next_attempt_ms IS NOT NULL`)
+    .get(subscriptionId) as { t: number | null };
   return r.t ?? undefined;
 }
 

@@ -31,7 +31,20 @@ export function stateResource(s: DigestiveState, now: number): Record<string, un
   };
 }
 
-export function timelineResource(p: MealPhases): Record<string, unknown> {
+/**
+ * Engine results served from the derived-data cache are the same (never mutated) objects request
+ * after request: their resources are mapped once and kept beside them, dying with them.
+ */
+function mappedOnce<T extends object>(map: (value: T) => Record<string, unknown>): (value: T) => Record<string, unknown> {
+  const resources = new WeakMap<T, Record<string, unknown>>();
+  return (value) => {
+    let resource = resources.get(value);
+    if (!resource) resources.set(value, (resource = map(value)));
+    return resource;
+  };
+}
+
+export const timelineResource = mappedOnce((p: MealPhases): Record<string, unknown> => {
   return {
     object: 'digestion.timeline',
     meal_id: p.mealId,
@@ -45,13 +58,13 @@ export function timelineResource(p: MealPhases): Record<string, unknown> {
     form: p.form,
     shared_with_meals: p.episodeMeals - 1,
   };
-}
+});
 
 function component(c: ComponentValue): Record<string, unknown> {
   return { value: c.value, contribution: c.contribution };
 }
 
-export function dailyScoreResource(s: DailyScore): Record<string, unknown> {
+export const dailyScoreResource = mappedOnce((s: DailyScore): Record<string, unknown> => {
   return {
     object: 'digestion.score',
     date: s.date,
@@ -67,14 +80,14 @@ export function dailyScoreResource(s: DailyScore): Record<string, unknown> {
     calibrating: s.calibrating,
     confidence: s.confidence,
   };
-}
+});
 
 /** Overnight scores are identified by their sleep session: one score per night. */
 export function overnightId(sleepId: string): string {
   return `ovn_${sleepId.replace(/^sleep_/, '')}`;
 }
 
-export function overnightResource(o: OvernightScore): Record<string, unknown> {
+export const overnightResource = mappedOnce((o: OvernightScore): Record<string, unknown> => {
   return {
     object: 'digestion.overnight_score',
     id: overnightId(o.sleepId),
@@ -92,7 +105,7 @@ export function overnightResource(o: OvernightScore): Record<string, unknown> {
     deviation: o.deviation,
     confidence: o.confidence,
   };
-}
+});
 
 export function windowsResource(w: DigestionWindows): Record<string, unknown> {
   return {
@@ -104,7 +117,7 @@ export function windowsResource(w: DigestionWindows): Record<string, unknown> {
   };
 }
 
-export function insightResource(i: Insight): Record<string, unknown> {
+export const insightResource = mappedOnce((i: Insight): Record<string, unknown> => {
   return {
     object: 'digestion.insight',
     id: i.id,
@@ -115,7 +128,7 @@ export function insightResource(i: Insight): Record<string, unknown> {
     detail: i.detail,
     basis: i.basis,
   };
-}
+});
 
 // ---- The resources' schemas (they document the endpoints, webhooks and the snapshot) ----------
 

@@ -316,25 +316,23 @@ export interface DailyScoresInput {
   sleeps: readonly EngineSleep[];
   settings: EngineSettings;
   now: number;
-  /** Days with logged meals strictly before startDate. */
-  daysWithDataBefore: number;
+  /**
+   * The first days of the whole history with a logged meal, ascending: at least the first
+   * CALIBRATION_MIN_DAYS of them (all of them when there are fewer). A day is calibrating while
+   * fewer than that many of these lie on or before it, so each day's score depends on its own
+   * date only, never on the range it was asked in.
+   */
+  firstLoggedDays: readonly string[];
 }
 
 /** Daily scores for every date of [startDate, endDate], ascending. */
 export function dailyScores(input: DailyScoresInput): DailyScore[] {
-  const loggedDays = new Set<string>();
-  for (const m of input.meals) {
-    if (m.timestamp > input.now) continue;
-    const d = mealDay(m, input.settings);
-    if (d >= input.startDate && d <= input.endDate) loggedDays.add(d);
-  }
   // Each day needs only its own meals and those of the 15 days before: hand it that slice of the
   // sorted meals rather than the whole range, so a long range costs linear, not quadratic, time.
   const sorted = [...input.meals].sort(byTime);
   const times = sorted.map((m) => m.timestamp);
-  let daysWithData = input.daysWithDataBefore;
   return datesBetween(input.startDate, input.endDate).map((date) => {
-    if (loggedDays.has(date)) daysWithData++;
+    const daysWithData = loggedDaysThrough(input.firstLoggedDays, date);
     const from = userDayBounds(addDays(date, -REGULARITY_WINDOW_DAYS - 1), input.settings).start;
     // Through the next day too: a meal eaten at another offset can belong to `date` yet fall after its bounds.
     const to = userDayBounds(addDays(date, 1), input.settings).end;
@@ -343,8 +341,15 @@ export function dailyScores(input: DailyScoresInput): DailyScore[] {
   });
 }
 
+/** How many of `days` lie on or before `date`. */
+export function loggedDaysThrough(days: readonly string[], date: string): number {
+  let n = 0;
+  for (const d of days) if (d <= date) n++;
+  return n;
+}
+
 /** First index whose value is ≥ x in an ascending array. */
-function lowerBound(sorted: readonly number[], x: number): number {
+export function lowerBound(sorted: readonly number[], x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

@@ -14,25 +14,27 @@ export function dayStartMinutes(settings: EngineSettings): number {
 
 /**
  * Zone look-ups go through Intl and cost microseconds each; a 90-day score range makes tens of
- * thousands of them on the same few hundred instants. These memos hold pure results only, per
- * settings object (and reset if its zone or day start changes), so they change no answer; each
- * table is cleared when it grows past a bound.
+ * thousands of them on the same few hundred instants, and every request asks again about the same
+ * days. These memos hold pure results only, per zone and day start (not per settings object: each
+ * request builds its own), so they change no answer; each table is cleared when it grows past a
+ * bound, and only the last few zone/day-start pairs are kept.
  */
 const MEMO_LIMIT = 20_000;
+const MEMO_SETTINGS_LIMIT = 8;
 interface MemoTables {
-  timezone: string;
-  dayStart: string;
   day: Map<number, string>;
   bounds: Map<string, { start: number; end: number }>;
   minute: Map<number, number>;
 }
-const memoTables = new WeakMap<EngineSettings, MemoTables>();
+const memoTables = new Map<string, MemoTables>();
 
 function tablesFor(settings: EngineSettings): MemoTables {
-  let t = memoTables.get(settings);
-  if (!t || t.timezone !== settings.timezone || t.dayStart !== settings.dayStart) {
-    t = { timezone: settings.timezone, dayStart: settings.dayStart, day: new Map(), bounds: new Map(), minute: new Map() };
-    memoTables.set(settings, t);
+  const key = `${settings.timezone}|${settings.dayStart}`;
+  let t = memoTables.get(key);
+  if (!t) {
+    if (memoTables.size >= MEMO_SETTINGS_LIMIT) memoTables.clear();
+    t = { day: new Map(), bounds: new Map(), minute: new Map() };
+    memoTables.set(key, t);
   }
   return t;
 }
@@ -109,8 +111,9 @@ export function timelineInputWindow(startDate: string, endDate: string, settings
 
 /**
  * Meals and sleeps daily scores for [startDate, endDate] need: the range plus the prior 14 days
- * (regularity, usual bedtime, the fast before the first day) and the night after the last day
- * (circadian: meals within 3 h of that sleep).
+ * (regularity, usual bedtime, the fast before the first day), the night after the last day
+ * (circadian: meals within 3 h of that sleep), and the day after it for meals (a meal eaten at
+ * another offset can belong to the last day yet fall after its bounds in the user's zone).
  */
 export function dailyScoreInputWindows(
   startDate: string,
@@ -119,7 +122,7 @@ export function dailyScoreInputWindows(
 ): { meals: InstantWindow; sleeps: InstantWindow } {
   const from = userDayBounds(addDays(startDate, -REGULARITY_WINDOW_DAYS - 1), settings).start;
   return {
-    meals: { from, to: userDayBounds(endDate, settings).end },
+    meals: { from, to: userDayBounds(addDays(endDate, 1), settings).end },
     sleeps: { from: from - MS_PER_DAY, to: userDayBounds(addDays(endDate, 1), settings).end },
   };
 }

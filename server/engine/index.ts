@@ -13,10 +13,10 @@ export { stomachLoadAt, stomachLoadSeries } from './load.js';
 export { digestionEpisodes, type DigestionEpisode, type DigestionSegment } from './episodes.js';
 export { mealPhases, type PhaseOptions } from './phases.js';
 export { digestiveState, type StateOptions } from './state.js';
-export { dailyScore, dailyScores, dayMetrics, type DailyScoreInput, type DailyScoresInput, type DayMetrics } from './daily.js';
+export { dailyScore, dailyScores, dayMetrics, loggedDaysThrough, lowerBound, type DailyScoreInput, type DailyScoresInput, type DayMetrics } from './daily.js';
 export { overnightScores, analyseNight, baselineOf, mealGapScore, type OvernightScoresInput, type NightAnalysis } from './overnight.js';
 export { digestionWindows, type WindowsInput } from './windows.js';
-export { digestionInsights, insightsRange, insightId, type InsightsInput } from './insights.js';
+export { digestionInsights, insightEvidence, insightsFromEvidence, insightsRange, insightId, type InsightEvidence, type InsightsInput } from './insights.js';
 export { usualBedtime, circularMeanMinute, type UsualBedtime } from './bedtime.js';
 export { levelOf, contributionOf } from './scoring.js';
 export {
@@ -29,5 +29,6 @@ export {
   overnightInputWindows,
   windowsInputWindows,
   insightsInputWindows,
+  datesBetween,
   type InstantWindow,
 } from './days.js';

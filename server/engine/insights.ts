@@ -84,29 +84,35 @@ function lastDate(dates: readonly string[]): string {
   return [...dates].sort().pop()!;
 }
 
-interface Night {
+export interface InsightNight {
   date: string;
   sleep: EngineSleep;
   gapMin: number;
   lateCaffeineMg: number;
 }
 
-export function digestionInsights(input: InsightsInput): Insight[] {
+/**
+ * What insights rest on: the finished days of [fromDate, toDate] (a part of the input's range) and
+ * the finished nights dated in it that had a meal in the day before. Evidence computed for the parts
+ * of a range and concatenated in date order equals the evidence of the whole range, so a long range
+ * can be computed in slices without holding the thread.
+ */
+export interface InsightEvidence {
+  days: DayMetrics[];
+  nights: InsightNight[];
+}
+
+export function insightEvidence(input: InsightsInput, fromDate: string, toDate: string): InsightEvidence {
   const { settings, now } = input;
   const meals = input.meals.filter((m) => m.timestamp <= now);
-  const out: Insight[] = [];
-
-  // Finished days of the range.
-  const days: DayMetrics[] = datesBetween(input.startDate, input.endDate)
+  const days = datesBetween(fromDate, toDate)
     .map((d) => dayMetrics(d, meals, input.sleeps, settings, now))
     .filter((d) => d.end <= now);
-
-  // Finished nights of the range with at least one meal in the day before them.
-  const nights: Night[] = [];
+  const nights: InsightNight[] = [];
   for (const sleep of input.sleeps) {
     if (!isNight(sleep) || sleep.end > now) continue;
     const date = userDay(sleep.end, settings);
-    if (date < input.startDate || date > input.endDate) continue;
+    if (date < fromDate || date > toDate) continue;
     const analysis = analyseNight(sleep.start, meals, sleep);
     if (analysis.lastMealAt === null) continue;
     nights.push({
@@ -116,6 +122,17 @@ export function digestionInsights(input: InsightsInput): Insight[] {
       lateCaffeineMg: analysis.features.late_caffeine_mg!.value,
     });
   }
+  return { days, nights };
+}
+
+export function digestionInsights(input: InsightsInput): Insight[] {
+  return insightsFromEvidence(insightEvidence(input, input.startDate, input.endDate));
+}
+
+/** The insights a range's evidence supports (nights in date order, as insightEvidence gives them). */
+export function insightsFromEvidence(evidence: InsightEvidence): Insight[] {
+  const { days, nights } = evidence;
+  const out: Insight[] = [];
 
   // 1. Meals within 3 h of sleep.
   if (nights.length > 0) {
@@ -284,8 +301,8 @@ export function digestionInsights(input: InsightsInput): Insight[] {
   const withCaffeine = nights.filter((n) => n.lateCaffeineMg >= INSIGHT_LATE_CAFFEINE_MG);
   const withoutCaffeine = nights.filter((n) => n.lateCaffeineMg < INSIGHT_LATE_CAFFEINE_MG);
   if (withCaffeine.length >= INSIGHT_CAFFEINE_MIN_NIGHTS_EACH && withoutCaffeine.length >= INSIGHT_CAFFEINE_MIN_NIGHTS_EACH) {
-    const duration = (ns: Night[]) => mean(ns.map((n) => (n.sleep.end - n.sleep.start) / 60_000));
-    const known = (ns: Night[], f: (s: EngineSleep) => number | null) => {
+    const duration = (ns: InsightNight[]) => mean(ns.map((n) => (n.sleep.end - n.sleep.start) / 60_000));
+    const known = (ns: InsightNight[], f: (s: EngineSleep) => number | null) => {
       const xs = ns.map((n) => f(n.sleep)).filter((x): x is number => x !== null);
       return xs.length >= INSIGHT_CAFFEINE_MIN_NIGHTS_EACH ? mean(xs) : null;
     };

@@ -359,7 +359,8 @@ export function importDocument(
       });
       subscriptions.imported++;
     }
-    notifyDataChanged(app, emit);
+    // An import can add years of rows (and settings): re-derive everything rather than list them.
+    notifyDataChanged(app, emit, 'everything');
     return { foods, saved_meals: savedMeals, meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
   });
 }

@@ -325,7 +325,7 @@ export function createMeal(app: AppContext, input: MealInput): MealRecord {
     insertMeal(app.db, meal);
     recountFoodUsage(app.db, entryFoodIds(meal.foods));
     emit('meal.created', mealResource(meal));
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { mealTimes: [meal.timestampMs] });
     return meal;
   });
 }
@@ -346,7 +346,7 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
     updateMeal(app.db, after);
     recountFoodUsage(app.db, [...entryFoodIds(before.foods), ...entryFoodIds(after.foods)]);
     emit('meal.updated', afterResource, { previousAttributes: changed });
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { mealTimes: [before.timestampMs, after.timestampMs] });
     return after;
   });
 }
@@ -358,7 +358,7 @@ export function removeMeal(app: AppContext, id: string): MealRecord | undefined 
     deleteMeal(app.db, id);
     recountFoodUsage(app.db, entryFoodIds(meal.foods));
     emit('meal.deleted', { ...mealResource(meal), deleted: true });
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { mealTimes: [meal.timestampMs] });
     return meal;
   });
 }

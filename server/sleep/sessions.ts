@@ -112,7 +112,7 @@ export function createSleep(app: AppContext, input: SleepInput): SleepRecord {
     const session = buildSleep(app, input, newId('sleep'), app.clock.now());
     insertSleep(app.db, session);
     if (!session.nap) announceOvernightScore(app, emit, session.id);
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { sleepEnds: [session.endMs] });
     return session;
   });
 }
@@ -122,7 +122,7 @@ export function removeSleep(app: AppContext, id: string): SleepRecord | undefine
     const session = getSleep(app.db, id);
     if (!session) return undefined;
     deleteSleep(app.db, id);
-    notifyDataChanged(app, emit);
+    notifyDataChanged(app, emit, { sleepEnds: [session.endMs] });
     return session;
   });
 }

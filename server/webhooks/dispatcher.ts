@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AppContext } from '../app-context.js';
 import { countFinishedAttempts, finishAttempt, insertAttemptStart, listAttempts, listUnfinishedAttempts } from '../db/webhook-attempts.js';
 import {
@@ -8,10 +9,12 @@ import {
   listDueDeliveries,
   listStrandedDeliveries,
   nextDueMs,
+  subscriptionsWithDueWork,
   scheduleDelivery,
   type WebhookDeliveryRecord,
 } from '../db/webhook-deliveries.js';
 import { getSubscription, setFailingSince, updateSubscription, type WebhookSubscriptionRecord } from '../db/webhook-subscriptions.js';
+import { relaxedCommit } from '../db/connection.js';
 import { isoUtc } from '../time/tz.js';
 import { postOnce, type SendResult } from './send.js';
 import { SIGNATURE_HEADER, signatureHeader } from './sign.js';
@@ -71,7 +74,10 @@ export class Dispatcher {
     private readonly app: AppContext,
     private readonly options: DispatcherOptions,
     private readonly notify: (notice: WebhookNotice) => void = () => {},
-  ) {}
+  ) {
+    // Every attempt in flight listens for the stop signal; hundreds at once are expected.
+    setMaxListeners(0, this.aborter.signal);
+  }
 
   /** Recovers attempts a crash cut short, then starts the loop. */
   start(): void {
@@ -144,7 +150,11 @@ export class Dispatcher {
     try {
       // Sleep until the next due attempt (retry waits are kept to the millisecond), at most one
       // poll interval. Deliveries held back by a subscription's budget start when a slot frees.
-      const next = nextDueMs(this.app.db, this.saturatedSubscriptions());
+      let next: number | undefined;
+      for (const sub of this.subscriptionsWithFreeSlots()) {
+        const due = nextDueMs(this.app.db, sub);
+        if (due !== undefined && (next === undefined || due < next)) next = due;
+      }
       // Something may have become due since startDue looked (or a timer fired a hair early by
       // the clock's reckoning): look again in 1 ms rather than a whole poll interval later.
       const wait = next === undefined ? delay : next - this.app.clock.now();
@@ -160,22 +170,23 @@ export class Dispatcher {
   private startDue(): number {
     if (this.stopped) return 0;
     let started = 0;
-    for (;;) {
-      const due = listDueDeliveries(this.app.db, this.app.clock.now(), 100, this.saturatedSubscriptions());
-      let progressed = false;
-      for (const delivery of due) {
+    const now = this.app.clock.now();
+    // Each subscription is asked only for what its free slots can take, through its own index:
+    // a receiver that hangs (slots full, backlog growing) costs the others nothing.
+    for (const sub of this.subscriptionsWithFreeSlots()) {
+      const free = this.options.maxInFlightPerSubscription - (this.perSubscription.get(sub) ?? 0);
+      for (const delivery of listDueDeliveries(this.app.db, sub, now, free)) {
         if (this.inFlight.has(delivery.id)) continue;
-        if ((this.perSubscription.get(delivery.subscriptionId) ?? 0) >= this.options.maxInFlightPerSubscription) continue;
         void this.track(delivery, () => this.attempt(delivery).then(() => undefined));
         started++;
-        progressed = true;
       }
-      if (!progressed || due.length < 100) return started;
     }
+    return started;
   }
 
-  private saturatedSubscriptions(): string[] {
-    return [...this.perSubscription].filter(([, n]) => n >= this.options.maxInFlightPerSubscription).map(([id]) => id);
+  /** Enabled subscriptions with due work and an attempt slot free. */
+  private subscriptionsWithFreeSlots(): string[] {
+    return subscriptionsWithDueWork(this.app.db).filter((id) => (this.perSubscription.get(id) ?? 0) < this.options.maxInFlightPerSubscription);
   }
 
   private track(delivery: WebhookDeliveryRecord, work: () => Promise<unknown>): Promise<void> {
@@ -202,16 +213,14 @@ export class Dispatcher {
   private async attempt(delivery: WebhookDeliveryRecord): Promise<AttemptReport | undefined> {
     const { db, clock } = this.app;
     const startedMs = clock.now();
-    const claimed = db
-      .transaction(() => {
-        const current = getDelivery(db, delivery.id);
-        const sub = current && getSubscription(db, current.subscriptionId);
-        if (!current || !sub || current.status !== 'pending') return undefined;
-        const attempt = claimDelivery(db, current.id);
-        insertAttemptStart(db, current.id, attempt, startedMs);
-        return { current, sub, attempt };
-      })
-      .immediate();
+    const claimed = relaxedCommit(db, () => {
+      const current = getDelivery(db, delivery.id);
+      const sub = current && getSubscription(db, current.subscriptionId);
+      if (!current || !sub || current.status !== 'pending') return undefined;
+      const attempt = claimDelivery(db, current.id);
+      insertAttemptStart(db, current.id, attempt, startedMs);
+      return { current, sub, attempt };
+    });
     if (!claimed) return undefined;
     const { current, sub, attempt } = claimed;
 
@@ -241,7 +250,7 @@ export class Dispatcher {
     let disabled: WebhookSubscriptionRecord | undefined;
     let changed: WebhookDeliveryRecord | undefined;
     try {
-      db.transaction(() => {
+      relaxedCommit(db, () => {
         const current = getDelivery(db, delivery.id);
         if (!current) return; // its subscription was deleted meanwhile
         finishAttempt(db, {
@@ -272,7 +281,7 @@ export class Dispatcher {
           }
         }
         changed = getDelivery(db, current.id);
-      }).immediate();
+      });
     } catch (err) {
       // The database closed under us (shutdown): the attempt stays unfinished and is retried on restart.
       this.app.log.warn('could not record a webhook attempt', { delivery: delivery.id, error: String(err) });

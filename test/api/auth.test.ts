@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { listApiKeys, revokeApiKey } from '../../server/db/api-keys.js';
+import { openDatabase } from '../../server/db/connection.js';
 import { errorOf, startTestService, type TestService } from '../helpers/service.js';
 
 /** A raw request with full control of the Host header (fetch does not allow setting it). */
@@ -46,6 +48,19 @@ describe('authentication and scopes', () => {
     assert.equal(r.status, 401);
     assert.equal(errorOf(r).code, 'invalid_api_key');
     assert.equal((await t.request('GET', '/v1/settings', { key })).status, 200);
+  });
+
+  test('a key revoked by another process (the CLI) stops working at once', async () => {
+    const key = t.keyWith('nutrition:read');
+    assert.equal((await t.request('GET', '/v1/settings', { key })).status, 200, 'known, and remembered');
+    const other = openDatabase(t.dbPath);
+    try {
+      const id = listApiKeys(other).find((k) => k.prefix === key.slice(0, 10))!.id;
+      assert.ok(revokeApiKey(other, id, Date.now()));
+    } finally {
+      other.close();
+    }
+    assert.equal((await t.request('GET', '/v1/settings', { key })).status, 401);
   });
 
   test('a key without the scope is 403 insufficient_scope naming the scope', async () => {

@@ -46,13 +46,39 @@ describe('chyme serve', () => {
     check.close();
   });
 
+  test('--rate-limit sets the per-key limit', async () => {
+    const db = tempDb();
+    const serve = await startServe(['--db', db, '--rate-limit', '1/2']);
+    try {
+      const created = runCli(['keys', 'create', '--name', 'script', '--scopes', 'nutrition:read', '--db', db]);
+      const secret = created.stdout.trim().split('\n').at(-1)!;
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        statuses.push((await fetch(`${serve.url}/v1/nutrition/meals?start_date=2026-01-01&end_date=2026-01-31`, { headers: { authorization: `Bearer ${secret}` } })).status);
+      }
+      assert.deepEqual(statuses.slice(0, 2), [200, 200], 'the burst of 2 is served');
+      assert.ok(statuses.slice(2).includes(429), `then the key is limited: ${statuses.join(', ')}`);
+    } finally {
+      await serve.stop();
+    }
+  });
+
   test('SIGINT stops it too', async () => {
     const serve = await startServe(['--db', tempDb()]);
     assert.equal(await serve.stop('SIGINT'), 0);
   });
 
   test('bad flags exit 2 with a usage message', () => {
-    for (const args of [['serve', '--port', 'http'], ['serve', '--port', '70000'], ['serve', '--tz', 'Nowhere/Land'], ['serve', '--bogus'], ['frobnicate']]) {
+    for (const args of [
+      ['serve', '--port', 'http'],
+      ['serve', '--port', '70000'],
+      ['serve', '--tz', 'Nowhere/Land'],
+      ['serve', '--bogus'],
+      ['serve', '--rate-limit', 'fast'],
+      ['serve', '--rate-limit', '0'],
+      ['serve', '--rate-limit', '10/0'],
+      ['frobnicate'],
+    ]) {
       const r = runCli(args);
       assert.equal(r.status, 2, args.join(' '));
       assert.match(r.stderr, /Usage:/);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { DatabaseTooNewError, migrate, openDatabase, schemaVersion } from '../../server/db/connection.js';
+import { DatabaseTooNewError, migrate, openDatabase, relaxedCommit, schemaVersion } from '../../server/db/connection.js';
 import { migrations } from '../../server/db/migrations.js';
 
 const tempDb = () => join(mkdtempSync(join(tmpdir(), 'chyme-db-')), 'nested', 'chyme.db');
@@ -66,5 +66,18 @@ test('migrations apply in order, each recording its version', () => {
     (db.prepare('PRAGMA table_info(t)').all() as { name: string }[]).map((c) => c.name),
     ['a', 'b'],
   );
+  db.close();
+});
+
+test('relaxedCommit commits without waiting for the disk, then every other commit waits again', () => {
+  const db = openDatabase(tempDb());
+  db.exec('CREATE TABLE t (a INTEGER)');
+  const FULL = 2;
+  relaxedCommit(db, () => db.prepare('INSERT INTO t VALUES (1)').run());
+  assert.equal(db.pragma('synchronous', { simple: true }), FULL, 'back to FULL after the commit');
+  assert.throws(() => relaxedCommit(db, () => { throw new Error('boom'); }), /boom/);
+  assert.equal(db.pragma('synchronous', { simple: true }), FULL, 'back to FULL after a rollback');
+  assert.throws(() => db.transaction(() => relaxedCommit(db, () => 0))(), /outside any transaction/);
+  assert.equal((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 1);
   db.close();
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../server/db/connection.js';
-import { countMealDaysBefore, countMealDaysThrough, insertMeal, type MealRecord } from '../../server/db/meals.js';
+import { firstMealDays, insertMeal, type MealRecord } from '../../server/db/meals.js';
 
 function meal(id: string, day: string): MealRecord {
   const ts = Date.parse(`${day}T12:00:00Z`);
@@ -14,14 +14,11 @@ function meal(id: string, day: string): MealRecord {
   };
 }
 
-test('days with meals are counted exactly up to the cap, through or before a day', () => {
+test('the first days with meals are listed once each, oldest first, up to the count', () => {
   const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'chyme-db-')), 'chyme.db'));
-  for (const [i, day] of ['2026-11-01', '2026-11-01', '2026-11-03', '2026-11-04', '2026-11-07'].entries()) insertMeal(db, meal(`meal_${i}`, day));
-  assert.equal(countMealDaysThrough(db, '2026-11-07', 100), 4, 'two meals on one day count once');
-  assert.equal(countMealDaysThrough(db, '2026-11-04', 100), 3);
-  assert.equal(countMealDaysThrough(db, '2026-11-07', 2), 2, 'the cap stops the count');
-  assert.equal(countMealDaysBefore(db, '2026-11-04', 100), 2);
-  assert.equal(countMealDaysBefore(db, '2026-11-01', 100), 0);
-  assert.equal(countMealDaysThrough(db, '2026-10-31', 2), 0);
+  assert.deepEqual(firstMealDays(db, 2), [], 'no meals, no days');
+  for (const [i, day] of ['2026-11-07', '2026-11-01', '2026-11-01', '2026-11-03', '2026-11-04'].entries()) insertMeal(db, meal(`meal_${i}`, day));
+  assert.deepEqual(firstMealDays(db, 2), ['2026-11-01', '2026-11-03'], 'two meals on one day count once');
+  assert.deepEqual(firstMealDays(db, 10), ['2026-11-01', '2026-11-03', '2026-11-04', '2026-11-07']);
   db.close();
 });

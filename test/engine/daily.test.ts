@@ -83,7 +83,7 @@ describe('score states', () => {
     assert.ok(one.confidence < two.confidence, 'one.confidence < two.confidence');
   });
 
-  test('dailyScores counts days with data through the range', () => {
+  test('dailyScores counts days with data through each day', () => {
     const first = '2026-05-18';
     const scores = dailyScores({
       startDate: first,
@@ -92,7 +92,7 @@ describe('score states', () => {
       sleeps: [],
       settings,
       now: NOW_LATER,
-      daysWithDataBefore: 0,
+      firstLoggedDays: ['2026-05-19', '2026-05-20'],
     });
     assert.deepEqual(scores.map((s) => [s.date, s.scoreState, s.calibrating]), [
       ['2026-05-18', 'UNSCORABLE', true],

@@ -52,10 +52,10 @@ describe('input windows for the API', () => {
     assert.deepEqual(stateInputWindow(now), { from: now - MAX_DIGESTION_LOOKBACK_MS, to: now });
   });
 
-  test('daily scores read the 14 days before the range and the night after it', () => {
+  test('daily scores read the 14 days before the range and the day and night after it', () => {
     const w = dailyScoreInputWindows('2026-05-10', '2026-05-12', { timezone: 'UTC', dayStart: '00:00' });
     assert.ok(w.meals.from <= Date.UTC(2026, 3, 26), 'w.meals.from <= Date.UTC(2026, 3, 26)');
-    assert.equal(w.meals.to, Date.UTC(2026, 4, 13));
+    assert.equal(w.meals.to, Date.UTC(2026, 4, 14), 'a meal eaten at another offset can belong to the last day');
     assert.ok(w.sleeps.to >= Date.UTC(2026, 4, 14), 'w.sleeps.to >= Date.UTC(2026, 4, 14)');
   });
 
@@ -86,7 +86,7 @@ describe('meals eaten at another offset (travel)', () => {
       sleeps: [],
       settings,
       now,
-      daysWithDataBefore: 0,
+      firstLoggedDays: ['2026-11-21'],
     });
     assert.equal(scores[0]!.scoreState, 'SCORED', '21 Nov has the meal');
     assert.equal(scores[1]!.scoreState, 'UNSCORABLE', '22 Nov has nothing');

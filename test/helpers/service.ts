@@ -57,6 +57,8 @@ export async function startTestService(
     staticDir: null,
     // Tests that need foods load them on their first foods request; the rest never pay for it.
     foodsWarmUpMs: null,
+    // Background work starts on the next turn, as soon as a test could observe it.
+    deferredStartMs: 0,
     ...options,
     clock,
   });

@@ -23,6 +23,7 @@ import {
   insightsRangeFor,
   overnightRange,
   timelineEntries,
+  warmRange,
 } from '../../digestion/service.js';
 import { addDays } from '../../time/tz.js';
 import { errors } from '../errors.js';
@@ -75,8 +76,9 @@ export const digestionRoutes = [
       starting_after: idString('meal').optional(),
     }),
     responses: { 200: { description: 'A page of timeline entries', schema: listOf(TimelineEntrySchema, 'TimelineList') }, ...readErrors },
-    handler({ app, query }) {
+    async handler({ app, query }) {
       checkDateRange(query.start_date, query.end_date);
+      await warmRange(app, query.start_date, query.end_date, { timeline: true });
       let entries = timelineEntries(app, query.start_date, query.end_date);
       const at = cursorPosition((id) => mealPosition(app.db, id), query.starting_after);
       if (at) entries = entries.filter((e) => e.mealTime < at.timestampMs || (e.mealTime === at.timestampMs && e.mealId < at.id));
@@ -95,9 +97,10 @@ export const digestionRoutes = [
     access: 'digestion:read',
     query: dayRangeQuery,
     responses: { 200: { description: 'Scores by day', schema: listOf(DailyScoreSchema, 'DailyScoreList') }, ...readErrors },
-    handler({ app, query }) {
+    async handler({ app, query }) {
+      const { start, end } = seriesRange(query, digestionContext(app).today);
+      await warmRange(app, start, end, { daily: true });
       const ctx = digestionContext(app);
-      const { start, end } = seriesRange(query, ctx.today);
       return { body: { object: 'list', data: dailyScoresRange(app, start, end, ctx).map(dailyScoreResource), has_more: false } };
     },
   }),
@@ -112,9 +115,10 @@ export const digestionRoutes = [
     access: 'digestion:read',
     query: dayRangeQuery,
     responses: { 200: { description: 'Overnight scores', schema: listOf(OvernightScoreSchema, 'OvernightScoreList') }, ...readErrors },
-    handler({ app, query }) {
+    async handler({ app, query }) {
+      const { start, end } = seriesRange(query, digestionContext(app).today);
+      await warmRange(app, start, end, { overnight: true });
       const ctx = digestionContext(app);
-      const { start, end } = seriesRange(query, ctx.today);
       return { body: { object: 'list', data: overnightRange(app, start, end, ctx).map(overnightResource), has_more: false } };
     },
   }),
@@ -138,9 +142,11 @@ export const digestionRoutes = [
     access: 'digestion:read',
     query: z.object({ days: queryInt(1, 90).optional() }),
     responses: { 200: { description: 'Insights', schema: listOf(InsightSchema, 'InsightList') }, ...readErrors },
-    handler({ app, query }) {
-      const ctx = digestionContext(app);
+    async handler({ app, query }) {
       const days = query.days ?? 14;
+      const today = digestionContext(app).today;
+      await warmRange(app, addDays(today, -(days - 1)), today, { insights: true });
+      const ctx = digestionContext(app);
       const data = insightsRangeFor(app, addDays(ctx.today, -(days - 1)), ctx.today, ctx).map(insightResource);
       return { body: { object: 'list', data, has_more: false } };
     },

@@ -21,8 +21,8 @@ import {
   digestionContext,
   insightsRangeFor,
   overnightRange,
-  rangeInputs,
   timelineEntries,
+  warmRange,
 } from '../../digestion/service.js';
 import { mealResource, MealSchema } from '../../nutrition/meals.js';
 import type { Scope } from '../../auth/scopes.js';
@@ -93,10 +93,18 @@ export const snapshotRoutes = [
     access: 'authenticated',
     query: z.object({ days: queryInt(1, 90).optional(), include: includeList.optional() }),
     responses: { 200: { description: 'The snapshot', schema: SnapshotSchema }, 400: { description: 'Invalid parameters', schema: ErrorSchema }, 403: { description: 'A section needs a scope the key lacks', schema: ErrorSchema } },
-    handler({ app, query, requireScope }) {
+    async handler({ app, query, requireScope }) {
       const include = new Set<Section>(query.include ?? SNAPSHOT_SECTIONS);
       for (const section of include) requireScope(SECTION_SCOPE[section]);
       const days = query.days ?? 7;
+      // A first 90-day fill is done a slice at a time; the reads below then come from the cache.
+      const today = digestionContext(app).today;
+      await warmRange(app, addDays(today, -(days - 1)), today, {
+        daily: include.has('scores'),
+        overnight: include.has('overnight'),
+        timeline: include.has('timeline'),
+        insights: include.has('insights'),
+      });
       const ctx = digestionContext(app);
       const start = addDays(ctx.today, -(days - 1));
       const settings = currentSettings(app);
@@ -104,18 +112,16 @@ export const snapshotRoutes = [
       const nutrition: Record<string, unknown> = {};
       const digestion: Record<string, unknown> = {};
       if (include.has('meals')) nutrition.meals = listMealsByDays(app.db, start, ctx.today).reverse().map(mealResource);
-      // Daily scores and insights need the same rows: read them once.
-      const inputs = include.has('scores') || include.has('insights') ? rangeInputs(app, start, ctx.today, ctx) : undefined;
       if (include.has('scores') || include.has('overnight')) {
         const scores: Record<string, unknown> = {};
-        if (include.has('scores')) scores.daily = dailyScoresRange(app, start, ctx.today, ctx, inputs).map(dailyScoreResource);
+        if (include.has('scores')) scores.daily = dailyScoresRange(app, start, ctx.today, ctx).map(dailyScoreResource);
         if (include.has('overnight')) scores.overnight = overnightRange(app, start, ctx.today, ctx).map(overnightResource);
         digestion.scores = scores;
       }
       if (include.has('state')) digestion.state = stateResource(currentState(app, ctx), ctx.now);
       if (include.has('windows')) digestion.windows = windowsResource(currentWindows(app, ctx));
       if (include.has('timeline')) digestion.timeline = timelineEntries(app, start, ctx.today, ctx).map(timelineResource);
-      if (include.has('insights')) digestion.insights = insightsRangeFor(app, start, ctx.today, ctx, inputs).map(insightResource);
+      if (include.has('insights')) digestion.insights = insightsRangeFor(app, start, ctx.today, ctx).map(insightResource);
 
       return {
         body: {

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { derivedCacheOf } from '../../server/digestion/cache.js';
+import {
+  computeDay,
+  computeForKey,
+  computeInsights,
+  dailyScoresRange,
+  digestionContext,
+  insightsRangeFor,
+  overnightRange,
+  timelineEntries,
+  type DayKindName,
+} from '../../server/digestion/service.js';
+import { ImportDocumentSchema, importDocument } from '../../server/export/export.js';
+import { createMeal, patchMeal, removeMeal } from '../../server/nutrition/meals.js';
+import { updateSettings } from '../../server/settings.js';
+import { createSleep, removeSleep, SleepOverlapError } from '../../server/sleep/sessions.js';
+import { addDays } from '../../server/time/tz.js';
+import type { AppContext } from '../../server/app-context.js';
+import { startTestService, TEST_NOW, type TestService } from '../helpers/service.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** Every instant the steps use lies in [T0 − 20 days, T0 + 2 days]; the clock roams the same span. */
+const T0 = TEST_NOW;
+const instant = fc.integer({ min: -20 * 24 * 60, max: 2 * 24 * 60 }).map((m) => T0 + m * MINUTE);
+const kcal = fc.oneof(fc.integer({ min: 0, max: 1200 }), fc.constant(10));
+const mealType = fc.constantFrom('breakfast', 'lunch', 'dinner', 'snack' as const);
+const offset = fc.option(fc.constantFrom(-600, -300, 0, 60, 540), { nil: null });
+
+type Step =
+  | { op: 'addMeal'; at: number; kcal: number; type: 'breakfast' | 'lunch' | 'dinner' | 'snack'; caffeine: number | null; offset: number | null }
+  | { op: 'editMeal'; pick: number; at: number | null; kcal: number | null }
+  | { op: 'deleteMeal'; pick: number }
+  | { op: 'addSleep'; at: number; hours: number; efficiency: number | null }
+  | { op: 'deleteSleep'; pick: number }
+  | { op: 'import'; meals: Array<{ at: number; kcal: number }>; sleeps: Array<{ at: number; hours: number }> }
+  | { op: 'settings'; timezone: string; dayStart: string }
+  | { op: 'clock'; byMin: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ op: fc.constant('addMeal' as const), at: instant, kcal, type: mealType, caffeine: fc.option(fc.integer({ min: 0, max: 300 }), { nil: null }), offset }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('editMeal' as const), pick: fc.nat(), at: fc.option(instant, { nil: null }), kcal: fc.option(kcal, { nil: null }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('deleteMeal' as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('addSleep' as const), at: instant, hours: fc.integer({ min: 1, max: 10 }), efficiency: fc.option(fc.double({ min: 0.5, max: 1, noNaN: true }), { nil: null }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('deleteSleep' as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('import' as const),
+      meals: fc.array(fc.record({ at: instant, kcal }), { maxLength: 4 }),
+      sleeps: fc.array(fc.record({ at: instant, hours: fc.integer({ min: 2, max: 9 }) }), { maxLength: 2 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('settings' as const), timezone: fc.constantFrom('Europe/Berlin', 'America/New_York', 'Asia/Tokyo'), dayStart: fc.constantFrom('00:00', '04:00') }) },
+  // Mostly forward, across meals, sleep ends and day changes; sometimes back.
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('clock' as const), byMin: fc.oneof(fc.integer({ min: 1, max: 36 * 60 }), fc.integer({ min: -12 * 60, max: 0 })) }) },
+);
+
+let ids = 0;
+const uniqueId = (prefix: string) => `${prefix}_prop${++ids}`;
+
+function apply(t: TestService, s: Step, meals: string[], sleeps: string[]): void {
+  const app = t.service.app;
+  switch (s.op) {
+    case 'addMeal':
+      meals.push(
+        createMeal(app, {
+          timestampMs: s.at,
+          utcOffsetMin: s.offset,
+          mealType: s.type,
+          macros: { calories: s.kcal },
+          micros: { caffeine_mg: s.caffeine },
+        }).id,
+      );
+      return;
+    case 'editMeal': {
+      if (meals.length === 0) return;
+      const id = meals[s.pick % meals.length]!;
+      patchMeal(app, id, { ...(s.at !== null ? { timestampMs: s.at, utcOffsetMin: null } : {}), ...(s.kcal !== null ? { macros: { calories: s.kcal } } : {}) });
+      return;
+    }
+    case 'deleteMeal': {
+      if (meals.length === 0) return;
+      removeMeal(app, meals.splice(s.pick % meals.length, 1)[0]!);
+      return;
+    }
+    case 'addSleep':
+      try {
+        sleeps.push(createSleep(app, { startMs: s.at, endMs: s.at + s.hours * HOUR, efficiency: s.efficiency }).id);
+      } catch (err) {
+        if (!(err instanceof SleepOverlapError)) throw err;
+      }
+      return;
+    case 'deleteSleep': {
+      if (sleeps.length === 0) return;
+      removeSleep(app, sleeps.splice(s.pick % sleeps.length, 1)[0]!);
+      return;
+    }
+    case 'import': {
+      const doc = ImportDocumentSchema.parse({
+        format: 'chyme.export',
+        format_version: 1,
+        meals: s.meals.map((m) => ({ id: uniqueId('meal'), timestamp: new Date(m.at).toISOString(), meal_type: 'snack', macros: { calories: m.kcal } })),
+        sleep_sessions: s.sleeps.map((x) => ({ id: uniqueId('sleep'), start: new Date(x.at).toISOString(), end: new Date(x.at + x.hours * HOUR).toISOString() })),
+      });
+      importDocument(app, doc);
+      meals.push(...doc.meals.map((m) => m.id));
+      sleeps.push(...doc.sleep_sessions.map((x) => x.id));
+      return;
+    }
+    case 'settings':
+      updateSettings(app, { timezone: s.timezone, dayStart: s.dayStart });
+      return;
+    case 'clock':
+      t.clock.set(Math.min(T0 + 10 * DAY, Math.max(T0 - 2 * DAY, t.clock.now() + s.byMin * MINUTE)));
+      return;
+  }
+}
+
+/** Reads through the cache as the API does, so that it holds entries of every kind. */
+function readAll(app: AppContext): void {
+  const { today } = digestionContext(app);
+  dailyScoresRange(app, addDays(today, -13), today);
+  dailyScoresRange(app, addDays(today, -24), addDays(today, -10));
+  overnightRange(app, addDays(today, -13), today);
+  timelineEntries(app, addDays(today, -6), addDays(today, 1));
+  insightsRangeFor(app, addDays(today, -13), today);
+  insightsRangeFor(app, addDays(today, -6), today);
+}
+
+/** Every cached result, as served now, equals a fresh computation from the rows. */
+function assertCacheTrue(app: AppContext, context: string): number {
+  const cache = derivedCacheOf(app)!;
+  const keys = cache.keys();
+  for (const key of keys) {
+    const [kind, a, b] = key.split(':') as [string, string, string | undefined];
+    const served =
+      kind === 'insights'
+        ? insightsRangeFor(app, a, b!)
+        : kind === 'daily'
+          ? dailyScoresRange(app, a, a)[0]
+          : kind === 'overnight'
+            ? overnightRange(app, a, a)
+            : timelineEntries(app, a, a);
+    assert.deepEqual(served, computeForKey(app, key), `${key} after ${context}`);
+  }
+  // Ranges too: a range is its days, in order.
+  const { today } = digestionContext(app);
+  const from = addDays(today, -13);
+  const days = Array.from({ length: 14 }, (_, i) => addDays(from, i));
+  assert.deepEqual(dailyScoresRange(app, from, today), days.map((d) => computeDay(app, 'daily', d)), `daily range after ${context}`);
+  assert.deepEqual(overnightRange(app, from, today), days.flatMap((d) => computeDay(app, 'overnight', d)), `overnight range after ${context}`);
+  assert.deepEqual(insightsRangeFor(app, from, today), computeInsights(app, from, today), `insights after ${context}`);
+  return keys.length;
+}
+
+describe('derived-data cache', () => {
+  test('after any sequence of writes, imports, settings changes and clock moves, every cached result equals a fresh computation', async () => {
+    let checkedEntries = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 18 }), async (steps) => {
+        const t = await startTestService({ schedulerIntervalMs: 3600_000 });
+        try {
+          const meals: string[] = [];
+          const sleeps: string[] = [];
+          readAll(t.service.app);
+          for (const [i, s] of steps.entries()) {
+            apply(t, s, meals, sleeps);
+            checkedEntries += assertCacheTrue(t.service.app, `step ${i} ${JSON.stringify(s)}`);
+            readAll(t.service.app);
+          }
+        } finally {
+          await t.stop();
+        }
+      }),
+      { numRuns: Number(process.env.CACHE_PROPERTY_RUNS ?? 40) },
+    );
+    assert.ok(checkedEntries > 1000, `the property compared ${checkedEntries} cached entries`);
+  });
+
+  test('a write invalidates only the days whose input windows it touches', async () => {
+    const t = await startTestService();
+    try {
+      const app = t.service.app;
+      const { today } = digestionContext(app);
+      dailyScoresRange(app, addDays(today, -59), today);
+      timelineEntries(app, addDays(today, -59), today);
+      const cache = derivedCacheOf(app)!;
+      const before = new Set(cache.keys());
+      createMeal(app, { timestampMs: T0 - 30 * DAY, utcOffsetMin: null, mealType: 'lunch', macros: { calories: 600 } });
+      const dropped = [...before].filter((k) => !cache.keys().includes(k));
+      const kinds = (kind: DayKindName) => dropped.filter((k) => k.startsWith(`${kind}:`)).map((k) => k.slice(kind.length + 1)).sort();
+      const mealDay = addDays(today, -30);
+      // Daily scores read the 15 days before a day and the day after it: the meal's day, the day
+      // before it, and the 15 after it.
+      assert.deepEqual(kinds('daily'), Array.from({ length: 17 }, (_, i) => addDays(mealDay, i - 1)));
+      // Timelines read 24 h on either side.
+      assert.deepEqual(kinds('timeline'), [addDays(mealDay, -1), mealDay, addDays(mealDay, 1)]);
+      assert.equal(cache.keys().length, before.size - dropped.length);
+      assert.ok(before.size - dropped.length >= 2 * 60 - 20, 'the other days stay cached');
+    } finally {
+      await t.stop();
+    }
+  });
+});
