@@ -8,6 +8,7 @@ import { ErrorNote, Icon, Loading } from './components/ui';
 import { AppContext, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
 import { useNow, useServiceEvents, useStoredState } from './lib/hooks';
 import { todayIn } from './lib/time';
+import ImportScreen from './screens/Import';
 import IntegrationsScreen from './screens/integrations/IntegrationsScreen';
 import { LogScreen } from './screens/Log';
 import TimelineScreen from './screens/Timeline';
@@ -24,6 +25,7 @@ const ROUTES: { route: Route; label: string; icon: Parameters<typeof Icon>[0]['n
   { route: 'log', label: 'Log meal', icon: 'log' },
   { route: 'score', label: 'Gut score', icon: 'score' },
   { route: 'timeline', label: 'Timeline', icon: 'timeline' },
+  { route: 'import', label: 'Import', icon: 'upload' },
   { route: 'integrations', label: 'Integrations', icon: 'plug' },
 ];
 
@@ -255,6 +257,9 @@ export function App() {
       break;
     case 'timeline':
       screen = <TimelineScreen params={params} />;
+      break;
+    case 'import':
+      screen = <ImportScreen />;
       break;
     case 'integrations':
       screen = <IntegrationsScreen />;

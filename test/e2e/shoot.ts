@@ -23,6 +23,7 @@ const SCREENS: { name: string; hash: string; ready: string }[] = [
   { name: 'gut-score', hash: '#/score', ready: '[data-testid="trend-chart"] .recharts-surface' },
   { name: 'timeline-day', hash: '#/timeline', ready: '[data-testid="timeline-day"] [data-testid="timeline-bar"]' },
   { name: 'timeline-week', hash: '#/timeline?view=week', ready: '[data-testid="timeline-week"] .phase--fed' },
+  { name: 'import', hash: '#/import', ready: '[data-testid="past-imports"] :is(.empty, .import-list)' },
   { name: 'integrations', hash: '#/integrations', ready: '[data-testid="webhook-row"]' },
 ];
 

@@ -80,29 +80,79 @@ async function send(method: string, path: string, opts: RequestOptions): Promise
     });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
-    throw new ApiError(0, {
-      type: 'network_error',
-      code: 'network_error',
-      message: 'Chyme’s service is not reachable. Is it still running?',
-    });
+    throw unreachable();
   }
   if (res.ok) return res;
+  throw answerError(res.status, res.statusText, await res.text(), res.headers.get('Request-Id'));
+}
+
+/** The ApiError for a failed answer: the service's own sentence when the body is its error JSON. */
+function answerError(status: number, statusText: string, bodyText: string, requestId: string | null): ApiError {
   let body: ApiErrorBody | null = null;
   try {
-    body = (await res.json()) as ApiErrorBody;
+    body = JSON.parse(bodyText) as ApiErrorBody;
   } catch {
     /* not JSON */
   }
-  if (res.status === 401) for (const fn of unauthenticatedListeners) fn();
-  throw new ApiError(
-    res.status,
+  if (status === 401) for (const fn of unauthenticatedListeners) fn();
+  return new ApiError(
+    status,
     body?.error ?? {
       type: 'api_error',
-      code: `http_${res.status}`,
-      message: `The service answered ${res.status} ${res.statusText}.`,
-      request_id: res.headers.get('Request-Id') ?? undefined,
+      code: `http_${status}`,
+      message: `The service answered ${status} ${statusText}.`,
+      request_id: requestId ?? undefined,
     },
   );
+}
+
+const unreachable = () =>
+  new ApiError(0, {
+    type: 'network_error',
+    code: 'network_error',
+    message: 'Chyme’s service is not reachable. Is it still running?',
+  });
+
+export interface UploadOptions {
+  /** Bytes of the request body sent so far, and its total size. */
+  onProgress?: (sent: number, total: number) => void;
+  /** Called once the whole body is sent and the service is working on it. */
+  onSent?: () => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * POSTs a multipart form. XMLHttpRequest rather than fetch: only it reports upload progress, which
+ * is real progress for a gigabyte export (the answer comes once the service has read it all).
+ */
+export async function postForm<T>(path: string, form: FormData, opts: UploadOptions = {}): Promise<{ status: number; body: T }> {
+  const headers = { Accept: 'application/json', ...(await authHeaders()) };
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', url(path));
+    xhr.withCredentials = true;
+    for (const [k, v] of Object.entries(headers)) xhr.setRequestHeader(k, v);
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) opts.onProgress?.(e.loaded, e.total);
+    };
+    xhr.upload.onload = () => opts.onSent?.();
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        try {
+          resolve({ status: xhr.status, body: JSON.parse(xhr.responseText) as T });
+        } catch {
+          reject(answerError(xhr.status, xhr.statusText, '', xhr.getResponseHeader('Request-Id')));
+        }
+      } else {
+        reject(answerError(xhr.status, xhr.statusText, xhr.responseText, xhr.getResponseHeader('Request-Id')));
+      }
+    };
+    xhr.onerror = () => reject(unreachable());
+    xhr.onabort = () => reject(new DOMException('The upload was cancelled.', 'AbortError'));
+    if (opts.signal?.aborted) return reject(new DOMException('The upload was cancelled.', 'AbortError'));
+    opts.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+    xhr.send(form);
+  });
 }
 
 export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {

@@ -19,6 +19,7 @@ import type {
 } from '../../../server/digestion/resources.js';
 import type { EventType } from '../../../server/events/types.js';
 import type { FoodCreateSchema, FoodEntrySchema, FoodSchema, FoodSourcesSchema, FoodUpdateSchema } from '../../../server/foods/schemas.js';
+import type { ImportSchema } from '../../../server/imports/schema.js';
 import type { MealCreateSchema, MealSchema, MealUpdateSchema } from '../../../server/nutrition/meals.js';
 import type { SavedMealCreateSchema, SavedMealSchema } from '../../../server/nutrition/saved-meals.js';
 import type { SettingsSchema, SettingsUpdateSchema } from '../../../server/settings.js';
@@ -100,6 +101,15 @@ export type WebhookDelivery = z.output<typeof WebhookDeliverySchema>;
 export type DeliveryAttempt = z.output<typeof WebhookAttemptSchema>;
 
 export type ImportResult = z.output<typeof ImportResultSchema>;
+
+/** An import of other apps' exports (POST/GET/DELETE /v1/imports). */
+type ImportResource = z.output<typeof ImportSchema>;
+/**
+ * The schema leaves a dry run's samples as plain objects (they are built by the meal and sleep
+ * mappers, whose resources these are); the renderer reads them as those resources.
+ */
+export type Import = Omit<ImportResource, 'samples'> & { samples?: { meals: Meal[]; sleep_sessions: SleepSession[] } };
+export type ImportWarning = Import['warnings'][number];
 
 /**
  * What the live stream delivers: the service's events, its live webhook notices, and the

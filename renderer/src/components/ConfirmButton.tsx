@@ -1,8 +1,11 @@
 import { useState } from 'react';
 import './ConfirmButton.css';
 
-/** A destructive button that asks once more in place. */
-export function ConfirmButton({ label, confirmLabel, onConfirm, className }: { label: string; confirmLabel: string; onConfirm: () => void; className?: string }) {
+/**
+ * A destructive button that asks once more in place. `ariaLabel` names the first button where its
+ * visible label alone is ambiguous (one "Undo" per row).
+ */
+export function ConfirmButton({ label, confirmLabel, onConfirm, className, ariaLabel }: { label: string; confirmLabel: string; onConfirm: () => void; className?: string; ariaLabel?: string }) {
   const [armed, setArmed] = useState(false);
   return armed ? (
     <span className="confirm">
@@ -14,7 +17,7 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, className }: { l
       </button>
     </span>
   ) : (
-    <button type="button" className={`btn btn--small btn--ghost ${className ?? ''}`} onClick={() => setArmed(true)}>
+    <button type="button" className={`btn btn--small btn--ghost ${className ?? ''}`} onClick={() => setArmed(true)} aria-label={ariaLabel}>
       {label}
     </button>
   );

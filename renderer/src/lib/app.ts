@@ -1,7 +1,7 @@
 import { createContext, useContext } from 'react';
 import type { Meal, Settings } from '../api/types';
 
-export type Route = 'today' | 'log' | 'score' | 'timeline' | 'integrations';
+export type Route = 'today' | 'log' | 'score' | 'timeline' | 'import' | 'integrations';
 
 export interface ToastAction {
   label: string;

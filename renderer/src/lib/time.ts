@@ -124,3 +124,9 @@ export function isoInZone(ms: number, tz: string): string {
   const sign = off < 0 ? '-' : '+';
   return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}${sign}${pad(Math.trunc(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
 }
+
+/** Every IANA zone the browser knows, with `current` first when the list lacks it (e.g. "UTC"). */
+export function timeZoneNames(current: string): string[] {
+  const list = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
+  return list.includes(current) ? list : [current, ...list];
+}

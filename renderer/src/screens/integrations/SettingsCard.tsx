@@ -4,13 +4,11 @@ import type { Settings } from '../../api/types';
 import { Field, FormError, useApiForm } from '../../components/ui';
 import { useApp } from '../../lib/app';
 import { useResource } from '../../lib/hooks';
+import { timeZoneNames } from '../../lib/time';
 
 export function SettingsCard() {
   const app = useApp();
-  const zones = useMemo(() => {
-    const list = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
-    return list.includes(app.settings.timezone) ? list : [app.settings.timezone, ...list];
-  }, [app.settings.timezone]);
+  const zones = useMemo(() => timeZoneNames(app.settings.timezone), [app.settings.timezone]);
   const [form, setForm] = useState({ timezone: app.settings.timezone, day_start: app.settings.day_start, units: app.settings.units });
   const { errors, busy, send } = useApiForm((p) => p in form);
   const unitOptions = Array.from(new Set([app.settings.units, 'metric', 'imperial']));
