@@ -39,8 +39,8 @@ const floor = await startServerProcess('bench/floor.ts', [dbPath], root);
 const rows: Array<{ name: string; chyme: LoadResult; floor: LoadResult }> = [];
 try {
   for (const e of ENDPOINTS) {
-    const c = await runLoad({ url: chyme.url + e.path, headers: { authorization: `Bearer ${secret}` }, durationSec: SECONDS });
-    const f = await runLoad({ url: floor.url + e.path, durationSec: SECONDS });
+    const c = await runLoad({ url: chyme.url + e.path, headers: { authorization: `Bearer ${secret}` }, durationSec: SECONDS, pid: chyme.pid });
+    const f = await runLoad({ url: floor.url + e.path, durationSec: SECONDS, pid: floor.pid });
     if (c.failures > 0 || f.failures > 0) throw new Error(`${e.name}: ${c.failures} failed requests on Chyme, ${f.failures} on the floor`);
     rows.push({ name: e.name, chyme: c, floor: f });
   }
@@ -54,8 +54,8 @@ const lines = [
   `Chyme vs a bare node:http + better-sqlite3 floor — ${new Date().toISOString()} — Node ${process.version}`,
   `autocannon, 10 connections, ${SECONDS} s per run after 2 s of warm-up; a year of history (${seeded.meals} meals)`,
   '',
-  '| request | Chyme p50 ms | floor p50 ms | p50 ratio (budget 1.5×) | Chyme p99 ms | floor p99 ms | Chyme req/s | floor req/s |',
-  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| request | Chyme p50 ms | floor p50 ms | p50 ratio (budget 1.5×) | Chyme p99 ms | floor p99 ms | Chyme req/s | floor req/s | Chyme CPU µs/req | floor CPU µs/req | CPU ratio |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
 ];
 let over = false;
 for (const r of rows) {
@@ -63,7 +63,7 @@ for (const r of rows) {
   const ratio = Math.max(r.chyme.p50, 1) / Math.max(r.floor.p50, 1);
   if (ratio > P50_BUDGET) over = true;
   lines.push(
-    `| ${r.name} | ${r.chyme.p50} | ${r.floor.p50} | ${ratio.toFixed(2)}${ratio > P50_BUDGET ? ' **over**' : ''} | ${r.chyme.p99} | ${r.floor.p99} | ${r.chyme.rps.toFixed(0)} | ${r.floor.rps.toFixed(0)} |`,
+    `| ${r.name} | ${r.chyme.p50} | ${r.floor.p50} | ${ratio.toFixed(2)}${ratio > P50_BUDGET ? ' **over**' : ''} | ${r.chyme.p99} | ${r.floor.p99} | ${r.chyme.rps.toFixed(0)} | ${r.floor.rps.toFixed(0)} | ${r.chyme.cpuPerRequestUs!.toFixed(0)} | ${r.floor.cpuPerRequestUs!.toFixed(0)} | ${(r.chyme.cpuPerRequestUs! / r.floor.cpuPerRequestUs!).toFixed(2)} |`,
   );
 }
 lines.push('', over ? 'OVER BUDGET: Chyme p50 is more than 1.5× the floor for at least one request.' : 'Within budget: Chyme p50 ≤ 1.5× the floor for both requests.');

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { cpuMsOf } from './serve.js';
 
 export interface LoadOptions {
   url: string;
@@ -16,6 +17,8 @@ export interface LoadOptions {
   durationSec?: number;
   /** Seconds of unmeasured load first, for the JIT and caches (default 2). */
   warmupSec?: number;
+  /** The server's process id: when given, its CPU time per request is measured from /proc. */
+  pid?: number;
 }
 
 export interface LoadResult {
@@ -29,12 +32,16 @@ export interface LoadResult {
   requests: number;
   /** Connection errors, timeouts and non-2xx answers: a valid run has none. */
   failures: number;
+  /** The server's CPU time (user + system) per request in µs, when `pid` was given. */
+  cpuPerRequestUs?: number;
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const base = { url: options.url, connections: options.connections ?? 10, headers: options.headers ?? {} };
   await autocannon({ ...base, duration: options.warmupSec ?? 2 });
+  const cpuBefore = options.pid === undefined ? 0 : cpuMsOf(options.pid);
   const r = await autocannon({ ...base, duration: options.durationSec ?? 3 });
+  const cpuMs = options.pid === undefined ? undefined : cpuMsOf(options.pid) - cpuBefore;
   return {
     p50: r.latency.p50,
     p90: r.latency.p90,
@@ -43,6 +50,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     rps: r.requests.average,
     requests: r.requests.total,
     failures: r.errors + r.timeouts + r.non2xx,
+    ...(cpuMs === undefined ? {} : { cpuPerRequestUs: (cpuMs * 1000) / Math.max(r.requests.total, 1) }),
   };
 }
 

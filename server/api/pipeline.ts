@@ -246,7 +246,8 @@ export function idempotency(app: AppContext): RequestHandler {
     const s = state(res);
     const principalId = s.principal?.id ?? 'public';
     const requestHash = createHash('sha256')
-      .update(`${req.method} ${req.path}\n${s.body === undefined ? '' : canonicalJson(s.body)}`)
+      // baseUrl: the path up to the resource router's mount point, so the hash covers the whole path.
+      .update(`${req.method} ${req.baseUrl}${req.path}\n${s.body === undefined ? '' : canonicalJson(s.body)}`)
       .digest('hex');
     const nowMs = app.clock.now();
     const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
@@ -263,7 +264,44 @@ export function idempotency(app: AppContext): RequestHandler {
 // ---- 7. The handler ------------------------------------------------------------------------
 
 export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
-  return async (req, res) => {
+  const isAsync = route.handler.constructor.name === 'AsyncFunction';
+
+  /** Client errors are part of the request's answer: replay them too, as Stripe does. */
+  const saveClientError = (s: RequestState, err: unknown) => {
+    const saved = s.idempotency;
+    const apiError = asApiError(err);
+    if (!saved || !apiError || apiError.status >= 500 || apiError.status === 429) return;
+    try {
+      saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
+    } catch (saveErr) {
+      // The client still gets its error; only a replay of it is lost (a storage fault).
+      app.log.warn('could not record an idempotent error response', { request_id: s.requestId, error: String(saveErr) });
+    }
+  };
+
+  const respond = (res: Response, s: RequestState, result: JsonResult | typeof HANDLED, recordIt: boolean): void => {
+    if (result === HANDLED) return;
+    const status = result.status ?? 200;
+    const saved = s.idempotency;
+    if (recordIt && saved) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    sendJson(res, status, result.body, result.headers);
+  };
+
+  /** Async handlers (back up now, a webhook test, a restore): their response is recorded once they finish. */
+  const awaitResult = async (res: Response, s: RequestState, pending: Promise<JsonResult | typeof HANDLED>): Promise<void> => {
+    let result: JsonResult | typeof HANDLED;
+    try {
+      result = await pending;
+    } catch (err) {
+      saveClientError(s, err);
+      throw err;
+    }
+    respond(res, s, result, true);
+  };
+
+  // A synchronous handler answers synchronously (no promise, no microtask per request); an async
+  // one returns the promise, whose rejection Express passes to the error writer as it would a throw.
+  return (req, res) => {
     const s = state(res);
     const ctx: RequestContext<unknown, unknown, unknown> = {
       app,
@@ -277,23 +315,12 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
       requireScope: requireScopeOf(s.principal),
     };
     const saved = s.idempotency;
-    const saveClientError = (err: unknown) => {
-      // Client errors are part of the request's answer: replay them too, as Stripe does.
-      const apiError = asApiError(err);
-      if (!saved || !apiError || apiError.status >= 500 || apiError.status === 429) return;
-      try {
-        saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
-      } catch (saveErr) {
-        // The client still gets its error; only a replay of it is lost (a storage fault).
-        app.log.warn('could not record an idempotent error response', { request_id: s.requestId, error: String(saveErr) });
-      }
-    };
-    let result: JsonResult | typeof HANDLED;
-    if (saved && route.handler.constructor.name !== 'AsyncFunction') {
+    if (saved && !isAsync) {
       // One transaction holds the look-up, the write and the record of its response: they commit
       // together, so a crash can never leave a write whose retry with the same key applies it
       // again, and of two concurrent requests with one key only the first runs.
       let previous: ReturnType<typeof findIdempotentResponse>;
+      let result: JsonResult | typeof HANDLED;
       try {
         result = app.bus.write(() => {
           previous = findIdempotentResponse(app.db, saved.principalId, saved.key, saved.nowMs - IDEMPOTENCY_WINDOW_MS);
@@ -303,7 +330,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
           return r;
         });
       } catch (err) {
-        saveClientError(err);
+        saveClientError(s, err);
         throw err;
       }
       if (previous) {
@@ -311,22 +338,17 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
         sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
         return;
       }
-    } else {
-      // Async handlers (back up now, a webhook test, a restore) cannot run inside a transaction:
-      // their response is recorded once they finish.
-      try {
-        result = await route.handler(ctx);
-      } catch (err) {
-        saveClientError(err);
-        throw err;
-      }
+      return respond(res, s, result, false);
     }
-    if (result === HANDLED) return;
-    const status = result.status ?? 200;
-    if (saved && route.handler.constructor.name === 'AsyncFunction') {
-      saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    let result: ReturnType<RouteDef['handler']>;
+    try {
+      result = route.handler(ctx);
+    } catch (err) {
+      saveClientError(s, err);
+      throw err;
     }
-    sendJson(res, status, result.body, result.headers);
+    if (result instanceof Promise) return awaitResult(res, s, result);
+    respond(res, s, result, true);
   };
 }
 
