@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { Agent } from 'node:http';
 import type { AppContext } from '../app-context.js';
 import { countFinishedAttempts, finishAttempt, insertAttemptStart, listAttempts, listUnfinishedAttempts } from '../db/webhook-attempts.js';
 import {
@@ -70,6 +71,11 @@ export interface AttemptReport {
 export class Dispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perSubscription = new Map<string, number>();
+  /**
+   * One keep-alive agent per subscription (http: receivers): an attempt reuses a connection a
+   * previous one left open instead of opening its own, which capped fan-out. Closed on stop/pause.
+   */
+  private readonly agents = new Map<string, Agent>();
   private aborter = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private wakeQueued = false;
@@ -142,6 +148,7 @@ export class Dispatcher {
     if (this.timer) clearTimeout(this.timer);
     this.aborter.abort();
     await this.idle();
+    this.closeConnections();
   }
 
   /**
@@ -154,6 +161,7 @@ export class Dispatcher {
     if (this.timer) clearTimeout(this.timer);
     this.aborter.abort();
     await this.idle();
+    this.closeConnections();
   }
 
   /** Picks up the (possibly different) database's outbox where it stands and starts the loop again. */
@@ -166,6 +174,22 @@ export class Dispatcher {
   }
 
   // ---- internals ----------------------------------------------------------------------------
+
+  private agentFor(subscriptionId: string): Agent {
+    let agent = this.agents.get(subscriptionId);
+    if (!agent) {
+      // As many connections as the subscription may have attempts in flight; Node closes an idle
+      // one before the receiver's advertised keep-alive timeout runs out.
+      agent = new Agent({ keepAlive: true, maxSockets: this.options.maxInFlightPerSubscription });
+      this.agents.set(subscriptionId, agent);
+    }
+    return agent;
+  }
+
+  private closeConnections(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
 
   private tick(): void {
     if (this.stopped || this.paused) return;
@@ -269,6 +293,7 @@ export class Dispatcher {
       timeoutMs: this.options.attemptTimeoutMs,
       signal: this.aborter.signal,
       pinnedCertificateSha256: sub.tlsPinSha256,
+      keepAliveAgent: this.agentFor(sub.id),
     });
     this.record(current, attempt, result);
     return { deliveryId: current.id, result };

@@ -1,4 +1,4 @@
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
@@ -22,6 +22,11 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** HTTPS: trust exactly the certificate with this SHA-256 fingerprint instead of the usual verification. */
   pinnedCertificateSha256?: string | null;
+  /**
+   * http: receivers: a keep-alive agent whose connections later attempts reuse (the dispatcher
+   * keeps one per subscription). Without one, the attempt opens and closes a connection of its own.
+   */
+  keepAliveAgent?: Agent;
 }
 
 const NETWORK_ERRORS: Record<string, string> = {
@@ -46,7 +51,8 @@ function describe(err: unknown): string {
 
 /**
  * POSTs `body` to `url` once. Uses node:http(s) directly: no redirect is followed (a 3xx is a
- * failure), no connection is reused, and the whole attempt (connect, TLS handshake, send, response
+ * failure), an https connection is never reused (each one's certificate is judged afresh), an http
+ * one only through `keepAliveAgent`, and the whole attempt (connect, TLS handshake, send, response
  * headers) is bounded by `timeoutMs`. An HTTPS receiver is trusted by the usual verification or,
  * with a pin, by its certificate's fingerprint (tls-pin.ts). Only a 2xx status counts as
  * delivered. Never rejects.
@@ -87,7 +93,11 @@ export function postOnce(url: string, body: string, headers: Record<string, stri
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
     try {
-      const common = { method: 'POST', headers: { ...headers, 'Content-Length': String(payload.length), Connection: 'close' } };
+      const keepAlive = target.protocol === 'http:' && options.keepAliveAgent !== undefined;
+      const common = {
+        method: 'POST',
+        headers: { ...headers, 'Content-Length': String(payload.length), ...(keepAlive ? {} : { Connection: 'close' }) },
+      };
       req =
         target.protocol === 'https:'
           ? httpsRequest(target, {
@@ -99,7 +109,7 @@ export function postOnce(url: string, body: string, headers: Record<string, stri
                 onConnecting: (socket) => (tlsSocket = socket),
               }) as never,
             })
-          : httpRequest(target, { ...common, agent: false });
+          : httpRequest(target, { ...common, agent: keepAlive ? options.keepAliveAgent! : false });
     } catch (err) {
       return finish({ ok: false, statusCode: null, error: describe(err) });
     }
