@@ -19,6 +19,18 @@ describe('webhook deliveries', () => {
     await rx.close();
   });
 
+  test('consecutive deliveries to one http receiver reuse one kept-alive connection', async () => {
+    await createSubscription(t, { url: rx.url, events: ['meal.created'] });
+    for (let i = 1; i <= 3; i++) {
+      assert.equal((await t.request('POST', '/v1/nutrition/meals', { body: MEAL })).status, 201);
+      await rx.waitFor(i);
+      await t.service.webhooks.dispatcher.idle();
+    }
+    const ports = new Set(rx.received.map((r) => r.remotePort));
+    assert.equal(ports.size, 1, `three attempts came over ${ports.size} connections`);
+    assert.notEqual(rx.received[0]!.headers.connection, 'close');
+  });
+
   test('meal.created/updated/deleted from the meals API arrive with the CONTRACT §7 envelope and headers', async () => {
     const sub = await createSubscription(t, { url: rx.url, events: ['meal.created', 'meal.updated', 'meal.deleted'] });
     const created = await t.request('POST', '/v1/nutrition/meals', { body: MEAL });

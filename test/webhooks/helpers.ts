@@ -14,6 +14,8 @@ export interface Received {
   json: any;
   /** Real time (Date.now()) when the request arrived. */
   at: number;
+  /** The sender's port: requests with the same one came over the same connection. */
+  remotePort: number | undefined;
 }
 
 export interface Reply {
@@ -56,7 +58,7 @@ export async function startReceiver(reply: (r: Received) => Reply = () => ({ sta
       } catch {
         json = undefined;
       }
-      const r: Received = { index: received.length, method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
+      const r: Received = { index: received.length, method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now(), remotePort: req.socket.remotePort };
       received.push(r);
       const answer = reply(r);
       for (const w of [...waiters]) if (received.length >= w.n) w.resolve();
