@@ -19,6 +19,21 @@ describe('errors', () => {
     }
   });
 
+  test('routes match case-sensitively and segment by segment; a trailing slash is the same path', async () => {
+    // Each resource's router is mounted at its routes' common prefix: these pin what that must not change.
+    for (const path of ['/V1/nutrition/meals', '/v1/Nutrition/meals', '/v1/nutrition/mealsx', '/v1//nutrition/meals', '/v1/webhooks/x/y']) {
+      const r = await t.request('GET', path);
+      assert.equal(r.status, 404, path);
+      assert.equal(errorOf(r).code, 'resource_missing', path);
+    }
+    assert.equal((await t.request('GET', '/v1/health/')).status, 200);
+    assert.equal((await t.request('GET', '/v1/snapshot/')).status, 200);
+    assert.equal((await t.request('GET', '/v1/nutrition/meals/meal_x/')).status, 404);
+    const wrongMethod = await t.request('DELETE', '/v1/nutrition/meals/');
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'GET, POST');
+  });
+
   test('a known path with the wrong method is 405 with an Allow header', async () => {
     const r = await t.request('PUT', '/v1/nutrition/meals');
     assert.equal(r.status, 405);
