@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { dateTimeString, idString, parseDateTime } from '../../fields.js';
-import { checkTimestamp, mealResource, MealSchema, mealType } from '../../nutrition/meals.js';
+import { idString, parseDateTime } from '../../fields.js';
+import { checkTimestamp, mealResource, MealSchema, mealTimestamp, mealType } from '../../nutrition/meals.js';
 import {
   allSavedMeals,
   createSavedMeal,
@@ -18,7 +18,7 @@ import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
 
-const LogSavedMealSchema = z.strictObject({ timestamp: dateTimeString, meal_type: mealType.optional() }).meta({ id: 'SavedMealLog' });
+const LogSavedMealSchema = z.strictObject({ timestamp: mealTimestamp, meal_type: mealType.optional() }).meta({ id: 'SavedMealLog' });
 
 const idParams = z.object({ id: idString('smeal') });
 const errorResponses = {
