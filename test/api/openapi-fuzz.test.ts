@@ -243,6 +243,8 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
         } else {
           // An edit merges nutrients with the food's current ones: start each from the fixture's.
           if (op.operationId === 'updateFood') await t.request('PATCH', `/v1/foods/${ids.food![0]}`, { body: { nutrients: FIXTURE_FOOD_NUTRIENTS } });
+          // Logging needs a meal_type from the request or the saved meal (the description says so); an edit may have cleared it.
+          if (op.operationId === 'logSavedMeal') await t.request('PATCH', `/v1/nutrition/saved_meals/${ids.smeal![0]}`, { body: { meal_type: 'breakfast' } });
           const res = await t.request(method, url, body === undefined ? {} : { body });
           status = res.status;
           reply = res.body;

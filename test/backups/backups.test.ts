@@ -246,8 +246,12 @@ describe('restore through the running service', () => {
       assert.equal(errorOf(r).code, code, id);
       assert.match(errorOf(r).message, /Chyme|damaged|integrity|newer|not an SQLite/);
     }
-    assert.equal((await t.request('POST', '/v1/backups/chyme-20200101T000000000Z-auto.db/restore')).status, 404);
-    assert.equal((await t.request('POST', '/v1/backups/..%2Fchyme.db/restore')).status, 400);
+    // Any id that is not in the list names nothing (CONTRACT §4), whatever its shape: a path leads to no file.
+    for (const id of ['chyme-20200101T000000000Z-auto.db', '..%2Fchyme.db', 'not-a-backup']) {
+      const missing = await t.request('POST', `/v1/backups/${id}/restore`);
+      assert.equal(missing.status, 404, id);
+      assert.equal(errorOf(missing).code, 'resource_missing', id);
+    }
     assert.deepEqual(rows(t.dbPath, 'SELECT id FROM meals ORDER BY id'), before);
     assert.equal(safetyCopies(), safetyBefore, 'no safety copy for a refused file');
     assert.equal(existsSync(`${t.dbPath}.restoring`), false);

@@ -108,7 +108,7 @@ export const savedMealRoutes = [
     operationId: 'logSavedMeal',
     summary: 'Log a saved meal',
     description:
-      "Creates a meal from the saved meal in one request: its entries as saved, description = the saved meal's name, meal_type from the request or else the saved meal. Returns the new meal (meal.created is sent as for any meal).",
+      "Creates a meal from the saved meal in one request: its entries as saved, description = the saved meal's name, meal_type from the request or else the saved meal (a 400 on meal_type when neither has one). Returns the new meal (meal.created is sent as for any meal).",
     tag: 'Saved meals',
     access: 'nutrition:write',
     params: idParams,
