@@ -85,16 +85,16 @@ export function absolutePath(max: number) {
 }
 
 /** Canonical IANA zone names (Intl lists UTC under Etc/UTC only, but accepts it). */
-const IANA_TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')];
+export const IANA_TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')];
+
+export const IANA_TIME_ZONE_DESCRIPTION =
+  'An IANA time zone. The list is the canonical names this runtime knows; their aliases (e.g. US/Eastern) are accepted too.';
 
 /** An IANA time zone; the OpenAPI document lists the canonical names (aliases are accepted too). */
 export const ianaTimeZone = z
   .string()
   .refine(isValidTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin' })
-  .meta({
-    description: 'An IANA time zone. The list is the canonical names this runtime knows; their aliases (e.g. US/Eastern) are accepted too.',
-    enum: IANA_TIME_ZONES,
-  } as Record<string, unknown>);
+  .meta({ description: IANA_TIME_ZONE_DESCRIPTION, enum: IANA_TIME_ZONES } as Record<string, unknown>);
 
 /** Parses a validated date-time: its instant and, when written with an offset, that offset. */
 export function parseDateTime(s: string): { ms: number; offsetMin: number | null } {
