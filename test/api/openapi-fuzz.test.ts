@@ -117,19 +117,19 @@ function backupFolderWithinMachine(body: any, root: string): any {
 
 /**
  * Operations whose input is fuzzed: every one that takes parameters or a JSON body, except
- * - deletions: they take only an id, whose shape the document states (any id is a 200 or a 404),
- *   and deleting would remove the objects the other operations name;
+ * - deletions, which take only an id and would remove the objects the other operations name:
+ *   they are fuzzed last, by the final test;
  * - POST /v1/import, whose document holds whole records with the rules between them (sleep end
  *   after start, no overlaps, ids unique) that only prose states; the import tests cover those;
  * - POST /v1/imports, a multipart upload whose file must be an export of a supported app (no
  *   schema can generate one); its fields' rules (source, timezone, dry_run) are in the document
  *   and test/api/imports.test.ts checks each refusal.
  */
-function fuzzedOperations(doc: Doc): Operation[] {
+function fuzzedOperations(doc: Doc, deletions = false): Operation[] {
   const out: Operation[] = [];
   for (const [path, ops] of Object.entries<Doc>(doc.paths)) {
     for (const [method, op] of Object.entries<Doc>(ops)) {
-      if (method === 'delete' || op.operationId === 'importAll') continue;
+      if ((method === 'delete') !== deletions || op.operationId === 'importAll') continue;
       if (op.requestBody && !op.requestBody.content?.['application/json']) continue;
       if (!op.parameters?.length && !op.requestBody) continue;
       out.push({ method: method.toUpperCase(), path, op });
@@ -390,4 +390,16 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
       assert.ok(expected.includes(refusal.param?.toLowerCase().replaceAll('-', '_') ?? ''), `${refusal.param}: ${refusal.request}: ${refusal.message}`);
     });
   }
+
+  // Last: deleting removes the fixtures every test above names.
+  test('no deletion of an id the document calls valid is refused (no 400)', async () => {
+    const deletions = fuzzedOperations(doc, true);
+    assert.ok(deletions.length >= 6, `fuzzed ${deletions.length} deletions`);
+    const refusals: string[] = [];
+    for (const operation of deletions) {
+      const refusal = await fuzz(doc, operation, 20);
+      if (refusal) refusals.push(`${operation.op.operationId}: ${refusal.request} → ${refusal.status} ${refusal.param}: ${refusal.message}`);
+    }
+    assert.deepEqual(refusals, [], refusals.join('\n'));
+  });
 });
