@@ -7,11 +7,13 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import fc from 'fast-check';
 import { after, before, describe, test } from 'node:test';
 import { backupFileName, backupsToPrune, type BackupFile } from '../../server/backups/files.js';
 import { inspectDatabaseFile, LATEST_SCHEMA_VERSION } from '../../server/backups/inspect.js';
 import { openDatabase } from '../../server/db/connection.js';
+import { absolutePath } from '../../server/fields.js';
 import { migrations } from '../../server/db/migrations.js';
 import { writeServiceState } from '../../server/db/service-state.js';
 import { errorOf, startTestService, type TestService } from '../helpers/service.js';
@@ -331,5 +333,18 @@ describe('schema versions', () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe('the backup folder field', () => {
+  test('its documented pattern accepts exactly the absolute paths of this OS family (node:path isAbsolute), without NUL', () => {
+    const folder = absolutePath(4096);
+    const pathLike = fc.oneof(fc.string(), fc.stringMatching(/^[A-Za-z]?:?[\\/.]{0,3}[a-z\u0000 /]{0,8}$/));
+    fc.assert(
+      fc.property(pathLike, (s) => folder.safeParse(s).success === (isAbsolute(s) && !s.includes('\u0000'))),
+      { numRuns: 2000 },
+    );
+    assert.equal(folder.safeParse('relative/dir').success, false);
+    assert.equal(folder.safeParse(tmpdir()).success, true);
   });
 });
