@@ -68,17 +68,33 @@ export function nonBlankText(max: number) {
     .regex(/\S/, { message: 'must not be blank' });
 }
 
+/**
+ * An absolute file-system path on this OS family, exactly as node:path's isAbsolute decides it
+ * (POSIX: starts with /; Windows: \\ or / or a drive letter followed by one of them), without the
+ * NUL character no file system accepts. Whether the folder can be created and written is a fact of
+ * the machine, checked by the feature.
+ */
+export function absolutePath(max: number) {
+  const pattern = process.platform === 'win32' ? /^(?:[A-Za-z]:)?[\\/][^\u0000]*$/ : /^\/[^\u0000]*$/;
+  const example = process.platform === 'win32' ? 'D:\\Chyme backups' : '/media/usb/chyme-backups';
+  return z
+    .string()
+    .max(max, { message: `must be at most ${max} characters` })
+    .regex(pattern, { message: `must be an absolute path such as ${example}` })
+    .meta({ example });
+}
+
 /** Canonical IANA zone names (Intl lists UTC under Etc/UTC only, but accepts it). */
-const IANA_TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')];
+export const IANA_TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone')];
+
+export const IANA_TIME_ZONE_DESCRIPTION =
+  'An IANA time zone. The list is the canonical names this runtime knows; their aliases (e.g. US/Eastern) are accepted too.';
 
 /** An IANA time zone; the OpenAPI document lists the canonical names (aliases are accepted too). */
 export const ianaTimeZone = z
   .string()
   .refine(isValidTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin' })
-  .meta({
-    description: 'An IANA time zone. The list is the canonical names this runtime knows; their aliases (e.g. US/Eastern) are accepted too.',
-    enum: IANA_TIME_ZONES,
-  } as Record<string, unknown>);
+  .meta({ description: IANA_TIME_ZONE_DESCRIPTION, enum: IANA_TIME_ZONES } as Record<string, unknown>);
 
 /** Parses a validated date-time: its instant and, when written with an offset, that offset. */
 export function parseDateTime(s: string): { ms: number; offsetMin: number | null } {

@@ -20,7 +20,8 @@ export type BackupKind = (typeof BACKUP_KINDS)[number];
  */
 const PRUNABLE: ReadonlySet<BackupKind> = new Set(['auto']);
 
-const NAME = /^chyme-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-(auto|manual|pre-migration|migration|pre-restore|restore-source)\.db$/;
+/** A backup's file name, which is also its id in the API. */
+export const BACKUP_NAME = /^chyme-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-(auto|manual|pre-migration|migration|pre-restore|restore-source)\.db$/;
 /** A backup being written, and the journal SQLite keeps beside it while checking it. */
 const PARTIAL = /^\.chyme-.*\.partial(-journal|-wal|-shm)?$/;
 
@@ -43,7 +44,7 @@ export function partialFileName(finalName: string): string {
 }
 
 export function parseBackupName(name: string): { createdMs: number; kind: BackupKind } | undefined {
-  const m = NAME.exec(name);
+  const m = BACKUP_NAME.exec(name);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, ms, kind] = m;
   const createdMs = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(ms));

@@ -1,6 +1,5 @@
-import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { isoDateTime } from '../fields.js';
+import { absolutePath, isoDateTime } from '../fields.js';
 import { isoUtc } from '../time/tz.js';
 import { BACKUP_KINDS, type BackupFile } from './files.js';
 import type { BackupStatus } from './index.js';
@@ -33,14 +32,10 @@ export const BackupSettingsSchema = z
 
 export const BackupSettingsUpdateSchema = z
   .strictObject({
-    folder: z
-      .string()
-      .min(1)
-      .max(4096)
-      .refine(isAbsolute, { message: 'must be an absolute path' })
+    folder: absolutePath(4096)
       .nullable()
       .optional()
-      .meta({ description: 'An absolute folder, or null for the default.' }),
+      .meta({ description: 'An absolute folder, or null for the default. It is created when missing and must be writable by the service (else 400 parameter_invalid).' }),
     keep_daily: z.number().int().min(1).max(KEEP_DAILY_MAX).optional(),
     keep_weekly: z.number().int().min(0).max(KEEP_WEEKLY_MAX).optional(),
   })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NUTRIENT_KEYS } from '../db/foods.js';
 import { InvalidInputError } from '../domain-errors.js';
+import { nonBlankText } from '../fields.js';
 import type { CustomFoodPatch, NutrientValues } from './foods.js';
 
 /** Resource schemas of the foods feature (they document the API and the webhook payloads). */
@@ -111,8 +112,13 @@ export const NutrientSourcesSchema = z
 const bounded = (max: number) =>
   z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
 
-/** Upper bounds per nutrient key (per 100 g or per serving); the feature checks the combinations. */
-const NUTRIENT_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
+/**
+ * Upper bounds per nutrient key: per serving they bound the value typed in; per 100 g they are the
+ * physical limits the feature checks (foods.ts checkNutrients), so the OpenAPI document states them.
+ * Protein, carbohydrate and fat may each reach 105 g per 100 g, the slack their sum is allowed for
+ * rounded label values; the sum itself is a rule between fields, stated in the operations' prose.
+ */
+const PER_SERVING_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
   calories: 10_000,
   protein_g: 2000,
   carbs_g: 2000,
@@ -122,45 +128,67 @@ const NUTRIENT_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
   sodium_mg: 100_000,
   caffeine_mg: 100_000,
 };
+export const PER_100G_MAX: Record<(typeof NUTRIENT_KEYS)[number], number> = {
+  calories: 1000,
+  protein_g: 105,
+  carbs_g: 105,
+  fat_g: 105,
+  fiber_g: 100,
+  sugars_g: 100,
+  sodium_mg: 100_000,
+  caffeine_mg: 100_000,
+};
 
-const nutrientsInput = (calories: 'required' | 'optional') =>
+const nutrientsInput = (max: Record<(typeof NUTRIENT_KEYS)[number], number>, calories: 'required' | 'optional') =>
   z.strictObject({
-    calories: calories === 'required' ? bounded(NUTRIENT_MAX.calories) : bounded(NUTRIENT_MAX.calories).optional(),
-    protein_g: bounded(NUTRIENT_MAX.protein_g).nullable().optional(),
-    carbs_g: bounded(NUTRIENT_MAX.carbs_g).nullable().optional(),
-    fat_g: bounded(NUTRIENT_MAX.fat_g).nullable().optional(),
-    fiber_g: bounded(NUTRIENT_MAX.fiber_g).nullable().optional(),
-    sugars_g: bounded(NUTRIENT_MAX.sugars_g).nullable().optional(),
-    sodium_mg: bounded(NUTRIENT_MAX.sodium_mg).nullable().optional(),
-    caffeine_mg: bounded(NUTRIENT_MAX.caffeine_mg).nullable().optional(),
+    calories: calories === 'required' ? bounded(max.calories) : bounded(max.calories).optional(),
+    protein_g: bounded(max.protein_g).nullable().optional(),
+    carbs_g: bounded(max.carbs_g).nullable().optional(),
+    fat_g: bounded(max.fat_g).nullable().optional(),
+    fiber_g: bounded(max.fiber_g).nullable().optional(),
+    sugars_g: bounded(max.sugars_g).nullable().optional(),
+    sodium_mg: bounded(max.sodium_mg).nullable().optional(),
+    caffeine_mg: bounded(max.caffeine_mg).nullable().optional(),
   });
 
 const grams = z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(5000, { message: 'must be at most 5000' });
-const portionInput = z.strictObject({ label: z.string().trim().min(1, { message: 'must not be empty' }).max(100), grams });
+const portionInput = z.strictObject({ label: nonBlankText(100), grams });
 const portions = z.array(portionInput).max(50, { message: 'a food may have at most 50 portions' });
-const perServing = z.strictObject({ grams, nutrients: nutrientsInput('required') });
-const name = z.string().trim().min(1, { message: 'must not be empty' }).max(200);
-const brand = z.string().trim().min(1, { message: 'must not be empty' }).max(100).nullable();
+const perServing = z
+  .strictObject({ grams, nutrients: nutrientsInput(PER_SERVING_MAX, 'required') })
+  .meta({ description: 'Nutrients of one serving of `grams`; stored per 100 g, with a "1 serving" portion. The values per 100 g they come to must keep the limits of `nutrients` (calories at most 1000, protein + carbohydrate + fat at most 105 g, fiber and sugars at most 100 g).' });
+const name = nonBlankText(200);
+const brand = nonBlankText(100).nullable();
 
+/** Per 100 g, protein + carbohydrate + fat: a rule between fields, stated in words. */
+const MACROS_SUM_RULE = 'protein_g + carbs_g + fat_g at most 105 (g per 100 g, allowing for rounded label values)';
+
+/**
+ * A food's nutrients come as `nutrients` (per 100 g) or `per_serving`: exactly one on create (the
+ * document says so with a oneOf of `required`), at most one on an edit (a `not` of both). The
+ * create handler and customFoodPatchFrom check it, with clear messages.
+ */
 export const FoodCreateSchema = z
   .strictObject({
     name,
     brand: brand.optional(),
-    nutrients: nutrientsInput('required').optional().meta({ description: 'Per 100 g. Give this or per_serving.' }),
-    per_serving: perServing.optional().meta({ description: 'Nutrients of one serving of `grams`; stored per 100 g, with a "1 serving" portion.' }),
+    nutrients: nutrientsInput(PER_100G_MAX, 'required').optional().meta({ description: `Per 100 g, ${MACROS_SUM_RULE}. Give this or per_serving.` }),
+    per_serving: perServing.optional(),
     portions: portions.optional(),
   })
-  .meta({ id: 'FoodCreate' });
+  .meta({ id: 'FoodCreate', oneOf: [{ required: ['nutrients'] }, { required: ['per_serving'] }] } as Record<string, unknown>);
 
 export const FoodUpdateSchema = z
   .strictObject({
     name: name.optional(),
     brand: brand.optional(),
-    nutrients: nutrientsInput('optional').optional().meta({ description: 'Per 100 g; merges field by field (null clears one).' }),
-    per_serving: perServing.optional(),
+    nutrients: nutrientsInput(PER_100G_MAX, 'optional')
+      .optional()
+      .meta({ description: `Per 100 g; merges field by field (null clears one). After the merge, ${MACROS_SUM_RULE}.` }),
+    per_serving: perServing.optional().meta({ description: 'Replaces all nutrients, with the same limits as when creating a food.' }),
     portions: portions.optional().meta({ description: 'Replaces the list.' }),
   })
-  .meta({ id: 'FoodUpdate' });
+  .meta({ id: 'FoodUpdate', not: { required: ['nutrients', 'per_serving'] } } as Record<string, unknown>);
 
 function nutrientValues(n: Record<string, number | null | undefined> | undefined): NutrientValues | undefined {
   if (!n) return undefined;

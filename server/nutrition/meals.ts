@@ -99,7 +99,7 @@ export const foodEntries = z.array(foodEntryInput).max(100, { message: 'a meal m
 
 /** Meals from 2000 up to a day ahead (clock skew, a planned dinner); beyond is a typo. */
 const MEAL_TIMESTAMP_MAX_FUTURE: FutureBound = { iso: 'P1D', ms: 24 * 3600_000, words: 'one day' };
-const mealTimestamp = boundedDateTime({ earliest: '2000-01-01T00:00:00Z', maxFuture: MEAL_TIMESTAMP_MAX_FUTURE });
+export const mealTimestamp = boundedDateTime({ earliest: '2000-01-01T00:00:00Z', maxFuture: MEAL_TIMESTAMP_MAX_FUTURE });
 
 export const MealCreateSchema = z
   .strictObject({

@@ -12,7 +12,7 @@ import {
 } from '../db/saved-meals.js';
 import { entryTotals, resolveFoodEntries, type FoodEntryInput } from '../foods/entries.js';
 import { FoodEntrySchema } from '../foods/schemas.js';
-import { isoDateTime } from '../fields.js';
+import { isoDateTime, nonBlankText } from '../fields.js';
 import { InvalidInputError, LimitExceededError } from '../domain-errors.js';
 import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
@@ -22,7 +22,7 @@ export const MAX_SAVED_MEALS = 500;
 
 // ---- Input ----------------------------------------------------------------------------------
 
-const name = z.string().trim().min(1, { message: 'must not be empty' }).max(200);
+const name = nonBlankText(200);
 const savedFoods = foodEntries.min(1, { message: 'a saved meal needs at least one food' });
 
 export const SavedMealCreateSchema = z

@@ -7,11 +7,13 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import fc from 'fast-check';
 import { after, before, describe, test } from 'node:test';
 import { backupFileName, backupsToPrune, type BackupFile } from '../../server/backups/files.js';
 import { inspectDatabaseFile, LATEST_SCHEMA_VERSION } from '../../server/backups/inspect.js';
 import { openDatabase } from '../../server/db/connection.js';
+import { absolutePath } from '../../server/fields.js';
 import { migrations } from '../../server/db/migrations.js';
 import { writeServiceState } from '../../server/db/service-state.js';
 import { errorOf, startTestService, type TestService } from '../helpers/service.js';
@@ -246,8 +248,12 @@ describe('restore through the running service', () => {
       assert.equal(errorOf(r).code, code, id);
       assert.match(errorOf(r).message, /Chyme|damaged|integrity|newer|not an SQLite/);
     }
-    assert.equal((await t.request('POST', '/v1/backups/chyme-20200101T000000000Z-auto.db/restore')).status, 404);
-    assert.equal((await t.request('POST', '/v1/backups/..%2Fchyme.db/restore')).status, 400);
+    // Any id that is not in the list names nothing (CONTRACT §4), whatever its shape: a path leads to no file.
+    for (const id of ['chyme-20200101T000000000Z-auto.db', '..%2Fchyme.db', 'not-a-backup']) {
+      const missing = await t.request('POST', `/v1/backups/${id}/restore`);
+      assert.equal(missing.status, 404, id);
+      assert.equal(errorOf(missing).code, 'resource_missing', id);
+    }
     assert.deepEqual(rows(t.dbPath, 'SELECT id FROM meals ORDER BY id'), before);
     assert.equal(safetyCopies(), safetyBefore, 'no safety copy for a refused file');
     assert.equal(existsSync(`${t.dbPath}.restoring`), false);
@@ -327,5 +333,18 @@ describe('schema versions', () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe('the backup folder field', () => {
+  test('its documented pattern accepts exactly the absolute paths of this OS family (node:path isAbsolute), without NUL', () => {
+    const folder = absolutePath(4096);
+    const pathLike = fc.oneof(fc.string(), fc.stringMatching(/^[A-Za-z]?:?[\\/.]{0,3}[a-z\u0000 /]{0,8}$/));
+    fc.assert(
+      fc.property(pathLike, (s) => folder.safeParse(s).success === (isAbsolute(s) && !s.includes('\u0000'))),
+      { numRuns: 2000 },
+    );
+    assert.equal(folder.safeParse('relative/dir').success, false);
+    assert.equal(folder.safeParse(tmpdir()).success, true);
   });
 });

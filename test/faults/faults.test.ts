@@ -75,8 +75,10 @@ describe('a read-only database file or folder', { skip: isRoot ? false : 'needs 
     assert.match(readOnlyFolder.stderr, /read-only|cannot be used/i);
     assert.match(readOnlyFolder.stderr, /SQLITE_(READONLY|CANTOPEN)/);
 
-    // The folder writable by nobody, the file still not: a read-only database file.
+    // The folder writable by nobody, the file still not: a read-only database file. (Chyme creates
+    // its files 0600; made readable here so that the fault is "read-only", not "cannot open".)
     chownSync(dir, NOBODY, NOBODY);
+    for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o644);
     const readOnlyFile = serveAsNobody(dbPath);
     assert.equal(readOnlyFile.status, 6, readOnlyFile.stderr);
     assert.match(readOnlyFile.stderr, /read-only/i);

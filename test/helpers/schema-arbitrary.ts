@@ -10,6 +10,9 @@ import fc from 'fast-check';
  * - `x-max-future` (ISO 8601 duration, e.g. "P1D", "PT5M") on date-time: the latest instant,
  *   relative to the server's now;
  * - `format: uri`: an absolute web URL (fast-check's webUrl), which must also match `pattern`.
+ *
+ * On an object, `oneOf` of alternatives that only list `required` properties (exactly one of
+ * them is sent) and `not: {required}` (never all of them together) are understood.
  */
 
 export type JsonSchema = Record<string, any>;
@@ -109,12 +112,40 @@ function numberArb(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
   return fc.oneof(fc.integer({ min: Math.ceil(min), max: Math.floor(max) }), fc.double({ min, max, noNaN: true, noDefaultInfinity: true })).filter(ok);
 }
 
+type RequiredOnly = { required: string[] };
+
+function requiredOnly(s: JsonSchema): s is RequiredOnly {
+  return Array.isArray(s.required) && Object.keys(s).length === 1;
+}
+
+/**
+ * An object whose `oneOf` alternatives name which properties it has (one alternative's are
+ * required, those only other alternatives require are left out, so exactly one alternative
+ * holds), and whose `not: {required}` forbids sending all those properties together.
+ */
+function objectWithRequiredAlternatives(schema: JsonSchema, ctx: SchemaContext): fc.Arbitrary<unknown> {
+  const { oneOf, not, ...rest } = schema;
+  if (schema.anyOf || (oneOf && !oneOf.every(requiredOnly)) || (not && !requiredOnly(not))) {
+    throw new Error(`unsupported object alternatives ${JSON.stringify({ anyOf: schema.anyOf, oneOf, not }).slice(0, 200)}`);
+  }
+  const forbidden = (obj: unknown) => not !== undefined && (not as RequiredOnly).required.every((k) => k in (obj as object));
+  const branches: JsonSchema[] = oneOf
+    ? (oneOf as RequiredOnly[]).map((chosen) => {
+        const others = new Set((oneOf as RequiredOnly[]).flatMap((a) => (a === chosen ? [] : a.required)).filter((k) => !chosen.required.includes(k)));
+        const properties = Object.fromEntries(Object.entries(rest.properties ?? {}).filter(([k]) => !others.has(k)));
+        return { ...rest, properties, required: [...new Set([...(rest.required ?? []), ...chosen.required])] };
+      })
+    : [rest];
+  return fc.oneof(...branches.map((b) => arbitraryFor(b, ctx))).filter((obj) => !forbidden(obj));
+}
+
 /** An arbitrary of the values `schema` calls valid. */
 export function arbitraryFor(input: JsonSchema, ctx: SchemaContext): fc.Arbitrary<unknown> {
   const schema = resolve(input, ctx);
   if ('const' in schema) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   const alternatives = schema.anyOf ?? schema.oneOf;
+  if (schema.type === 'object' && (alternatives || schema.not)) return objectWithRequiredAlternatives(schema, ctx);
   if (Array.isArray(alternatives)) return fc.oneof(...alternatives.map((s: JsonSchema) => arbitraryFor(s, ctx)));
   if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => arbitraryFor({ ...schema, type }, ctx)));
   switch (schema.type) {

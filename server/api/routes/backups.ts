@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BackupError, type Backups } from '../../backups/index.js';
-import { folderProblem, parseBackupName } from '../../backups/files.js';
+import { BACKUP_NAME, folderProblem } from '../../backups/files.js';
 import { DatabaseFileRefused } from '../../backups/inspect.js';
 import {
   BackupSchema,
@@ -20,8 +20,13 @@ import { ApiError, errors } from '../errors.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
 
+/**
+ * A backup's id is its file name; the pattern documents that shape but is not enforced: like any
+ * other unknown id (CONTRACT §4), a name that is not in the list names nothing and is a 404. Only a
+ * listed file is ever opened, so a path in the id reaches no file.
+ */
 const BackupId = z.object({
-  id: z.string().refine((s) => parseBackupName(s) !== undefined, { message: 'must be a backup id from GET /v1/backups' }),
+  id: z.string().meta({ description: 'A backup id from GET /v1/backups.', example: 'chyme-20261122T030000000Z-auto.db', pattern: BACKUP_NAME.source }),
 });
 
 /** A restore's refusals and conflicts as API errors (docs/api.md lists the codes). */
@@ -132,7 +137,7 @@ export function backupRoutes({ backups, dbPath, restore }: BackupRouteDeps): Rou
       responses: {
         200: { description: 'Restored', schema: RestoreSchema },
         400: { description: 'The file was refused; nothing changed', schema: ErrorSchema },
-        404: { description: 'No such backup', schema: ErrorSchema },
+        404: { description: 'No such backup: the id is not in GET /v1/backups (resource_missing)', schema: ErrorSchema },
         409: { description: 'A restore is already running, or another program has the database open', schema: ErrorSchema },
       },
       async handler({ params }) {

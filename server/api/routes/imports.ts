@@ -13,7 +13,7 @@ import { isValidTimeZone } from '../../time/tz.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
-import { idString } from '../../fields.js';
+import { IANA_TIME_ZONE_DESCRIPTION, IANA_TIME_ZONES, idString } from '../../fields.js';
 import { cursorPosition, queryInt } from '../validation.js';
 
 /** Uploads past this are refused: a ten-year Apple export is ~3 GB zipped much smaller. */
@@ -108,7 +108,7 @@ export const importRoutes = [
         properties: {
           file: { type: 'array', items: { type: 'string', format: 'binary' } },
           source: { type: 'string', enum: ['apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit', 'chyme'] },
-          timezone: { type: 'string' },
+          timezone: { type: 'string', enum: IANA_TIME_ZONES, description: IANA_TIME_ZONE_DESCRIPTION },
           dry_run: { type: 'string', enum: ['true', 'false'] },
         },
       },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { dateTimeString, idString, parseDateTime } from '../../fields.js';
-import { checkTimestamp, mealResource, MealSchema, mealType } from '../../nutrition/meals.js';
+import { idString, parseDateTime } from '../../fields.js';
+import { checkTimestamp, mealResource, MealSchema, mealTimestamp, mealType } from '../../nutrition/meals.js';
 import {
   allSavedMeals,
   createSavedMeal,
@@ -18,7 +18,7 @@ import { errors } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
 
-const LogSavedMealSchema = z.strictObject({ timestamp: dateTimeString, meal_type: mealType.optional() }).meta({ id: 'SavedMealLog' });
+const LogSavedMealSchema = z.strictObject({ timestamp: mealTimestamp, meal_type: mealType.optional() }).meta({ id: 'SavedMealLog' });
 
 const idParams = z.object({ id: idString('smeal') });
 const errorResponses = {
@@ -108,7 +108,7 @@ export const savedMealRoutes = [
     operationId: 'logSavedMeal',
     summary: 'Log a saved meal',
     description:
-      "Creates a meal from the saved meal in one request: its entries as saved, description = the saved meal's name, meal_type from the request or else the saved meal. Returns the new meal (meal.created is sent as for any meal).",
+      "Creates a meal from the saved meal in one request: its entries as saved, description = the saved meal's name, meal_type from the request or else the saved meal (a 400 on meal_type when neither has one). Returns the new meal (meal.created is sent as for any meal).",
     tag: 'Saved meals',
     access: 'nutrition:write',
     params: idParams,
