@@ -24,14 +24,24 @@ interface Row {
   sodium_mg: number | null;
   caffeine_mg: number | null;
   foods_json: string;
+  nutrient_sources_json: string;
+  source: string;
+  inferred_time: number;
   created_ms: number;
   updated_ms: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+const NUTRIENTS = ['protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sodium_mg', 'caffeine_mg'] as const;
+
 function resource(r: Row) {
-  const foods = JSON.parse(r.foods_json) as Array<{ name: string; calories: number }>;
+  // Food entries are stored as the resource shows them; a nutrient's source is stored when known,
+  // else "logged" when the meal has a value (meals from before sources were recorded).
+  const foods = JSON.parse(r.foods_json) as unknown[];
+  const stored = JSON.parse(r.nutrient_sources_json) as Record<string, string>;
+  const nutrientSources: Record<string, string | null> = {};
+  for (const k of NUTRIENTS) nutrientSources[k] = stored[k] ?? (r[k] !== null ? 'logged' : null);
   return {
     object: 'nutrition.meal',
     id: r.id,
@@ -41,9 +51,12 @@ function resource(r: Row) {
     description: r.description,
     macros: { calories: r.calories, protein_g: r.protein_g ?? 0, carbs_g: r.carbs_g ?? 0, fat_g: r.fat_g ?? 0, fiber_g: r.fiber_g },
     calories_source: r.calories_source,
+    nutrient_sources: nutrientSources,
     micros: { sodium_mg: r.sodium_mg ?? 0, caffeine_mg: r.caffeine_mg },
-    foods: foods.map((f) => ({ name: f.name, calories: f.calories })),
+    foods,
     utc_offset_min: r.utc_offset_min,
+    inferred_time: r.inferred_time === 1,
+    source: r.source,
     created_at: iso(r.created_ms),
     updated_at: iso(r.updated_ms),
   };

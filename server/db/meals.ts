@@ -153,7 +153,7 @@ export function updateMeal(db: Db, meal: MealRecord): void {
   db.prepare(
     `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
        description = @description, calories = @calories, calories_source = @calories_source, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
-       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg,        fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, inferred_time = @inferred_time, updated_ms = @updated_ms
+       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, inferred_time = @inferred_time, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(meal));
 }
