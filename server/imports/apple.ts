@@ -81,11 +81,23 @@ interface DietRecord {
   field: keyof Nutrients;
   value: number;
   startMs: number;
-  /** (source, type, start, end, value) as written: how a correlation's child is matched at top level. */
-  signature: string;
+  /** The end, value and unit as written: with source, field and start, how a correlation's child is matched at top level (dietSignature). */
+  endMs: number | undefined;
+  raw: number;
+  unit: string;
   timeZone: string | undefined;
   foodType: string | undefined;
   meal: string | undefined;
+}
+
+/**
+ * (source, type, start, end, value, unit) as written: how a correlation's child is matched at top
+ * level. Built when it is compared, never stored per record: a template string is a tree of some
+ * ten string pieces until it is hashed, ~0.5 kB for each of the tens of thousands of dietary
+ * records a big export holds (most of the parse's memory before).
+ */
+function dietSignature(d: DietRecord): string {
+  return `${d.source}\u0000${d.field}\u0000${d.startMs}\u0000${d.endMs ?? ''}\u0000${d.raw}\u0000${d.unit}`;
 }
 
 interface FoodEntry {
@@ -178,8 +190,10 @@ export async function parseAppleHealth(
       field: spec.field,
       value,
       startMs,
-      // Built from copies and numbers only (see own()).
-      signature: `${source}\u0000${spec.field}\u0000${startMs}\u0000${parseAppleDate(a.endDate) ?? ''}\u0000${raw}\u0000${own(a.unit ?? '')}`,
+      // Copies and numbers only (see own()).
+      endMs: parseAppleDate(a.endDate),
+      raw,
+      unit: own(a.unit ?? '')!,
       timeZone: own(validZone(r.meta.HKTimeZone)),
       foodType: own(r.meta.HKFoodType),
       meal: own(r.meta.Meal ?? r.meta.meal),
@@ -216,7 +230,7 @@ export async function parseAppleHealth(
         if (!d) return;
         if (correlation) {
           correlation.children.push(d);
-          childSignatures.add(d.signature);
+          childSignatures.add(dietSignature(d));
         } else dietTop.push(d);
       } else if (r.kind === 'sleep' && !correlation) {
         const kind = SLEEP_VALUES[r.attrs.value ?? ''];
@@ -273,7 +287,7 @@ function appleMeals(top: DietRecord[], correlations: OpenCorrelation[], childSig
   // Loose records: one per nutrient per logged food (MyFitnessPal), grouped back by their shared start.
   const loose = new Map<string, FoodEntry>();
   for (const d of top) {
-    if (childSignatures.has(d.signature)) continue;
+    if (childSignatures.size > 0 && childSignatures.has(dietSignature(d))) continue;
     const k = `${d.source}\u0000${d.startMs}\u0000${d.foodType ?? ''}\u0000${d.meal ?? ''}`;
     let e = loose.get(k);
     if (!e) {
