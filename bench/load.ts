@@ -43,6 +43,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const r = await autocannon({ ...base, duration: options.durationSec ?? 3 });
   const cpuMs = options.pid === undefined ? undefined : cpuMsOf(options.pid) - cpuBefore;
   return {
+    ...loadResultOf(r),
+    ...(cpuMs === undefined ? {} : { cpuPerRequestUs: (cpuMs * 1000) / Math.max(r.requests.total, 1) }),
+  };
+}
+
+/** The figures this bench reports from one autocannon result. */
+export function loadResultOf(r: Awaited<ReturnType<typeof autocannon>>): LoadResult {
+  return {
     p50: r.latency.p50,
     p90: r.latency.p90,
     p99: r.latency.p99,
@@ -50,7 +58,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     rps: r.requests.average,
     requests: r.requests.total,
     failures: r.errors + r.timeouts + r.non2xx,
-    ...(cpuMs === undefined ? {} : { cpuPerRequestUs: (cpuMs * 1000) / Math.max(r.requests.total, 1) }),
   };
 }
 

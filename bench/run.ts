@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import { openDatabase } from '../server/db/connection.js';
 import { initSettings } from '../server/settings.js';
 import { addDays, dayOf } from '../server/time/tz.js';
-import { runLoad, startServerProcess, type LoadResult } from './load.js';
+import { loadResultOf, runLoad, startServerProcess, type LoadResult } from './load.js';
 import { seedHistory } from './seed.js';
 import { benchKey, cpuMsOf, rssOf, startServe, type Serve } from './serve.js';
 import { fanOut, type FanOutResult } from './webhooks.js';
@@ -189,16 +189,7 @@ async function measureFairness(serve: Serve, headers: Record<string, string>, da
     autocannon(state),
     autocannon({ url: serve.url, connections: 5, duration: SECONDS, headers, requests: windows }),
   ]);
-  const asLoad = (r: Awaited<ReturnType<typeof autocannon>>): LoadResult => ({
-    p50: r.latency.p50,
-    p90: r.latency.p90,
-    p99: r.latency.p99,
-    mean: r.latency.mean,
-    rps: r.requests.average,
-    requests: r.requests.total,
-    failures: r.errors + r.timeouts + r.non2xx,
-  });
-  return { alone: asLoad(alone), withFills: asLoad(withFills), fills: asLoad(fills), rssAfterMb: rssOf(serve.pid) };
+  return { alone: loadResultOf(alone), withFills: loadResultOf(withFills), fills: loadResultOf(fills), rssAfterMb: rssOf(serve.pid) };
 }
 
 // ---- Run -------------------------------------------------------------------------------------

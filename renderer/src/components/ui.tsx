@@ -254,3 +254,16 @@ const ICONS = {
   download: <path d="M12 4v11M7 10l5 5 5-5M5 20h14" />,
   upload: <path d="M12 20V9M7 14l5-5 5 5M5 4h14" />,
 } satisfies Record<string, ReactNode>;
+
+/** The options of a time-zone select: IANA names, shown with spaces for underscores. */
+export function TimeZoneOptions({ zones }: { zones: readonly string[] }) {
+  return (
+    <>
+      {zones.map((z) => (
+        <option key={z} value={z}>
+          {z.replace(/_/g, ' ')}
+        </option>
+      ))}
+    </>
+  );
+}

@@ -8,7 +8,7 @@ import { ApiError, errorMessage } from '../api/client';
 import { createImport, listImports, undoImport } from '../api/imports';
 import type { Import } from '../api/types';
 import { ConfirmButton } from '../components/ConfirmButton';
-import { Chip, Empty, ErrorNote, Field, Icon, Loading, ScreenHead } from '../components/ui';
+import { Chip, Empty, ErrorNote, Field, Icon, Loading, ScreenHead, TimeZoneOptions } from '../components/ui';
 import { useApp } from '../lib/app';
 import { capitalize, fmtNumber } from '../lib/meals';
 import { fmtDateTime, fmtDay, fmtDuration, fmtTime, timeZoneNames } from '../lib/time';
@@ -356,11 +356,7 @@ function Preview(props: {
         >
           {({ id, describedBy }) => (
             <select id={id} value={zoneNow} aria-describedby={describedBy} disabled={props.locked} onChange={(e) => props.onZone(e.target.value)} data-testid="zone-select">
-              {zones.map((z) => (
-                <option key={z} value={z}>
-                  {z.replace(/_/g, ' ')}
-                </option>
-              ))}
+              <TimeZoneOptions zones={zones} />
             </select>
           )}
         </Field>

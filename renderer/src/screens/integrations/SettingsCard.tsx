@@ -1,7 +1,7 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { updateSettings } from '../../api/settings';
 import type { Settings } from '../../api/types';
-import { Field, FormError, useApiForm } from '../../components/ui';
+import { Field, FormError, TimeZoneOptions, useApiForm } from '../../components/ui';
 import { useApp } from '../../lib/app';
 import { useResource } from '../../lib/hooks';
 import { timeZoneNames } from '../../lib/time';
@@ -35,11 +35,7 @@ export function SettingsCard() {
           <Field label="Time zone" error={errors.timezone}>
             {({ id, describedBy, invalid }) => (
               <select id={id} value={form.timezone} onChange={(e) => setForm({ ...form, timezone: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid}>
-                {zones.map((z) => (
-                  <option key={z} value={z}>
-                    {z.replace(/_/g, ' ')}
-                  </option>
-                ))}
+                <TimeZoneOptions zones={zones} />
               </select>
             )}
           </Field>
