@@ -278,6 +278,17 @@ export async function until<T>(fn: () => Promise<T | undefined | false> | T | un
   }
 }
 
+/** Every main screen and what shows it is drawn: the every-screen checks and the screenshot tool walk this list. */
+export const SCREENS: { name: string; hash: string; ready: string }[] = [
+  { name: 'today', hash: '#/today', ready: '[data-testid="dial-state"]' },
+  { name: 'log-meal', hash: '#/log', ready: '[data-testid="recent"]' },
+  { name: 'gut-score', hash: '#/score', ready: '[data-testid="trend-chart"] .recharts-surface' },
+  { name: 'timeline-day', hash: '#/timeline', ready: '[data-testid="timeline-day"] [data-testid="timeline-bar"]' },
+  { name: 'timeline-week', hash: '#/timeline?view=week', ready: '[data-testid="timeline-week"] .phase--fed' },
+  { name: 'import', hash: '#/import', ready: '[data-testid="past-imports"] :is(.empty, .import-list)' },
+  { name: 'integrations', hash: '#/integrations', ready: '[data-testid="webhook-row"]' },
+];
+
 export const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 

@@ -9,19 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, seed, skipReason, startServer, type AxeViolation, type Server } from './harness.js';
+import { axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, SCREENS, seed, skipReason, startServer, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
 
-const SCREENS: { name: string; hash: string; ready: string }[] = [
-  { name: 'today', hash: '#/today', ready: '[data-testid="dial-state"]' },
-  { name: 'log-meal', hash: '#/log', ready: '[data-testid="recent"]' },
-  { name: 'gut-score', hash: '#/score', ready: '[data-testid="trend-chart"]' },
-  { name: 'timeline-day', hash: '#/timeline', ready: '[data-testid="timeline-day"] [data-testid="timeline-bar"]' },
-  { name: 'timeline-week', hash: '#/timeline?view=week', ready: '[data-testid="timeline-week"] .phase--fed' },
-  { name: 'import', hash: '#/import', ready: '[data-testid="past-imports"] :is(.empty, .import-list)' },
-  { name: 'integrations', hash: '#/integrations', ready: '[data-testid="webhook-row"]' },
-];
 
 describe('every screen, light and dark', { skip: skip ?? false }, () => {
   let server: Server;

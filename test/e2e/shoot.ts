@@ -15,17 +15,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { history, iso, launchBrowser, openApp, seed, startServer } from './harness.js';
+import { history, iso, launchBrowser, openApp, SCREENS, seed, startServer } from './harness.js';
 
-const SCREENS: { name: string; hash: string; ready: string }[] = [
-  { name: 'today', hash: '#/today', ready: '[data-testid="dial-state"]' },
-  { name: 'log-meal', hash: '#/log', ready: '[data-testid="recent"]' },
-  { name: 'gut-score', hash: '#/score', ready: '[data-testid="trend-chart"] .recharts-surface' },
-  { name: 'timeline-day', hash: '#/timeline', ready: '[data-testid="timeline-day"] [data-testid="timeline-bar"]' },
-  { name: 'timeline-week', hash: '#/timeline?view=week', ready: '[data-testid="timeline-week"] .phase--fed' },
-  { name: 'import', hash: '#/import', ready: '[data-testid="past-imports"] :is(.empty, .import-list)' },
-  { name: 'integrations', hash: '#/integrations', ready: '[data-testid="webhook-row"]' },
-];
 
 async function shootAll(out: string): Promise<void> {
   mkdirSync(out, { recursive: true });
