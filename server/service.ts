@@ -109,7 +109,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});
   const backups = createBackups(app, {
     dbPath: options.dbPath,
-    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+    ...binding,
     ...options.backups,
   });
   const subsystems: Subsystem[] = [webhooks, scheduler, backups];
@@ -121,7 +121,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       {
         app,
         dbPath: options.dbPath,
-        ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+        ...binding,
         backups,
         pause: async () => {
           for (const s of subsystems) await s.pause?.();
