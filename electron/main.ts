@@ -5,6 +5,8 @@
  * notification preferences. The tray and notifications are in status.ts, fed from the service's
  * in-process event bus.
  */
+// First, before the service's modules allocate (see server/memory.ts).
+import './compact-heap.js';
 import { app, BrowserWindow, dialog, ipcMain, nativeTheme, session, shell, type IpcMainInvokeEvent } from 'electron';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,0 +1,23 @@
+import { setFlagsFromString } from 'node:v8';
+
+/**
+ * Keeps a long-running service's heap close to what it holds alive.
+ *
+ * The service keeps ~25 MB alive (the derived-data cache, the food search index, prepared
+ * statements), but under load V8 left to its defaults grows the young generation to 32 MB and
+ * lets garbage pile up in the old one to ~100 MB before its first full collection, so a server
+ * that holds 25 MB sat at 170–220 MB resident (docs/performance.md, "Memory").
+ *
+ * Both flags are read by V8 each time it decides to grow a space, so they take effect when set at
+ * run time, unlike `--max-semi-space-size` (fixed when the isolate starts: setting it here does
+ * nothing). A young generation kept at its first size (1 MB semi-spaces) costs more, shorter
+ * scavenges; a 20 % growth step costs more frequent, mostly concurrent, full marks. `npm run bench`
+ * measures both sides: resident memory and the CPU time per request.
+ *
+ * Flags are process-wide, so only the programs that run the service for hours call this (the
+ * `chyme serve` command and the desktop app's main process), never the library entry point.
+ */
+export function useCompactHeap(): void {
+  setFlagsFromString('--semi-space-growth-factor=1');
+  setFlagsFromString('--heap-growing-percent=20');
+}
