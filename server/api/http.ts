@@ -11,12 +11,14 @@ import {
   idempotency,
   onlyMethod,
   parseBody,
+  routeMatched,
   runHandler,
   unmatchedApiRoute,
   validateParamsAndQuery,
 } from './pipeline.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limit.js';
 import type { RouteDef } from './route.js';
+import { DispatchTable, type DispatchRoute } from './dispatch.js';
 import { rendererRouter } from './static.js';
 
 export interface HttpOptions {
@@ -53,9 +55,10 @@ export function commonPrefix(paths: readonly string[]): string {
 /**
  * One express.Router per resource (the route's OpenAPI tag), mounted at its routes' common
  * prefix in the API's router; each route a chain of the pipeline's steps in the order a request
- * meets them.
+ * meets them. The same steps, in the same order, make the dispatch table that answers plain
+ * paths without walking the routers (dispatch.ts).
  */
-function apiRouter(app: AppContext, routes: RouteDef[], limiter: RateLimiter): Router {
+function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter): { router: Router; table: DispatchTable } {
   const byTag = new Map<string, RouteDef[]>();
   for (const route of routes) {
     const list = byTag.get(route.tag);
@@ -63,30 +66,31 @@ function apiRouter(app: AppContext, routes: RouteDef[], limiter: RateLimiter): R
     else byTag.set(route.tag, [route]);
   }
   const checkIdempotency = idempotency(app);
+  const dispatched: DispatchRoute[] = [];
   // Case-sensitive mount points, as the routes themselves are: /V1/... is not /v1/...
   const api = express.Router({ caseSensitive: true, strict: false });
   for (const tagRoutes of byTag.values()) {
     const prefix = commonPrefix(tagRoutes.map((r) => r.path));
     const router = express.Router({ caseSensitive: true, strict: false });
     for (const route of tagRoutes) {
-      router.all(
-        expressPath(route.path.slice(prefix.length)) || '/',
-        onlyMethod(route.method),
+      const steps = [
         authorize(app, route, limiter), // authentication, rate limit and scopes, before any body is read
         validateParamsAndQuery(route),
         parseBody(route), // 64 KiB (or the route's own limit), JSON only: 413, 415, invalid_json
         checkIdempotency,
         runHandler(app, route),
-      );
+      ];
+      router.all(expressPath(route.path.slice(prefix.length)) || '/', onlyMethod(route.method), ...steps);
+      dispatched.push({ method: route.method, path: route.path, mountPrefix: prefix, steps });
     }
     api.use(prefix, router);
   }
-  return api;
+  return { router: api, table: new DispatchTable(dispatched) };
 }
 
 /**
  * The service's Express app. Every request passes, in this order: a Request-Id, the Host
- * allow-list and Origin check, cookie parsing, then either a /v1 route (see apiRouter) or
+ * allow-list and Origin check, cookie parsing, then either a /v1 route (see apiRouters) or
  * the renderer, and any failure ends in the one error writer.
  */
 export function createHttpApp(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Express {
@@ -99,7 +103,10 @@ export function createHttpApp(app: AppContext, routes: RouteDef[], options: Http
   http.use(assignRequestId);
   http.use(checkHostAndOrigin(options.allowedHosts ?? []));
   http.use(cookieParser());
-  http.use(apiRouter(app, routes, limiter));
+  const api = apiRouters(app, routes, limiter);
+  http.use(api.table.middleware(routeMatched)); // a plain path that names a route: straight to its steps
+  http.use(api.router); // every other /v1 request, as Express routes it
+
   http.use('/v1', unmatchedApiRoute);
   http.use(rendererRouter(app, options.staticDir));
   http.use(errorResponder(app));

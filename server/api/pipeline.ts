@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
+import type { Match } from './dispatch.js';
 import { ApiError, asApiError, errors } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal, Scope } from '../auth/scopes.js';
@@ -23,6 +24,8 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
 interface RequestState {
   requestId: string;
   principal: Principal | null;
+  /** The path as the route's router shows it (`req.baseUrl + req.path`): the idempotency hash covers it. */
+  routerPath?: string;
   /** Methods of routes whose path matched but whose method did not (for 405's Allow). */
   allowedMethods?: string[];
   query?: unknown;
@@ -103,11 +106,19 @@ export function firstValueQuery(search: string): Record<string, string> {
 
 export function onlyMethod(method: string): RequestHandler {
   return (req, res, next) => {
-    if (req.method === method) return next();
+    if (req.method === method) {
+      state(res).routerPath = req.baseUrl + req.path;
+      return next();
+    }
     const s = state(res);
     (s.allowedMethods ??= []).push(method);
     next('route');
   };
+}
+
+/** A request the dispatch table (dispatch.ts) sends straight to its route's steps. */
+export function routeMatched(_req: Request, res: Response, match: Match): void {
+  state(res).routerPath = match.routerPath;
 }
 
 /** Under /v1, after every router: 405 when the path exists with other methods, else 404. */
@@ -246,8 +257,7 @@ export function idempotency(app: AppContext): RequestHandler {
     const s = state(res);
     const principalId = s.principal?.id ?? 'public';
     const requestHash = createHash('sha256')
-      // baseUrl: the path up to the resource router's mount point, so the hash covers the whole path.
-      .update(`${req.method} ${req.baseUrl}${req.path}\n${s.body === undefined ? '' : canonicalJson(s.body)}`)
+      .update(`${req.method} ${s.routerPath}\n${s.body === undefined ? '' : canonicalJson(s.body)}`)
       .digest('hex');
     const nowMs = app.clock.now();
     const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
