@@ -30,7 +30,7 @@ export interface HttpOptions {
 }
 
 /** `/v1/nutrition/meals/{id}` (OpenAPI) → `/v1/nutrition/meals/:id` (Express). */
-function expressPath(template: string): string {
+export function expressPath(template: string): string {
   return template.replace(/\{(\w+)\}/g, ':$1');
 }
 
