@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../db/connection.js';
-import { findActiveKeyByHash, getApiKey, insertApiKey, revokeApiKey, touchApiKey, type ApiKeyRecord } from '../db/api-keys.js';
+import { findActiveKeyByHash, getApiKey, insertApiKey, revokeApiKey, touchApiKey, type ActiveKey, type ApiKeyRecord } from '../db/api-keys.js';
 import { NotFoundError } from '../domain-errors.js';
 import { isoUtc } from '../time/tz.js';
 import { insertUiToken, consumeLaunchToken, isLiveSession } from '../db/ui-tokens.js';
@@ -54,7 +54,21 @@ export function authenticateKey(db: Db, secret: string, nowMs: number): Principa
     // The last-used stamp is a convenience: a full, read-only or busy database must not turn a
     // read into a failure (a write then fails with its own 503).
   }
-  return { kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) };
+  return principalOf(key);
+}
+
+/**
+ * One principal per remembered key: the key memo hands out the same frozen record for a secret
+ * until a key changes, so its principal (and scope set) need not be rebuilt on every request.
+ */
+const principals = new WeakMap<ActiveKey, Principal>();
+function principalOf(key: ActiveKey): Principal {
+  let principal = principals.get(key);
+  if (!principal) {
+    principal = Object.freeze({ kind: 'api_key', id: key.id, scopes: new Set(key.scopes.filter(isScope)) });
+    principals.set(key, principal);
+  }
+  return principal;
 }
 
 // ---- Browser mode --------------------------------------------------------------------------

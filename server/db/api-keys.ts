@@ -47,17 +47,21 @@ function fromRow(r: ApiKeyRow): ApiKeyRecord {
 interface KeyMemo {
   dataVersion: number;
   byHash: Map<string, ActiveKey | null>;
-  /** When this process last stamped each key's last use. */
-  touchedMs: Map<string, number>;
 }
 const memos = new WeakMap<Db, KeyMemo>();
+/**
+ * When this process last stamped each key's last use, per connection. Kept apart from the memo:
+ * it says what this process wrote, which another connection's writes do not change, so it needs
+ * no second `PRAGMA data_version` read per request.
+ */
+const touches = new WeakMap<Db, Map<string, number>>();
 
 function memoFor(db: Db): KeyMemo | undefined {
   if (db.inTransaction) return undefined;
   const version = dataVersion(db);
   let memo = memos.get(db);
   if (!memo || memo.dataVersion !== version) {
-    memo = { dataVersion: version, byHash: new Map(), touchedMs: memo?.touchedMs ?? new Map() };
+    memo = { dataVersion: version, byHash: new Map() };
     memos.set(db, memo);
   }
   return memo;
@@ -115,8 +119,10 @@ export function revokeApiKey(db: Db, id: string, atMs: number): boolean {
 
 /** Stamps last use, at most once a minute per key so reads do not turn into a write each. */
 export function touchApiKey(db: Db, id: string, atMs: number): void {
-  const memo = memoFor(db);
-  const last = memo?.touchedMs.get(id);
+  // Inside a transaction the stamp could still roll back: write it, remember nothing.
+  let touched = db.inTransaction ? undefined : touches.get(db);
+  if (!touched && !db.inTransaction) touches.set(db, (touched = new Map()));
+  const last = touched?.get(id);
   // Stamped by this process less than a minute ago: the UPDATE below would change nothing.
   if (last !== undefined && atMs >= last && atMs - last < TOUCH_INTERVAL_MS) return;
   db.prepare('UPDATE api_keys SET last_used_ms = ? WHERE id = ? AND (last_used_ms IS NULL OR last_used_ms < ?)').run(
@@ -124,7 +130,7 @@ export function touchApiKey(db: Db, id: string, atMs: number): void {
     id,
     atMs - TOUCH_INTERVAL_MS,
   );
-  memo?.touchedMs.set(id, atMs);
+  touched?.set(id, atMs);
 }
 
 const TOUCH_INTERVAL_MS = 60_000;

@@ -56,7 +56,7 @@ function referenceApp() {
       router.all(
         expressPath(route.path.slice(prefix.length)) || '/',
         (req, _res, next) => next(req.method === route.method ? undefined : 'route'),
-        (req, res) => res.json({ index: i, params: { ...req.params }, routerPath: req.baseUrl + req.path } satisfies Answer),
+        (req, res) => res.json({ index: i, params: { ...req.params } as Record<string, string>, routerPath: req.baseUrl + req.path } satisfies Answer),
       );
     }
     api.use(prefix, router);
