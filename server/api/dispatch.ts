@@ -102,23 +102,33 @@ export class DispatchTable {
       if (!match) return next();
       req.params = match.params;
       onMatch(req, res, match);
-      runSteps(match.route.steps, req, res, next);
+      // The last step answers; a step that let the request past it would be a defect of the route.
+      runSteps(match.route.steps, req, res, next, () => next(new Error(`route steps ended without an answer: ${req.method} ${req.originalUrl}`)));
     };
   }
 }
 
 /**
- * Runs a route's steps as Express would run its layers: each gets a `next` that starts the
- * following one; an error (thrown, passed to next, or a rejected promise) goes to `done`, the
- * app's next, so to the one error writer.
+ * Middleware steps run as one Express layer, in order: each step gets a `next` that starts the
+ * following one, as Express's would; an error (thrown, passed to next, or a rejected promise)
+ * goes to the app's next, so to the one error writer; after the last step the request goes on
+ * to the app's next layer. Express spends a few microseconds on every layer it walks a request
+ * through (path matching, parameter processing, prefix trimming); a chain costs one.
  */
-function runSteps(steps: readonly RequestHandler[], req: Request, res: Response, done: NextFunction): void {
+export function chain(steps: readonly RequestHandler[]): RequestHandler {
+  return (req, res, next) => runSteps(steps, req, res, next, next);
+}
+
+/**
+ * Runs steps as Express runs its layers (see chain); `end` is called when the last step calls
+ * its next without an error.
+ */
+function runSteps(steps: readonly RequestHandler[], req: Request, res: Response, done: NextFunction, end: () => void): void {
   let index = 0;
   const next = (err?: unknown): void => {
     if (err !== undefined && err !== null) return done(err);
     const step = steps[index++];
-    // The last step answers; a step that let the request past it would be a defect of the route.
-    if (!step) return done(new Error(`route steps ended without an answer: ${req.method} ${req.originalUrl}`));
+    if (!step) return end();
     try {
       const result: unknown = step(req, res, next);
       if (result instanceof Promise) result.then(undefined, (e: unknown) => done(e ?? new Error('Rejected promise')));

@@ -18,7 +18,7 @@ import {
 } from './pipeline.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limit.js';
 import type { RouteDef } from './route.js';
-import { DispatchTable, type DispatchRoute } from './dispatch.js';
+import { chain, DispatchTable, type DispatchRoute } from './dispatch.js';
 import { rendererRouter } from './static.js';
 
 export interface HttpOptions {
@@ -100,11 +100,17 @@ export function createHttpApp(app: AppContext, routes: RouteDef[], options: Http
   http.set('etag', false);
   http.set('query parser', firstValueQuery);
 
-  http.use(assignRequestId);
-  http.use(checkHostAndOrigin(options.allowedHosts ?? []));
-  http.use(cookieParser());
   const api = apiRouters(app, routes, limiter);
-  http.use(api.table.middleware(routeMatched)); // a plain path that names a route: straight to its steps
+  // Every request's first steps, then a plain path that names a route goes straight to its steps;
+  // one Express layer for all of them (see chain).
+  http.use(
+    chain([
+      assignRequestId,
+      checkHostAndOrigin(options.allowedHosts ?? []),
+      cookieParser(),
+      api.table.middleware(routeMatched),
+    ]),
+  );
   http.use(api.router); // every other /v1 request, as Express routes it
 
   http.use('/v1', unmatchedApiRoute);
