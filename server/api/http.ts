@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import cookieParser from 'cookie-parser';
-import express, { type Express, type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import type { AppContext } from '../app-context.js';
 import {
   assignRequestId,
@@ -11,7 +11,7 @@ import {
   idempotency,
   onlyMethod,
   parseBody,
-  routeMatched,
+  prepareDispatched,
   runHandler,
   unmatchedApiRoute,
   validateParamsAndQuery,
@@ -55,10 +55,10 @@ export function commonPrefix(paths: readonly string[]): string {
 /**
  * One express.Router per resource (the route's OpenAPI tag), mounted at its routes' common
  * prefix in the API's router; each route a chain of the pipeline's steps in the order a request
- * meets them. The same steps, in the same order, make the dispatch table that answers plain
- * paths without walking the routers (dispatch.ts).
+ * meets them. The same steps, in the same order and after the same first steps, make the
+ * dispatch table that answers plain paths without Express (dispatch.ts).
  */
-function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter): { router: Router; table: DispatchTable } {
+function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, firstSteps: RequestHandler[]): { router: Router; table: DispatchTable } {
   const byTag = new Map<string, RouteDef[]>();
   for (const route of routes) {
     const list = byTag.get(route.tag);
@@ -81,7 +81,7 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter): 
         runHandler(app, route),
       ];
       router.all(expressPath(route.path.slice(prefix.length)) || '/', onlyMethod(route.method), ...steps);
-      dispatched.push({ method: route.method, path: route.path, mountPrefix: prefix, steps });
+      dispatched.push({ method: route.method, path: route.path, mountPrefix: prefix, steps: [...firstSteps, ...steps] });
     }
     api.use(prefix, router);
   }
@@ -89,39 +89,34 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter): 
 }
 
 /**
- * The service's Express app. Every request passes, in this order: a Request-Id, the Host
- * allow-list and Origin check, cookie parsing, then either a /v1 route (see apiRouters) or
- * the renderer, and any failure ends in the one error writer.
+ * The service's request listener. Every request passes, in this order: a Request-Id, the Host
+ * allow-list and Origin check, cookie parsing, then either a /v1 route (see apiRouters) or the
+ * renderer, and any failure ends in the one error writer. A request to a route on a plain path
+ * goes through those steps straight from the dispatch table; every other one goes through the
+ * Express app, whose layers run the same steps.
  */
-export function createHttpApp(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Express {
+export function createHttpListener(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const firstSteps = [assignRequestId, checkHostAndOrigin(options.allowedHosts ?? []), cookieParser()];
+  const api = apiRouters(app, routes, limiter, firstSteps);
+  const writeError = errorResponder(app);
+
   const http = express();
   http.disable('x-powered-by');
   http.set('etag', false);
   http.set('query parser', firstValueQuery);
-
-  const api = apiRouters(app, routes, limiter);
-  // Every request's first steps, then a plain path that names a route goes straight to its steps;
-  // one Express layer for all of them (see chain).
-  http.use(
-    chain([
-      assignRequestId,
-      checkHostAndOrigin(options.allowedHosts ?? []),
-      cookieParser(),
-      api.table.middleware(routeMatched),
-    ]),
-  );
-  http.use(api.router); // every other /v1 request, as Express routes it
-
+  http.use(chain(firstSteps)); // one Express layer for the three (see chain)
+  http.use(api.router);
   http.use('/v1', unmatchedApiRoute);
   http.use(rendererRouter(app, options.staticDir));
-  http.use(errorResponder(app));
-  return http;
+  http.use(writeError);
+
+  return api.table.listener(prepareDispatched, writeError, http);
 }
 
-/** The Node server around the Express app, with timeouts that keep slow clients from holding it. */
+/** The Node server around the listener, with timeouts that keep slow clients from holding it. */
 export function createApiServer(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Server {
-  const server = createServer(createHttpApp(app, routes, options));
+  const server = createServer(createHttpListener(app, routes, options));
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;
   server.keepAliveTimeout = 5_000;

@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
-import type { Match } from './dispatch.js';
+import type { UrlMatch } from './dispatch.js';
 import { ApiError, asApiError, errors } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal, Scope } from '../auth/scopes.js';
@@ -116,8 +116,16 @@ export function onlyMethod(method: string): RequestHandler {
   };
 }
 
-/** A request the dispatch table (dispatch.ts) sends straight to its route's steps. */
-export function routeMatched(_req: Request, res: Response, match: Match): void {
+/**
+ * What Express gives a request before its route's steps, for one the dispatch table (dispatch.ts)
+ * runs without Express: the response's locals (this pipeline's state), the route's parameters,
+ * the query as the app's query parser reads it, and the path the idempotency hash covers.
+ */
+export function prepareDispatched(req: Request, res: Response, match: UrlMatch): void {
+  res.locals = Object.create(null) as Response['locals'];
+  req.params = match.params;
+  // Express's req.query getter: the query parser on parseurl's query (an absent one reads as {}).
+  (req as { query: unknown }).query = match.query === null ? {} : firstValueQuery(match.query);
   state(res).routerPath = match.routerPath;
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import express from 'express';
@@ -9,6 +10,7 @@ import { backupRoutes } from '../../server/api/routes/backups.js';
 import { eventStreamRoutes } from '../../server/api/routes/events-stream.js';
 import { resourceRoutes } from '../../server/api/routes/index.js';
 import { webhookRoutes } from '../../server/api/routes/webhooks.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
  * The dispatch table must pick, for every path it answers, the route (and parameters, and the path
@@ -126,5 +128,98 @@ describe('the dispatch table', () => {
     // The candidates exercise both sides.
     assert.ok(answeredByTable > 200, `only ${answeredByTable} of ${checked} answered by the table`);
     assert.ok(checked - answeredByTable > 1000);
+  });
+});
+
+test('matchUrl splits a URL at its first ? as parseurl does, and leaves URLs parseurl reads otherwise to Express', () => {
+  const table = new DispatchTable([{ method: 'GET', path: '/v1/health', mountPrefix: '/v1', steps: [] }]);
+  assert.equal(table.matchUrl('GET', '/v1/health')?.query, null);
+  assert.equal(table.matchUrl('GET', '/v1/health?')?.query, '');
+  assert.equal(table.matchUrl('GET', '/v1/health?a=1&b=%20?c')?.query, 'a=1&b=%20?c');
+  assert.equal(table.matchUrl('GET', '/v1/health/?a')?.routerPath, '/v1/health/');
+  for (const url of ['/v1/health#', '/v1/health?a#b', 'http://localhost/v1/health', '*', '/v1/health?a b', '/v1/health?\ufeff', '/v1/heal%74h']) {
+    assert.equal(table.matchUrl('GET', url), undefined, url);
+  }
+  assert.equal(table.matchUrl('HEAD', '/v1/health'), undefined);
+});
+
+describe('the dispatch table in the service', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService();
+  });
+  after(() => t.stop());
+
+  /** A raw request (fetch would drop a '#' and normalise the path), with the reply's parts. */
+  function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+    return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+      const url = new URL(t.baseUrl);
+      const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** A reply without what differs between any two requests: its id and date. */
+  function comparable(r: Awaited<ReturnType<typeof raw>>) {
+    const requestId = r.headers['request-id'] as string;
+    assert.match(requestId, /^req_[0-9A-Za-z]{20}$/);
+    const { 'request-id': _id, date: _date, ...headers } = r.headers;
+    return { status: r.status, headers, text: r.text.replaceAll(requestId, 'req_X') };
+  }
+
+  test('a request answered from the table and the same request answered by Express get the same reply', async () => {
+    const key = `Bearer ${t.adminKey}`;
+    const json = { authorization: key, 'content-type': 'application/json' };
+    const created = await t.request('POST', '/v1/nutrition/meals', { body: { timestamp: '2026-11-22T08:00:00Z', meal_type: 'breakfast', description: 'oats' } });
+    assert.equal(created.status, 201);
+    const id = created.body.id as string;
+    const idEncoded = id.replace('_', '%5F'); // the same id, percent-encoded: only Express decodes it
+    const list = '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-22&limit=2';
+    // [through the table, through Express]: a '#' or a percent-encoded parameter sends a request to Express.
+    const pairs: Array<[string, string, string, Record<string, string>, string?]> = [
+      ['GET', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, { authorization: key }],
+      ['GET', `/v1/nutrition/meals/${id}/`, `/v1/nutrition/meals/${idEncoded}/`, { authorization: key }],
+      ['GET', '/v1/nutrition/meals/meal_missing', '/v1/nutrition/meals/meal%5Fmissing', { authorization: key }],
+      ['GET', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, {}],
+      ['GET', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, { authorization: 'Bearer chy_nope' }],
+      ['GET', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, { authorization: key, host: 'evil.example' }],
+      ['GET', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, { authorization: key, origin: 'http://evil.example' }],
+      ['GET', list, `${list}#`, { authorization: key }],
+      ['GET', `${list}&limit=5&x`, `${list}&limit=5&x#`, { authorization: key }],
+      ['GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-22&limit=0', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-22&limit=0#', { authorization: key }],
+      ['GET', '/v1/nutrition/meals', '/v1/nutrition/meals#', { authorization: key }],
+      ['GET', '/v1/health', '/v1/health#', {}],
+      ['PATCH', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, json, '{"description":'],
+      ['PATCH', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, json, '{"meal_type":"feast"}'],
+      ['PATCH', `/v1/nutrition/meals/${id}`, `/v1/nutrition/meals/${idEncoded}`, { authorization: key, 'content-type': 'text/plain' }, 'x'],
+      ['POST', '/v1/nutrition/meals', '/v1/nutrition/meals#', json, '{"meal_type":"lunch"}'],
+    ];
+    for (const [method, viaTable, viaExpress, headers, body] of pairs) {
+      const a = comparable(await raw(method, viaTable, headers, body));
+      const b = comparable(await raw(method, viaExpress, headers, body));
+      assert.deepEqual(a, b, `${method} ${viaTable} / ${viaExpress}`);
+    }
+  });
+
+  test('an Idempotency-Key used through the table replays through Express, and back: both hash the same path', async () => {
+    const json = { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json', 'idempotency-key': 'same-key' };
+    const body = JSON.stringify({ timestamp: '2026-11-21T12:00:00Z', meal_type: 'lunch' });
+    const first = await raw('POST', '/v1/nutrition/meals', json, body);
+    assert.equal(first.status, 201);
+    const replay = await raw('POST', '/v1/nutrition/meals#', json, body);
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.text, first.text);
+    const json2 = { ...json, 'idempotency-key': 'other-key' };
+    const viaExpress = await raw('POST', '/v1/nutrition/meals/#', json2, body);
+    const viaTable = await raw('POST', '/v1/nutrition/meals/', json2, body);
+    assert.equal(viaTable.headers['idempotent-replayed'], 'true');
+    assert.equal(viaTable.text, viaExpress.text);
   });
 });
