@@ -9,7 +9,7 @@ import {
   dailyScoresRange,
   digestionContext,
   insightsRangeFor,
-  mealResourcesByDays,
+  mealsJsonByDays,
   overnightRange,
   timelineEntries,
   type DayKindName,
@@ -131,8 +131,8 @@ function readAll(app: AppContext): void {
   timelineEntries(app, addDays(today, -6), addDays(today, 1));
   insightsRangeFor(app, addDays(today, -13), today);
   insightsRangeFor(app, addDays(today, -6), today);
-  mealResourcesByDays(app, addDays(today, -13), today);
-  mealResourcesByDays(app, addDays(today, -2), addDays(today, 1));
+  mealsJsonByDays(app, addDays(today, -13), today);
+  mealsJsonByDays(app, addDays(today, -2), addDays(today, 1));
 }
 
 /** Every cached result, as served now, equals a fresh computation from the rows. */
@@ -145,7 +145,7 @@ function assertCacheTrue(app: AppContext, context: string): number {
       kind === 'insights'
         ? insightsRangeFor(app, a, b!)
         : kind === 'meals'
-          ? mealResourcesByDays(app, a, b!)
+          ? mealsJsonByDays(app, a, b!)
           : kind === 'daily'
           ? dailyScoresRange(app, a, a)[0]
           : kind === 'overnight'
