@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { firstMealDays, listMealsBetween, type MealRecord } from '../db/meals.js';
+import { firstMealDays, listMealsBetween, listMealsByDays, type MealRecord } from '../db/meals.js';
 import { getSleep, listSleepEndingBetween } from '../db/sleep.js';
 import {
   constants,
@@ -34,6 +34,7 @@ import {
   type MealPhases,
   type OvernightScore,
 } from '../engine/index.js';
+import { mealResource } from '../nutrition/meals.js';
 import { addDays } from '../time/tz.js';
 import { nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
 import { engineMeal, engineSettings, engineSleep } from './inputs.js';
@@ -341,8 +342,45 @@ export function insightsRangeFor(app: AppContext, startDate: string, endDate: st
 export function computeForKey(app: AppContext, key: string, ctx = digestionContext(app)): unknown {
   const [kind, a, b] = key.split(':') as [string, string, string | undefined];
   if (kind === 'insights') return computeInsights(app, a, b!, ctx);
+  if (kind === 'meals') return computeMealResources(app, a, b!);
   if (!(kind in DAY_KINDS)) throw new Error(`unknown derived-data key ${key}`);
   return computeDay(app, kind as DayKindName, a, ctx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The meals of a range, as the snapshot sends them
+// ---------------------------------------------------------------------------------------------
+
+/** A meal's day comes from the offset it was eaten at: up to 26 h from the user's zone. */
+const MEAL_DAY_MARGIN_MS = 2 * 24 * 3600_000;
+
+function mealsKey(startDate: string, endDate: string): string {
+  return `meals:${startDate}:${endDate}`;
+}
+
+/** The definition: the meals whose day lies in [startDate, endDate] as resources, newest first. */
+export function computeMealResources(app: AppContext, startDate: string, endDate: string): Array<Record<string, unknown>> {
+  return listMealsByDays(app.db, startDate, endDate).reverse().map(mealResource);
+}
+
+/**
+ * The same, kept in the cache: a 90-day snapshot sends ~330 meals, and reading, parsing and mapping
+ * them was half of its cost. The entry's meal window is the range's days with a margin for meals
+ * eaten at another offset, so any meal written, edited or deleted near the range drops it; it does
+ * not change as time passes. Callers must not modify what they are given: it is shared.
+ */
+export function mealResourcesByDays(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): Array<Record<string, unknown>> {
+  const key = mealsKey(startDate, endDate);
+  const stamp = settingsStamp(ctx);
+  const hit = ctx.cache?.get<Array<Record<string, unknown>>>(key, stamp, ctx.now);
+  if (hit) return hit;
+  const value = computeMealResources(app, startDate, endDate);
+  const meals = {
+    from: userDayBounds(startDate, ctx.settings).start - MEAL_DAY_MARGIN_MS,
+    to: userDayBounds(endDate, ctx.settings).end + MEAL_DAY_MARGIN_MS,
+  };
+  ctx.cache?.set(key, { value, meals, sleeps: { from: Infinity, to: -Infinity }, validUntil: Infinity, stamp });
+  return value;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { listMealsByDays } from '../../db/meals.js';
 import {
   dailyScoreResource,
   DailyScoreSchema,
@@ -20,11 +19,12 @@ import {
   dailyScoresRange,
   digestionContext,
   insightsRangeFor,
+  mealResourcesByDays,
   overnightRange,
   timelineEntries,
   warmRange,
 } from '../../digestion/service.js';
-import { mealResource, MealSchema } from '../../nutrition/meals.js';
+import { MealSchema } from '../../nutrition/meals.js';
 import type { Scope } from '../../auth/scopes.js';
 import { isoDateTime } from '../../fields.js';
 import { currentSettings } from '../../settings.js';
@@ -116,7 +116,7 @@ export const snapshotRoutes = [
 
       const nutrition: Record<string, unknown> = {};
       const digestion: Record<string, unknown> = {};
-      if (include.has('meals')) nutrition.meals = listMealsByDays(app.db, start, ctx.today).reverse().map(mealResource);
+      if (include.has('meals')) nutrition.meals = mealResourcesByDays(app, start, ctx.today, ctx);
       if (include.has('scores') || include.has('overnight')) {
         const scores: Record<string, unknown> = {};
         if (include.has('scores')) scores.daily = dailyScoresRange(app, start, ctx.today, ctx).map(dailyScoreResource);
