@@ -3,6 +3,8 @@ import { insertMeal, type MealRecord } from '../server/db/meals.js';
 import { insertSleep, type SleepRecord } from '../server/db/sleep.js';
 import { mealDay } from '../server/engine/days.js';
 import { addDays, localTimeToInstant, offsetMinutes } from '../server/time/tz.js';
+import { mealResource } from '../server/nutrition/meals.js';
+import { sleepResource } from '../server/sleep/sessions.js';
 import { prng } from '../test/helpers/random.js';
 
 const MEALS: Array<{ type: MealRecord['mealType']; clock: number; kcal: number }> = [
@@ -83,29 +85,8 @@ export function seedHistory(db: Db, opts: SeedOptions): { meals: number; sleeps:
   return { meals: meals.length, sleeps: sleeps.length };
 }
 
-/** The same history as a document for `POST /v1/import` (Chyme's own export format). */
+/** The same history as a document for `POST /v1/import`: what Chyme's own export would write. */
 export function historyImportDocument(opts: SeedOptions): Record<string, unknown> {
   const { meals, sleeps } = historyRecords(opts);
-  return {
-    format: 'chyme.export',
-    format_version: 1,
-    meals: meals.map((m) => ({
-      id: m.id,
-      timestamp: new Date(m.timestampMs).toISOString(),
-      utc_offset_min: m.utcOffsetMin,
-      meal_type: m.mealType,
-      description: m.description,
-      macros: { calories: m.calories, protein_g: m.proteinG, carbs_g: m.carbsG, fat_g: m.fatG, fiber_g: m.fiberG },
-      micros: { sodium_mg: m.sodiumMg, caffeine_mg: m.caffeineMg },
-      foods: m.foods,
-    })),
-    sleep_sessions: sleeps.map((s) => ({
-      id: s.id,
-      start: new Date(s.startMs).toISOString(),
-      end: new Date(s.endMs).toISOString(),
-      efficiency: s.efficiency,
-      awakenings: s.awakenings,
-      source: s.source,
-    })),
-  };
+  return { format: 'chyme.export', format_version: 1, meals: meals.map(mealResource), sleep_sessions: sleeps.map(sleepResource) };
 }
