@@ -108,8 +108,9 @@ export class DispatchTable {
   matchUrl(method: string, url: string): UrlMatch | undefined {
     if (url.charCodeAt(0) !== 0x2f /* / */ || NOT_SIMPLE_URL.test(url)) return undefined;
     const q = url.indexOf('?');
-    const match = this.match(method, q === -1 ? url : url.slice(0, q));
-    return match && { ...match, query: q === -1 ? null : url.slice(q + 1) };
+    const match = this.match(method, q === -1 ? url : url.slice(0, q)) as UrlMatch | undefined;
+    if (match) match.query = q === -1 ? null : url.slice(q + 1);
+    return match;
   }
 
   /**

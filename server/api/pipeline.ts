@@ -43,16 +43,17 @@ function state(res: Response): RequestState {
  * Writes a JSON answer in one write: headers and body together (res.json would turn the body into
  * a Buffer and send the two apart, which costs a writev per response under load).
  */
-export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: Response, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = body instanceof JsonText ? body : undefined;
   const payload = text ? '' : JSON.stringify(body);
-  res.writeHead(status, {
+  const all: Record<string, string | number> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': text ? text.byteLength() : Buffer.byteLength(payload),
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
-    ...headers,
-  });
+  };
+  if (headers) Object.assign(all, headers);
+  res.writeHead(status, all);
   if (!text) {
     res.end(payload);
     return;
@@ -92,11 +93,18 @@ function hostnameOf(hostHeader: string): string {
 
 export function checkHostAndOrigin(allowedHostNames: readonly string[]): RequestHandler {
   const allowed = new Set(allowedHostNames.map((h) => h.toLowerCase()));
+  // Host headers already accepted: a client sends the same one on every request, and the answer
+  // depends on nothing else. Refused ones are not kept, so made-up names cannot grow it.
+  const accepted = new Set<string>();
   return (req, _res, next) => {
     const host = req.headers.host;
     if (!host) throw errors.hostNotAllowed('(none)');
-    const name = hostnameOf(host).toLowerCase();
-    if (!isLoopbackHost(name) && !allowed.has(name.replace(/^\[|\]$/g, ''))) throw errors.hostNotAllowed(name);
+    if (!accepted.has(host)) {
+      const name = hostnameOf(host).toLowerCase();
+      if (!isLoopbackHost(name) && !allowed.has(name.replace(/^\[|\]$/g, ''))) throw errors.hostNotAllowed(name);
+      if (accepted.size >= 64) accepted.clear();
+      accepted.add(host);
+    }
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) throw errors.originNotAllowed(origin);
     next();
