@@ -9,11 +9,12 @@ async function upload(
   files: Array<{ name: string; data: string | Buffer }>,
   fields: Record<string, string> = {},
   key: string = t.adminKey,
+  headers: Record<string, string> = {},
 ): Promise<HttpReply> {
   const form = new FormData();
   for (const f of files) form.append('file', new Blob([typeof f.data === 'string' ? f.data : new Uint8Array(f.data)]), f.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${t.baseUrl}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const res = await fetch(`${t.baseUrl}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body: form });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
 }
@@ -171,6 +172,42 @@ describe('imports API', () => {
     const json = await t.request('POST', '/v1/imports', { body: { file: 'x' } });
     assert.equal(json.status, 415);
     assert.deepEqual(await state(t), before);
+  });
+
+  test('an Idempotency-Key replays the first answer for the same files and refuses other files', async () => {
+    const key = { 'idempotency-key': 'import-once' };
+    const first = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.equal(first.status, 201, first.text);
+    assert.ok(first.body.meals_added > 0);
+    const afterFirst = await state(t);
+    t.clock.advance(1000);
+
+    const retry = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(retry.body, first.body, 'the first answer, not a second import that added nothing');
+    assert.equal((await t.request('GET', '/v1/imports')).body.data.filter((i: any) => i.id === first.body.id).length, 1);
+
+    // Same name, other content; same content, other name; same files, another field: all conflicts.
+    const otherContent = await upload(t, [{ name: 'n.csv', data: fx.mfpN1() }], {}, t.adminKey, key);
+    assert.equal(otherContent.status, 409, otherContent.text);
+    assert.equal(errorOf(otherContent).code, 'idempotency_conflict');
+    const otherName = await upload(t, [{ name: 'm.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.equal(errorOf(otherName).code, 'idempotency_conflict');
+    const otherField = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], { dry_run: 'true' }, t.adminKey, key);
+    assert.equal(errorOf(otherField).code, 'idempotency_conflict');
+    assert.deepEqual(await state(t), afterFirst, 'a refused retry imports nothing');
+
+    // A conflict did not overwrite the record: the first files still replay.
+    const again = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.deepEqual([again.status, again.body.id], [201, first.body.id]);
+
+    // A refused request is an answer too: its retry replays the refusal.
+    const badKey = { 'idempotency-key': 'import-bad' };
+    const bad = await upload(t, [{ name: 'x.csv', data: 'nothing,here\n1,2\n' }], {}, t.adminKey, badKey);
+    assert.equal(bad.status, 400);
+    const badAgain = await upload(t, [{ name: 'x.csv', data: 'nothing,here\n1,2\n' }], {}, t.adminKey, badKey);
+    assert.deepEqual([badAgain.status, badAgain.headers.get('idempotent-replayed'), errorOf(badAgain).message], [400, 'true', errorOf(bad).message]);
   });
 
   test('importing needs nutrition:write and sleep:write; reading imports needs the read scopes', async () => {
