@@ -194,6 +194,29 @@ test('Google Health UserSleeps.csv: each night kept once (v2), efficiency from m
   );
 });
 
+test('Google Health UserSleepStages.csv gives the awakenings of its night (by sleep_id), found by content inside a Takeout zip', async () => {
+  const zip = zipOf([
+    { name: 'Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleeps_2026-08-01.csv', data: fx.googleUserSleepsCsv() },
+    { name: 'Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleepStages_2026-08-01.csv', data: fx.googleUserSleepStagesCsv() },
+  ]);
+  const out = await parse([file('takeout.zip', zip)], 'fitbit');
+  assert.deepEqual(
+    out.sleeps.map((s) => [iso(s.startMs), s.efficiency, s.awakenings, s.nap, s.staged]),
+    [
+      ['2026-08-01T03:06:00Z', 0.903, 2, false, true],
+      ['2026-08-01T18:00:00Z', 0.833, null, true, false],
+    ],
+  );
+  assert.deepEqual(
+    out.warnings.map((w) => [w.file, w.line]),
+    [['takeout.zip:Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleepStages_2026-08-01.csv', 14]],
+    'the unreadable stage row is a warning with its line',
+  );
+  const alone = await parse([file('UserSleepStages_2026-08-01.csv', fx.googleUserSleepStagesCsv())], 'fitbit');
+  assert.equal(alone.sleeps.length, 0);
+  assert.match(alone.warnings.at(-1)!.message, /import them with the UserSleeps_\*\.csv/);
+});
+
 test('stray quotes in a cell do not stop the file; a quote never closed is a warning, not a crash', async () => {
   const stray = fx.mfpN1().replace('2026-06-20,Post-Workout,250', '2026-06-20,Post"Workout,250');
   const out = await parse([file('Nutrition-Summary.csv', `${stray.trimEnd()}\r\n2026-06-22,Dinner,500,10,3,1,4,0,20,210,300,45,5,12,15,20,35,15,10,\r\n`)]);
