@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { runImport } from '../../server/imports/imports.js';
+import { ImportCancelledError } from '../../server/imports/types.js';
 import * as fx from '../imports/fixtures.js';
 import { zipOf } from '../imports/zip.js';
 import { errorOf, startTestService, type HttpReply, type TestService } from '../helpers/service.js';
@@ -208,6 +213,60 @@ describe('imports API', () => {
     assert.equal(bad.status, 400);
     const badAgain = await upload(t, [{ name: 'x.csv', data: 'nothing,here\n1,2\n' }], {}, t.adminKey, badKey);
     assert.deepEqual([badAgain.status, badAgain.headers.get('idempotent-replayed'), errorOf(badAgain).message], [400, 'true', errorOf(bad).message]);
+  });
+
+  test('a cancel before the write stops the parse and writes nothing', async () => {
+    const before = await state(t);
+    const path = join(mkdtempSync(join(tmpdir(), 'chyme-cancel-')), 'export.xml');
+    writeFileSync(path, fx.appleExportXml());
+    const cancel = new AbortController();
+    // Cancelled at the worker's first report, while it parses.
+    const onProgress = () => cancel.abort();
+    await assert.rejects(runImport(t.service.app, { files: [{ path }], dryRun: false }, onProgress, cancel.signal), ImportCancelledError);
+    assert.deepEqual(await state(t), before);
+    const done = await runImport(t.service.app, { files: [{ path }], dryRun: true });
+    assert.ok(done.record.mealsAdded + done.record.duplicatesSkipped > 0, 'the same file is read through when not cancelled');
+  });
+
+  test('a client gone mid-upload leaves nothing behind, and its Idempotency-Key is free again', async () => {
+    const before = await state(t);
+    const uploadDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('chyme-import-'));
+    const existing = new Set(uploadDirs());
+    const boundary = 'chyme-test-boundary';
+    const encoder = new TextEncoder();
+    let sentHead!: () => void;
+    const headSent = new Promise<void>((r) => (sentHead = r));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="n.csv"\r\n\r\n${fx.mfpN2()}`));
+        sentHead();
+        // …and never the rest: the client goes away instead.
+      },
+    });
+    const abort = new AbortController();
+    const pending = fetch(`${t.baseUrl}/v1/imports`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'idempotency-key': 'gone-midway' },
+      body,
+      duplex: 'half',
+      signal: abort.signal,
+    } as RequestInit).catch((err: Error) => err);
+    await headSent;
+    // The server has the request once the in-flight key refuses a second one.
+    for (;;) {
+      const r = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, { 'idempotency-key': 'gone-midway' });
+      if (r.status === 409) break;
+      assert.fail(`expected the first request to hold the key, got ${r.status} ${r.text}`);
+    }
+    abort.abort();
+    assert.ok((await pending) instanceof Error);
+    assert.deepEqual(await state(t), before, 'nothing written');
+    // The half-received upload is removed (the handler does not wait for the rest for ever).
+    while (uploadDirs().some((n) => !existing.has(n))) await new Promise((r) => setImmediate(r));
+    let retry;
+    // The server sees the closed connection soon after the client does.
+    while ((retry = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, { 'idempotency-key': 'gone-midway' })).status === 409);
+    assert.equal(retry.status, 201, retry.text);
   });
 
   test('importing needs nutrition:write and sleep:write; reading imports needs the read scopes', async () => {

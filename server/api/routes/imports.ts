@@ -9,10 +9,10 @@ import { z } from 'zod';
 import { getImport, listImportsPage } from '../../db/imports.js';
 import { importResource, runImport, undoImport } from '../../imports/imports.js';
 import { ImportSchema } from '../../imports/schema.js';
-import { ImportInputError, parseSourceName, type ChosenSource } from '../../imports/types.js';
+import { ImportCancelledError, ImportInputError, parseSourceName, type ChosenSource } from '../../imports/types.js';
 import { isValidTimeZone } from '../../time/tz.js';
 import { ApiError, errors } from '../errors.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, HANDLED } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
 import { IANA_TIME_ZONE_DESCRIPTION, IANA_TIME_ZONES, idString } from '../../fields.js';
 import { cursorPosition, queryInt } from '../validation.js';
@@ -42,7 +42,7 @@ function uploadDigest(upload: Upload): string {
  * Streams a multipart upload to a private temporary folder (never into memory); with `hash`, each
  * file's sha-256 is computed on the way.
  */
-async function receiveUpload(req: import('node:http').IncomingMessage, hash: boolean): Promise<Upload> {
+async function receiveUpload(req: import('node:http').IncomingMessage, hash: boolean, signal: AbortSignal): Promise<Upload> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) {
     throw new ApiError(415, 'invalid_request_error', 'unsupported_media_type', `Send the files as multipart/form-data${type ? `, not ${type}` : ''}.`);
@@ -76,6 +76,15 @@ async function receiveUpload(req: import('node:http').IncomingMessage, hash: boo
       busboy.on('close', () => {
         Promise.all(writes).then(() => resolve(), reject);
       });
+      // A client gone mid-upload: busboy would wait for the rest of the body for ever.
+      const gone = () => {
+        req.unpipe(busboy);
+        busboy.destroy();
+        reject(new ImportCancelledError());
+      };
+      if (signal.aborted) gone();
+      else signal.addEventListener('abort', gone, { once: true });
+      busboy.on('close', () => signal.removeEventListener('abort', gone));
       req.pipe(busboy);
     });
     return upload;
@@ -136,20 +145,37 @@ export const importRoutes = [
       400: { description: 'Not an export Chyme reads, or a damaged file; nothing written', schema: ErrorSchema },
       415: { description: 'Not multipart/form-data', schema: ErrorSchema },
     },
-    async handler({ app, req, idempotency }) {
-      const upload = await receiveUpload(req, idempotency !== undefined);
+    async handler({ app, req, res, idempotency }) {
+      // A client that goes away before the answer (the app's Cancel, a closed tab) cancels the
+      // import: the parse stops and nothing is written.
+      const cancel = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) cancel.abort();
+      };
+      res.once('close', onClose);
+      let upload: Upload;
+      try {
+        upload = await receiveUpload(req, idempotency !== undefined, cancel.signal);
+      } catch (err) {
+        res.off('close', onClose);
+        if (err instanceof ImportCancelledError) return HANDLED;
+        throw err;
+      }
       try {
         const replay = idempotency?.settle(uploadDigest(upload));
         if (replay) return replay;
         const options = parseFields(upload.fields);
         if (upload.files.length === 0) throw errors.parameterMissing('file', 'Missing required parameter: file (one or more files of an export).');
         const files = upload.files.map(({ path, name }) => ({ path, name }));
-        const result = await runImport(app, { files, chosen: options.chosen, timeZone: options.timeZone, dryRun: options.dryRun });
+        const result = await runImport(app, { files, chosen: options.chosen, timeZone: options.timeZone, dryRun: options.dryRun }, undefined, cancel.signal);
         return { status: options.dryRun ? 200 : 201, body: importResource(result.record, result) };
       } catch (err) {
         if (err instanceof ImportInputError) throw importInvalid(err);
+        // Nobody is left to answer, and nothing is recorded under an Idempotency-Key: a retry runs.
+        if (err instanceof ImportCancelledError) return HANDLED;
         throw err;
       } finally {
+        res.off('close', onClose);
         await rm(upload.dir, { recursive: true, force: true });
       }
     },
