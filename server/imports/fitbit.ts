@@ -123,6 +123,17 @@ function googleInstant(text: string | undefined): number | undefined {
   return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) - offsetMin * 60_000;
 }
 
+/**
+ * Whether algorithm version `a` is newer than `b`: by their trailing numbers (`sleep_session_v2`,
+ * or a plain `3`), so that 10 is newer than 9; as text when either has none.
+ */
+function newerVersion(a: string, b: string): boolean {
+  const na = /(\d+)$/.exec(a);
+  const nb = /(\d+)$/.exec(b);
+  if (na && nb && a.slice(0, na.index) === b.slice(0, nb.index)) return Number(na[1]) > Number(nb[1]);
+  return a > b;
+}
+
 /** Stage types of UserSleepStages_*.csv that are wake: AWAKE (WAKE in some files). */
 const GOOGLE_WAKE_STAGES = new Set(['AWAKE', 'WAKE']);
 
@@ -186,6 +197,6 @@ export async function parseGoogleSleeps(entries: InputEntry[], stageEntries: Inp
   }
   // Each night is written once per algorithm version, minutes apart: keep the newest version.
   return rows
-    .filter((r) => !rows.some((o) => o !== r && o.startMs < r.endMs && o.endMs > r.startMs && o.version > r.version))
+    .filter((r) => !rows.some((o) => o !== r && o.startMs < r.endMs && o.endMs > r.startMs && newerVersion(o.version, r.version)))
     .map(({ version: _version, ...sleep }) => sleep);
 }

@@ -212,6 +212,10 @@ test('Google Health UserSleepStages.csv gives the awakenings of its night (by sl
     [['takeout.zip:Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleepStages_2026-08-01.csv', 14]],
     'the unreadable stage row is a warning with its line',
   );
+  // Versions compare by number: 10 is newer than 9.
+  const numbered = fx.googleUserSleepsCsv().replace(/sleep_session_v1/g, '10').replace(/sleep_session_v2/g, '9');
+  const tenth = await parse([file('UserSleeps.csv', numbered)], 'fitbit');
+  assert.equal(iso(tenth.sleeps[0]!.startMs), '2026-08-01T03:10:00Z', 'version 10 (g-1) kept over 9');
   const alone = await parse([file('UserSleepStages_2026-08-01.csv', fx.googleUserSleepStagesCsv())], 'fitbit');
   assert.equal(alone.sleeps.length, 0);
   assert.match(alone.warnings.at(-1)!.message, /import them with the UserSleeps_\*\.csv/);
