@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -230,8 +230,9 @@ describe('imports API', () => {
 
   test('a client gone mid-upload leaves nothing behind, and its Idempotency-Key is free again', async () => {
     const before = await state(t);
-    const uploadDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('chyme-import-'));
-    const existing = new Set(uploadDirs());
+    // Uploads are received beside the database (not in a /tmp that may be RAM).
+    const uploadDirs = () => readdirSync(t.dir).filter((n) => n.startsWith('.chyme-upload-'));
+    assert.deepEqual(uploadDirs(), []);
     const boundary = 'chyme-test-boundary';
     const encoder = new TextEncoder();
     let sentHead!: () => void;
@@ -258,15 +259,31 @@ describe('imports API', () => {
       if (r.status === 409) break;
       assert.fail(`expected the first request to hold the key, got ${r.status} ${r.text}`);
     }
+    while (uploadDirs().length === 0) await new Promise((r) => setImmediate(r));
     abort.abort();
     assert.ok((await pending) instanceof Error);
     assert.deepEqual(await state(t), before, 'nothing written');
     // The half-received upload is removed (the handler does not wait for the rest for ever).
-    while (uploadDirs().some((n) => !existing.has(n))) await new Promise((r) => setImmediate(r));
+    while (uploadDirs().length > 0) await new Promise((r) => setImmediate(r));
     let retry;
     // The server sees the closed connection soon after the client does.
     while ((retry = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, { 'idempotency-key': 'gone-midway' })).status === 409);
     assert.equal(retry.status, 201, retry.text);
+  });
+
+  test('upload folders a crash left beside the database are removed once a day old, never younger', async () => {
+    const { removeStaleUploadDirs } = await import('../../server/imports/uploads.js');
+    const { mkdirSync, utimesSync } = await import('node:fs');
+    const old = join(t.dir, '.chyme-upload-crashed');
+    const fresh = join(t.dir, '.chyme-upload-running');
+    mkdirSync(old);
+    writeFileSync(join(old, '0'), 'half an export');
+    mkdirSync(fresh);
+    const dayAgo = new Date(Date.now() - 25 * 3600_000);
+    utimesSync(old, dayAgo, dayAgo);
+    assert.equal(await removeStaleUploadDirs(t.dbPath, 24 * 3600_000), 1);
+    assert.deepEqual(readdirSync(t.dir).filter((n) => n.startsWith('.chyme-upload-')), ['.chyme-upload-running']);
+    rmSync(fresh, { recursive: true });
   });
 
   test('importing needs nutrition:write and sleep:write; reading imports needs the read scopes', async () => {

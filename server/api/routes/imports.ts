@@ -1,7 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Busboy from 'busboy';
@@ -9,6 +8,7 @@ import { z } from 'zod';
 import { getImport, listImportsPage } from '../../db/imports.js';
 import { importResource, runImport, undoImport } from '../../imports/imports.js';
 import { ImportSchema } from '../../imports/schema.js';
+import { makeUploadDir } from '../../imports/uploads.js';
 import { ImportCancelledError, ImportInputError, parseSourceName, type ChosenSource } from '../../imports/types.js';
 import { isValidTimeZone } from '../../time/tz.js';
 import { ApiError, errors } from '../errors.js';
@@ -39,15 +39,15 @@ function uploadDigest(upload: Upload): string {
 }
 
 /**
- * Streams a multipart upload to a private temporary folder (never into memory); with `hash`, each
- * file's sha-256 is computed on the way.
+ * Streams a multipart upload to a private folder beside the database (never into memory; see
+ * uploads.ts); with `hash`, each file's sha-256 is computed on the way.
  */
-async function receiveUpload(req: import('node:http').IncomingMessage, hash: boolean, signal: AbortSignal): Promise<Upload> {
+async function receiveUpload(req: import('node:http').IncomingMessage, dbFile: string, hash: boolean, signal: AbortSignal): Promise<Upload> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) {
     throw new ApiError(415, 'invalid_request_error', 'unsupported_media_type', `Send the files as multipart/form-data${type ? `, not ${type}` : ''}.`);
   }
-  const dir = await mkdtemp(join(tmpdir(), 'chyme-import-'));
+  const dir = await makeUploadDir(dbFile);
   const upload: Upload = { dir, files: [], fields: {} };
   try {
     await new Promise<void>((resolve, reject) => {
@@ -155,7 +155,7 @@ export const importRoutes = [
       res.once('close', onClose);
       let upload: Upload;
       try {
-        upload = await receiveUpload(req, idempotency !== undefined, cancel.signal);
+        upload = await receiveUpload(req, app.db.name, idempotency !== undefined, cancel.signal);
       } catch (err) {
         res.off('close', onClose);
         if (err instanceof ImportCancelledError) return HANDLED;
