@@ -171,12 +171,15 @@ interface Fairness {
   alone: LoadResult;
   withFills: LoadResult;
   fills: LoadResult;
+  withSnapshots: LoadResult;
+  snapshots: LoadResult;
   rssAfterMb: number;
 }
 
 /**
  * The state's latency alone, then while 90-day score ranges at scattered points of the history
- * are requested (mostly first-time fills: the costliest derived-data work there is).
+ * are requested (mostly first-time fills: the costliest derived-data work there is), then while
+ * 90-day snapshots are requested (the largest answer there is: ~330 meals and their timeline).
  */
 async function measureFairness(serve: Serve, headers: Record<string, string>, days: number): Promise<Fairness> {
   const state = { url: `${serve.url}/v1/digestion/state`, connections: 5, duration: SECONDS, headers };
@@ -189,7 +192,18 @@ async function measureFairness(serve: Serve, headers: Record<string, string>, da
     autocannon(state),
     autocannon({ url: serve.url, connections: 5, duration: SECONDS, headers, requests: windows }),
   ]);
-  return { alone: loadResultOf(alone), withFills: loadResultOf(withFills), fills: loadResultOf(fills), rssAfterMb: rssOf(serve.pid) };
+  const [withSnapshots, snapshots] = await Promise.all([
+    autocannon(state),
+    autocannon({ url: `${serve.url}/v1/snapshot?days=90`, connections: 5, duration: SECONDS, headers }),
+  ]);
+  return {
+    alone: loadResultOf(alone),
+    withFills: loadResultOf(withFills),
+    fills: loadResultOf(fills),
+    withSnapshots: loadResultOf(withSnapshots),
+    snapshots: loadResultOf(snapshots),
+    rssAfterMb: rssOf(serve.pid),
+  };
 }
 
 // ---- Run -------------------------------------------------------------------------------------
@@ -231,7 +245,9 @@ for (const r of results) {
       '',
       `Fairness: GET /v1/digestion/state at 5 connections alone: p50 ${fa.alone.p50} ms, p99 ${fa.alone.p99} ms (${fa.alone.rps.toFixed(0)} req/s); ` +
         `while 5 more connections request 90-day score ranges scattered over the history (first-time fills, ${fa.fills.rps.toFixed(0)} req/s, p99 ${fa.fills.p99} ms): ` +
-        `p50 ${fa.withFills.p50} ms, p99 ${fa.withFills.p99} ms (${fa.withFills.rps.toFixed(0)} req/s). Memory after: ${fa.rssAfterMb.toFixed(0)} MB.`,
+        `p50 ${fa.withFills.p50} ms, p99 ${fa.withFills.p99} ms (${fa.withFills.rps.toFixed(0)} req/s); ` +
+        `while 5 more connections request 90-day snapshots (${fa.snapshots.rps.toFixed(0)} req/s, p50 ${fa.snapshots.p50} ms, p99 ${fa.snapshots.p99} ms): ` +
+        `p50 ${fa.withSnapshots.p50} ms, p99 ${fa.withSnapshots.p99} ms (${fa.withSnapshots.rps.toFixed(0)} req/s). Memory after: ${fa.rssAfterMb.toFixed(0)} MB.`,
     );
   }
 }

@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
+import { JsonText } from '../json-text.js';
 import { ApiError, asApiError, errors } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal, Scope } from '../auth/scopes.js';
@@ -49,15 +50,23 @@ function state(res: Response): RequestState {
  * a Buffer and send the two apart, which costs a writev per response under load).
  */
 export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const payload = JSON.stringify(body);
+  const text = body instanceof JsonText ? body : undefined;
+  const payload = text ? '' : JSON.stringify(body);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(payload),
+    'Content-Length': text ? text.byteLength() : Buffer.byteLength(payload),
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     ...headers,
   });
-  res.end(payload);
+  if (!text) {
+    res.end(payload);
+    return;
+  }
+  // Corked, so the headers and every part leave in one write.
+  res.cork();
+  for (const part of text.parts) res.write(part);
+  res.end();
 }
 
 // ---- 1. Request id --------------------------------------------------------------------------
