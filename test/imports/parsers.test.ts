@@ -62,6 +62,14 @@ test('Apple Health: found by content under a translated name; correlations count
   assert.ok(out.meals.every((m) => !m.inferredTime));
 });
 
+test('Apple Health: progress counts bytes, so it reaches the whole file even with non-ASCII names', async () => {
+  const xml = fx.appleExportXml();
+  assert.ok(Buffer.byteLength(xml) > xml.length, 'the fixture has multi-byte characters');
+  const seen: Array<{ bytesDone: number; bytesTotal: number }> = [];
+  await parseImport({ files: [file('export.xml', xml)], timeZone: 'Europe/Berlin', timeZoneExplicit: false }, (p) => seen.push(p));
+  assert.deepEqual(seen.at(-1), { bytesDone: Buffer.byteLength(xml), bytesTotal: Buffer.byteLength(xml) });
+});
+
 test('Apple Health sleep: staged watch night beats an overlapping unstaged app; InBed widens the window; old "Asleep" and new "AsleepUnspecified" both read; naps marked', async () => {
   const out = await parse([file('export.xml', fx.appleExportXml())]);
   assert.equal(out.sleeps.length, 3);
