@@ -65,7 +65,6 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, f
     if (list) list.push(route);
     else byTag.set(route.tag, [route]);
   }
-  const checkIdempotency = idempotency(app);
   const dispatched: DispatchRoute[] = [];
   // Case-sensitive mount points, as the routes themselves are: /V1/... is not /v1/...
   const api = express.Router({ caseSensitive: true, strict: false });
@@ -77,7 +76,7 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, f
         authorize(app, route, limiter), // authentication, rate limit and scopes, before any body is read
         validateParamsAndQuery(route),
         parseBody(route), // 64 KiB (or the route's own limit), JSON only: 413, 415, invalid_json
-        checkIdempotency,
+        idempotency(app, route),
         runHandler(app, route),
       ];
       router.all(expressPath(route.path.slice(prefix.length)) || '/', onlyMethod(route.method), ...steps);
