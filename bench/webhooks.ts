@@ -26,7 +26,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openDatabase } from '../server/db/connection.js';
-import { benchKey, startServe } from './serve.js';
+import { benchKey, cpuMsOf, startServe } from './serve.js';
 
 const RECEIVERS = 10;
 /** Wait after the server starts listening before logging meals (its deferred start-up work). */
@@ -68,6 +68,12 @@ export interface FanOutResult extends LagFigures {
   /** The meal POSTs' response times (ms). */
   postP50Ms: number;
   postP99Ms: number;
+  /**
+   * CPU time the server process used per counted event (its meal write and its 10 deliveries),
+   * from the first counted meal to the last arrival, ms: unlike the lag, barely moved by other
+   * processes competing for the cores.
+   */
+  serverCpuMsPerEvent: number;
   /** 1-minute load average when the run ended. */
   loadAverage: number;
 }
@@ -157,7 +163,9 @@ export async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
     const sentAt = new Map<string, number>();
     const counted = new Set<string>();
     const postMs: number[] = [];
+    let cpuAtFirstCounted = NaN;
     const logMeal = async (i: number) => {
+      if (i === warmup) cpuAtFirstCounted = cpuMsOf(serve.pid);
       const t = performance.now();
       const res = await fetch(`${serve.url}/v1/nutrition/meals`, {
         method: 'POST',
@@ -195,7 +203,8 @@ export async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
     }
     const deadline = performance.now() + 60_000;
     const arrived = (r: Receiver) => [...counted].every((id) => r.arrivals.has(id));
-    while (!answering.every(arrived) && performance.now() < deadline) await sleep(20);
+    while (!answering.every(arrived) && performance.now() < deadline) await sleep(5);
+    const serverCpuMs = cpuMsOf(serve.pid) - cpuAtFirstCounted;
     await serve.stop();
 
     const recorded = recordedLags(dbPath, receivers.map((r) => r.url)).filter((l) => counted.has(l.mealId));
@@ -225,6 +234,7 @@ export async function fanOut(options: FanOutOptions): Promise<FanOutResult> {
       firstNine: figures(firstNine),
       postP50Ms: percentile(postMs, 50),
       postP99Ms: percentile(postMs, 99),
+      serverCpuMsPerEvent: serverCpuMs / events,
       loadAverage: loadavg()[0]!,
     };
   } finally {
@@ -260,17 +270,17 @@ export function fanOutReport(results: readonly FanOutResult[]): string[] {
       '(open loop) after a second of warm-up that is not counted; deliveries/s is what was achieved, the lag what a delivery waits ' +
       'when the dispatcher keeps up. Lag: event → first attempt, from the server\'s records; POST → arrival as the client sees it.',
     '',
-    '| run | receivers counted | events | deliveries | deliveries/s | lag p50 ms | p99 ms | max ms | POST → arrival p50 ms | p99 ms | meal POST p50 / p99 ms | load avg |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| run | receivers counted | events | deliveries | deliveries/s | lag p50 ms | p99 ms | max ms | POST → arrival p50 ms | p99 ms | meal POST p50 / p99 ms | server CPU ms per event | load avg |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of results) {
     const name = `${r.mode === 'burst' ? 'burst' : `sustained, ${r.eventsPerSec} events/s`}, ${r.hangOne ? 'one never answers' : 'all answer'}`;
-    const row = (who: string, g: LagFigures, post: string) =>
+    const row = (who: string, g: LagFigures, whole: boolean) =>
       `| ${name} | ${who} | ${r.events} | ${g.deliveries} | ${f0(g.deliveriesPerSec)} | ${f1(g.lagP50Ms)} | ${f1(g.lagP99Ms)} | ${f1(g.lagMaxMs)} | ` +
-      `${f1(g.requestLagP50Ms)} | ${f1(g.requestLagP99Ms)} | ${post} | ${r.loadAverage.toFixed(1)} |`;
-    const post = `${f1(r.postP50Ms)} / ${f1(r.postP99Ms)}`;
-    if (r.hangOne) lines.push(row('1–9 (10 hangs)', r, post));
-    else lines.push(row('all 10', r, post), row('1–9', r.firstNine, ''));
+      `${f1(g.requestLagP50Ms)} | ${f1(g.requestLagP99Ms)} | ${whole ? `${f1(r.postP50Ms)} / ${f1(r.postP99Ms)}` : ''} | ` +
+      `${whole ? r.serverCpuMsPerEvent.toFixed(2) : ''} | ${r.loadAverage.toFixed(1)} |`;
+    if (r.hangOne) lines.push(row('1–9 (10 hangs)', r, true));
+    else lines.push(row('all 10', r, true), row('1–9', r.firstNine, false));
   }
   return lines;
 }
