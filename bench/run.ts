@@ -1,8 +1,8 @@
 /**
  * `npm run bench` (API part): the whole stack measured from outside against its floor, in one run.
  *
- * On generated 1-, 5- and 10-year histories (written straight into the file in one transaction,
- * in about a second), the real `chyme serve` (built CLI, own process) and a bare node:http +
+ * On generated 1-, 5- and 10-year histories (each imported in one POST /v1/import to the real
+ * `chyme serve`, in seconds), the real `chyme serve` (built CLI, own process) and a bare node:http +
  * better-sqlite3 floor (bench/floor.ts, same file, same JSON) are loaded with autocannon at 10
  * connections. For every request: requests/s, p50, p99, the single-request time (sequential, on
  * a kept-alive connection), the server CPU time per request, and for the meal reads the ratios to
@@ -21,7 +21,7 @@ import { openDatabase } from '../server/db/connection.js';
 import { initSettings } from '../server/settings.js';
 import { addDays, dayOf } from '../server/time/tz.js';
 import { loadResultOf, runLoad, startServerProcess, type LoadResult } from './load.js';
-import { seedHistory } from './seed.js';
+import { historyImportDocument } from './seed.js';
 import { benchKey, cpuMsOf, rssOf, startServe, type Serve } from './serve.js';
 import { fanOutReport, fanOutRuns } from './webhooks.js';
 
@@ -102,17 +102,42 @@ async function measureServer(url: string, pid: number, headers: Record<string, s
   return { load, singleMs, cpuUsPerRequest: (cpuMs * 1000) / load.requests };
 }
 
-function seed(days: number): { dbPath: string; dir: string; meals: number; nights: number; seedMs: number; mealId: string } {
+/**
+ * A fresh database with `days` of history, seeded the way a person's history arrives: one
+ * `POST /v1/import` to the real `chyme serve` (the issue asks for it; seconds for 10 years).
+ */
+async function seed(days: number): Promise<{ dbPath: string; dir: string; meals: number; nights: number; seedMs: number; mealId: string; secret: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'chyme-bench-'));
   const dbPath = join(dir, 'chyme.db');
   const db = openDatabase(dbPath);
   initSettings(db, Date.now(), TIMEZONE);
-  const t0 = performance.now();
-  const seeded = seedHistory(db, { lastDay: today, days, timezone: TIMEZONE });
-  const seedMs = performance.now() - t0;
-  const mealId = (db.prepare('SELECT id FROM meals WHERE day = ? LIMIT 1').get(addDays(today, -1)) as { id: string }).id;
   db.close();
-  return { dbPath, dir, meals: seeded.meals, nights: seeded.sleeps, seedMs, mealId };
+  const secret = benchKey(dbPath);
+  const doc = historyImportDocument({ lastDay: today, days, timezone: TIMEZONE });
+  const serve = await startServe(dbPath);
+  const t0 = performance.now();
+  let seedMs = 0;
+  try {
+    const res = await fetch(`${serve.url}/v1/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(doc),
+    });
+    const body = (await res.json()) as { meals?: { imported: number }; sleep_sessions?: { imported: number } };
+    if (res.status !== 200) throw new Error(`seeding through POST /v1/import failed: HTTP ${res.status} ${JSON.stringify(body)}`);
+    seedMs = performance.now() - t0;
+  } finally {
+    await serve.stop();
+  }
+  const check = openDatabase(dbPath);
+  try {
+    const meals = (check.prepare('SELECT count(*) AS n FROM meals').get() as { n: number }).n;
+    const nights = (check.prepare('SELECT count(*) AS n FROM sleep_sessions').get() as { n: number }).n;
+    const mealId = (check.prepare('SELECT id FROM meals WHERE day = ? LIMIT 1').get(addDays(today, -1)) as { id: string }).id;
+    return { dbPath, dir, meals, nights, seedMs, mealId, secret };
+  } finally {
+    check.close();
+  }
 }
 
 /** Spawn → first 200 of GET /v1/digestion/state, `COLD_STARTS` times (median). */
@@ -132,8 +157,8 @@ async function coldStarts(dbPath: string, secret: string): Promise<number[]> {
 }
 
 async function measureHistory(days: number): Promise<HistoryResult & { fairness?: Fairness }> {
-  const seeded = seed(days);
-  const secret = benchKey(seeded.dbPath);
+  const seeded = await seed(days);
+  const secret = seeded.secret;
   const headers = { authorization: `Bearer ${secret}` };
   const rows = new Map<string, Row>();
   let serve: Serve | undefined;
@@ -171,12 +196,15 @@ interface Fairness {
   alone: LoadResult;
   withFills: LoadResult;
   fills: LoadResult;
+  withSnapshots: LoadResult;
+  snapshots: LoadResult;
   rssAfterMb: number;
 }
 
 /**
  * The state's latency alone, then while 90-day score ranges at scattered points of the history
- * are requested (mostly first-time fills: the costliest derived-data work there is).
+ * are requested (mostly first-time fills: the costliest derived-data work there is), then while
+ * 90-day snapshots are requested (the largest answer there is: ~330 meals and their timeline).
  */
 async function measureFairness(serve: Serve, headers: Record<string, string>, days: number): Promise<Fairness> {
   const state = { url: `${serve.url}/v1/digestion/state`, connections: 5, duration: SECONDS, headers };
@@ -189,7 +217,18 @@ async function measureFairness(serve: Serve, headers: Record<string, string>, da
     autocannon(state),
     autocannon({ url: serve.url, connections: 5, duration: SECONDS, headers, requests: windows }),
   ]);
-  return { alone: loadResultOf(alone), withFills: loadResultOf(withFills), fills: loadResultOf(fills), rssAfterMb: rssOf(serve.pid) };
+  const [withSnapshots, snapshots] = await Promise.all([
+    autocannon(state),
+    autocannon({ url: `${serve.url}/v1/snapshot?days=90`, connections: 5, duration: SECONDS, headers }),
+  ]);
+  return {
+    alone: loadResultOf(alone),
+    withFills: loadResultOf(withFills),
+    fills: loadResultOf(fills),
+    withSnapshots: loadResultOf(withSnapshots),
+    snapshots: loadResultOf(snapshots),
+    rssAfterMb: rssOf(serve.pid),
+  };
 }
 
 // ---- Run -------------------------------------------------------------------------------------
@@ -206,7 +245,7 @@ const years = (d: number) => (d >= 365 ? `${Math.round(d / 365)} year${d >= 730 
 const lines: string[] = [
   `Chyme API benchmark — ${new Date().toISOString()} — Node ${process.version}, ${SECONDS} s of autocannon load per request (10 connections) after ${WARMUP} s of warm-up${SMOKE ? ' — SMOKE RUN, figures meaningless' : ''}`,
   '',
-  'Histories: ' + results.map((r) => `${years(r.days)} (${r.meals} meals, ${r.nights} nights, written in ${(r.seedMs / 1000).toFixed(1)} s)`).join('; '),
+  'Histories: ' + results.map((r) => `${years(r.days)} (${r.meals} meals, ${r.nights} nights, imported through POST /v1/import in ${(r.seedMs / 1000).toFixed(1)} s)`).join('; '),
 ];
 for (const r of results) {
   lines.push('', `### ${years(r.days)} of history`, '');
@@ -230,7 +269,9 @@ for (const r of results) {
       '',
       `Fairness: GET /v1/digestion/state at 5 connections alone: p50 ${fa.alone.p50} ms, p99 ${fa.alone.p99} ms (${fa.alone.rps.toFixed(0)} req/s); ` +
         `while 5 more connections request 90-day score ranges scattered over the history (first-time fills, ${fa.fills.rps.toFixed(0)} req/s, p99 ${fa.fills.p99} ms): ` +
-        `p50 ${fa.withFills.p50} ms, p99 ${fa.withFills.p99} ms (${fa.withFills.rps.toFixed(0)} req/s). Memory after: ${fa.rssAfterMb.toFixed(0)} MB.`,
+        `p50 ${fa.withFills.p50} ms, p99 ${fa.withFills.p99} ms (${fa.withFills.rps.toFixed(0)} req/s); ` +
+        `while 5 more connections request 90-day snapshots (${fa.snapshots.rps.toFixed(0)} req/s, p50 ${fa.snapshots.p50} ms, p99 ${fa.snapshots.p99} ms): ` +
+        `p50 ${fa.withSnapshots.p50} ms, p99 ${fa.withSnapshots.p99} ms (${fa.withSnapshots.rps.toFixed(0)} req/s). Memory after: ${fa.rssAfterMb.toFixed(0)} MB.`,
     );
   }
 }

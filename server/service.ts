@@ -15,6 +15,7 @@ import { defineRoute, type RouteDef } from './api/route.js';
 import { eventStreamRoutes } from './api/routes/events-stream.js';
 import { resourceRoutes } from './api/routes/index.js';
 import { warmUpFoods } from './foods/foods.js';
+import { removeStaleUploadDirs } from './imports/uploads.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { SCOPES } from './auth/scopes.js';
 import { createLogger, type Logger } from './logger.js';
@@ -87,6 +88,8 @@ export interface Service {
 
 const HOUSEKEEPING_INTERVAL_MS = 3600_000;
 const FOODS_WARM_UP_DELAY_MS = 1000;
+/** An import upload folder untouched this long is a crash's leftover (no upload lasts a day). */
+const STALE_UPLOAD_MS = 24 * 3600_000;
 /** How long after listening the background work starts (see createService). */
 const DEFERRED_START_MS = 200;
 /** How soon a subsystem that could not start (a locked database) is tried again. */
@@ -198,6 +201,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     } catch (err) {
       log.warn('housekeeping failed', { error: String(err) });
     }
+    // Uploads a crash left beside the database (an import removes its own when it ends).
+    void removeStaleUploadDirs(options.dbPath, STALE_UPLOAD_MS).catch((err: unknown) => log.warn('removing old import uploads failed', { error: String(err) }));
   };
   // The food table is loaded (first start, or a new table shipped) and the search index built
   // shortly after start, off the start-up path; a foods request before then does it itself.

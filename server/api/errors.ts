@@ -100,6 +100,13 @@ export const errors = {
       'idempotency_conflict',
       'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
     ),
+  idempotencyInProgress: () =>
+    new ApiError(
+      409,
+      'invalid_request_error',
+      'idempotency_conflict',
+      'A request with this Idempotency-Key is still being processed. Retry once it has finished to get its answer.',
+    ),
   /** A key holding none of several scopes, any one of which would do (the event stream). */
   insufficientScopeAny: (scopes: readonly string[]) =>
     new ApiError(

@@ -62,7 +62,6 @@ function apiRouter(app: AppContext, routes: RouteDef[], limiter: RateLimiter): R
     if (list) list.push(route);
     else byTag.set(route.tag, [route]);
   }
-  const checkIdempotency = idempotency(app);
   // Case-sensitive mount points, as the routes themselves are: /V1/... is not /v1/...
   const api = express.Router({ caseSensitive: true, strict: false });
   for (const tagRoutes of byTag.values()) {
@@ -75,7 +74,7 @@ function apiRouter(app: AppContext, routes: RouteDef[], limiter: RateLimiter): R
         authorize(app, route, limiter), // authentication, rate limit and scopes, before any body is read
         validateParamsAndQuery(route),
         parseBody(route), // 64 KiB (or the route's own limit), JSON only: 413, 415, invalid_json
-        checkIdempotency,
+        idempotency(app, route),
         runHandler(app, route),
       );
     }

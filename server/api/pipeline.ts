@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
+import { JsonText } from '../json-text.js';
 import { ApiError, asApiError, errors } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal, Scope } from '../auth/scopes.js';
@@ -28,7 +29,16 @@ interface RequestState {
   query?: unknown;
   params?: unknown;
   body?: unknown;
-  idempotency?: { principalId: string; key: string; requestHash: string; nowMs: number };
+  idempotency?: IdempotencyState;
+}
+
+interface IdempotencyState {
+  principalId: string;
+  key: string;
+  requestHash: string;
+  nowMs: number;
+  /** A streamed body: the hash is completed (and the key looked up) once the handler has read it. */
+  awaitingBody?: { method: string; path: string };
 }
 
 function state(res: Response): RequestState {
@@ -40,15 +50,23 @@ function state(res: Response): RequestState {
  * a Buffer and send the two apart, which costs a writev per response under load).
  */
 export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const payload = JSON.stringify(body);
+  const text = body instanceof JsonText ? body : undefined;
+  const payload = text ? '' : JSON.stringify(body);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(payload),
+    'Content-Length': text ? text.byteLength() : Buffer.byteLength(payload),
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     ...headers,
   });
-  res.end(payload);
+  if (!text) {
+    res.end(payload);
+    return;
+  }
+  // Corked, so the headers and every part leave in one write.
+  res.cork();
+  for (const part of text.parts) res.write(part);
+  res.end();
 }
 
 // ---- 1. Request id --------------------------------------------------------------------------
@@ -236,7 +254,10 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function idempotency(app: AppContext): RequestHandler {
+/** Streamed-body requests under way, per principal and key: a concurrent duplicate is refused, not run twice. */
+const streamedKeysInFlight = new Set<string>();
+
+export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
   return (req, res, next) => {
     const key = req.headers['idempotency-key'];
     if (req.method === 'GET' || typeof key !== 'string') return next();
@@ -245,11 +266,21 @@ export function idempotency(app: AppContext): RequestHandler {
     }
     const s = state(res);
     const principalId = s.principal?.id ?? 'public';
-    const requestHash = createHash('sha256')
-      // baseUrl: the path up to the resource router's mount point, so the hash covers the whole path.
-      .update(`${req.method} ${req.baseUrl}${req.path}\n${s.body === undefined ? '' : canonicalJson(s.body)}`)
-      .digest('hex');
     const nowMs = app.clock.now();
+    // baseUrl: the path up to the resource router's mount point, so the hash covers the whole path.
+    const path = `${req.baseUrl}${req.path}`;
+    if (route.streamsBody) {
+      // The body (an upload) is not read yet, so whether a stored answer may be replayed is decided
+      // by the handler once it has read it (RequestContext.idempotency). Until then the key is
+      // held: a second request with it, sent before the first has finished, is refused.
+      const inFlight = `${principalId}\n${key}`;
+      if (streamedKeysInFlight.has(inFlight)) throw errors.idempotencyInProgress();
+      streamedKeysInFlight.add(inFlight);
+      res.once('close', () => streamedKeysInFlight.delete(inFlight));
+      s.idempotency = { principalId, key, requestHash: '', nowMs, awaitingBody: { method: req.method, path } };
+      return next();
+    }
+    const requestHash = requestHashOf(req.method, path, s.body === undefined ? '' : canonicalJson(s.body));
     const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
     if (previous) {
       if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
@@ -261,6 +292,28 @@ export function idempotency(app: AppContext): RequestHandler {
   };
 }
 
+function requestHashOf(method: string, path: string, body: string): string {
+  return createHash('sha256').update(`${method} ${path}\n${body}`).digest('hex');
+}
+
+/**
+ * For a handler that read its body itself: completes the Idempotency-Key's request hash with the
+ * digest of what it read, and returns the first answer to replay (or throws idempotency_conflict
+ * when the key came with other content), or null when the request is new and runs.
+ */
+function settleStreamedIdempotency(app: AppContext, s: RequestState, bodyDigest: string): JsonResult | null {
+  const saved = s.idempotency;
+  if (!saved?.awaitingBody) return null;
+  saved.requestHash = requestHashOf(saved.awaitingBody.method, saved.awaitingBody.path, bodyDigest);
+  delete saved.awaitingBody;
+  const previous = findIdempotentResponse(app.db, saved.principalId, saved.key, saved.nowMs - IDEMPOTENCY_WINDOW_MS);
+  if (!previous) return null;
+  // Answered from the record: nothing of this request is recorded over the first one's.
+  delete s.idempotency;
+  if (previous.requestHash !== saved.requestHash) throw errors.idempotencyConflict();
+  return { status: previous.status, body: previous.body, headers: { 'Idempotent-Replayed': 'true' } };
+}
+
 // ---- 7. The handler ------------------------------------------------------------------------
 
 export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
@@ -270,7 +323,8 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
   const saveClientError = (s: RequestState, err: unknown) => {
     const saved = s.idempotency;
     const apiError = asApiError(err);
-    if (!saved || !apiError || apiError.status >= 500 || apiError.status === 429) return;
+    // A streamed body that failed before it was read whole has no request hash to record.
+    if (!saved || saved.awaitingBody || !apiError || apiError.status >= 500 || apiError.status === 429) return;
     try {
       saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
     } catch (saveErr) {
@@ -283,7 +337,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
     if (result === HANDLED) return;
     const status = result.status ?? 200;
     const saved = s.idempotency;
-    if (recordIt && saved) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    if (recordIt && saved && !saved.awaitingBody) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
     sendJson(res, status, result.body, result.headers);
   };
 
@@ -313,6 +367,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
       req,
       res,
       requireScope: requireScopeOf(s.principal),
+      ...(s.idempotency?.awaitingBody ? { idempotency: { settle: (bodyDigest: string) => settleStreamedIdempotency(app, s, bodyDigest) } } : {}),
     };
     const saved = s.idempotency;
     if (saved && !isAsync) {

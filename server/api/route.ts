@@ -22,6 +22,12 @@ export interface RequestContext<Q, P, B> {
   req: Request;
   res: Response;
   requireScope(scope: Scope): void;
+  /**
+   * Present when a route that streams its body got an Idempotency-Key: once the handler has read
+   * the body, `settle(digest of what it read)` returns the first answer to replay (return it), or
+   * throws idempotency_conflict, or returns null for a new request, whose answer is then recorded.
+   */
+  idempotency?: { settle(bodyDigest: string): JsonResult | null };
 }
 
 export interface JsonResult {

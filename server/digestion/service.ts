@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { firstMealDays, listMealsBetween, type MealRecord } from '../db/meals.js';
+import { firstMealDays, listMealsBetween, listMealsByDays, type MealRecord } from '../db/meals.js';
 import { getSleep, listSleepEndingBetween } from '../db/sleep.js';
 import {
   constants,
@@ -34,6 +34,7 @@ import {
   type MealPhases,
   type OvernightScore,
 } from '../engine/index.js';
+import { mealResource } from '../nutrition/meals.js';
 import { addDays } from '../time/tz.js';
 import { nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
 import { engineMeal, engineSettings, engineSleep } from './inputs.js';
@@ -341,8 +342,46 @@ export function insightsRangeFor(app: AppContext, startDate: string, endDate: st
 export function computeForKey(app: AppContext, key: string, ctx = digestionContext(app)): unknown {
   const [kind, a, b] = key.split(':') as [string, string, string | undefined];
   if (kind === 'insights') return computeInsights(app, a, b!, ctx);
+  if (kind === 'meals') return computeMealsJson(app, a, b!);
   if (!(kind in DAY_KINDS)) throw new Error(`unknown derived-data key ${key}`);
   return computeDay(app, kind as DayKindName, a, ctx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The meals of a range, as the snapshot sends them
+// ---------------------------------------------------------------------------------------------
+
+/** A meal's day comes from the offset it was eaten at: up to 26 h from the user's zone. */
+const MEAL_DAY_MARGIN_MS = 2 * 24 * 3600_000;
+
+function mealsKey(startDate: string, endDate: string): string {
+  return `meals:${startDate}:${endDate}`;
+}
+
+/** The definition: the meals whose day lies in [startDate, endDate] as resources, newest first, in JSON (UTF-8). */
+export function computeMealsJson(app: AppContext, startDate: string, endDate: string): Buffer {
+  return Buffer.from(JSON.stringify(listMealsByDays(app.db, startDate, endDate).reverse().map(mealResource)));
+}
+
+/**
+ * The same, kept in the cache as bytes: a 90-day snapshot sends ~330 meals (190 KB), and reading,
+ * parsing, mapping and serializing them again on every request was half of its cost and most of
+ * its garbage. Callers must not modify the bytes: they are shared. The entry's meal window is the range's days with a margin for meals eaten at
+ * another offset, so any meal written, edited or deleted near the range drops it; it does not
+ * change as time passes.
+ */
+export function mealsJsonByDays(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): Buffer {
+  const key = mealsKey(startDate, endDate);
+  const stamp = settingsStamp(ctx);
+  const hit = ctx.cache?.get<Buffer>(key, stamp, ctx.now);
+  if (hit !== undefined) return hit;
+  const value = computeMealsJson(app, startDate, endDate);
+  const meals = {
+    from: userDayBounds(startDate, ctx.settings).start - MEAL_DAY_MARGIN_MS,
+    to: userDayBounds(endDate, ctx.settings).end + MEAL_DAY_MARGIN_MS,
+  };
+  ctx.cache?.set(key, { value, meals, sleeps: { from: Infinity, to: -Infinity }, validUntil: Infinity, stamp });
+  return value;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ export async function parseAppleHealth(
   entry: InputEntry,
   personZone: string,
   warnings: WarningLog,
-  onBytes: (chars: number) => void = () => {},
+  onBytes: (bytes: number) => void = () => {},
 ): Promise<AppleResult> {
   const parser = new SaxesParser({ xmlns: false });
   // Strings saxes hands out are slices of the chunk they came from: keeping one would keep the
@@ -255,10 +255,7 @@ export async function parseAppleHealth(
     if (xmlErrors <= 20) warnings.add(entry.name, parser.line, `XML problem passed over: ${err.message.replace(/^(.*?:)?\d+:\d+: /, '')}`);
   });
 
-  for await (const text of utf8Text(await entry.open(), entry.name)) {
-    parser.write(text);
-    onBytes(text.length);
-  }
+  for await (const text of utf8Text(await entry.open(), entry.name, onBytes)) parser.write(text);
   parser.close();
   if (!sawRoot) throw new ImportInputError(`${entry.name} is not an Apple Health export: it has no <HealthData> element.`);
   if (!closedRoot) throw new ImportInputError(`${entry.name} ends before </HealthData>: the export was cut short. Export it again from the Health app.`);

@@ -13,6 +13,7 @@ export type FileKind =
   | 'oura_csv'
   | 'fitbit_sleep_json'
   | 'fitbit_usersleeps_csv'
+  | 'fitbit_usersleepstages_csv'
   | 'fitbit_profile_csv'
   | 'chyme_json';
 
@@ -32,6 +33,7 @@ export const KIND_SOURCE: Record<FileKind, ChosenSource> = {
   oura_csv: 'oura',
   fitbit_sleep_json: 'fitbit',
   fitbit_usersleeps_csv: 'fitbit',
+  fitbit_usersleepstages_csv: 'fitbit',
   fitbit_profile_csv: 'fitbit',
   chyme_json: 'chyme',
 };
@@ -42,7 +44,7 @@ export const EXPECTED: Record<ChosenSource, string> = {
   cronometer: 'a Cronometer servings.csv (header "Day,Time,Group,Food Name,…") or dailysummary.csv (header "Date,Group,Energy (kcal),…")',
   myfitnesspal: 'a MyFitnessPal Nutrition-Summary CSV (header "Date,Meal,…,Calories,…") or the export zip',
   oura: 'Oura sleep data: the API v2 sleep JSON ({"data":[…]}), the older {"sleep":[…]} JSON, or the membership export\'s sleepmodel.csv',
-  fitbit: 'Fitbit sleep data from Google Takeout: sleep-YYYY-MM-DD.json files or UserSleeps_*.csv',
+  fitbit: 'Fitbit sleep data from Google Takeout: sleep-YYYY-MM-DD.json files or UserSleeps_*.csv (with UserSleepStages_*.csv)',
   chyme: "a Chyme export (JSON with \"format\": \"chyme.export\")",
 };
 
@@ -80,6 +82,7 @@ export function detect(head: string, baseName: string): Detection {
   if (/^Date,(Exercise|Weight)(,|$)/.test(header)) return { kind: null, found: 'a MyFitnessPal exercise or measurement summary, which holds no meals' };
   if (/(^|[;,])bedtime_start([;,]|$)/.test(header) && /(^|[;,])bedtime_end([;,]|$)/.test(header)) return { kind: 'oura_csv', found: 'an Oura sleepmodel.csv' };
   if (/^sleep_id,sleep_type,/.test(header)) return { kind: 'fitbit_usersleeps_csv', found: 'a Google Health UserSleeps CSV' };
+  if (/^sleep_id,/.test(header) && /(^|,)sleep_stage_type(,|$)/.test(header)) return { kind: 'fitbit_usersleepstages_csv', found: 'a Google Health UserSleepStages CSV' };
   if (/^profile\.csv$/i.test(baseName) && /(^|,)timezone(,|$)/.test(header)) return { kind: 'fitbit_profile_csv', found: 'a Fitbit Profile.csv' };
   if (header.length === 0) return { kind: null, found: 'an empty file' };
   return { kind: null, found: `a file starting "${shorten(header)}"` };

@@ -8,7 +8,8 @@ import { ImportInputError, NAP_MAX_MS, type ImportedSleep } from './types.js';
 /**
  * Fitbit from Google Takeout: the legacy sleep-YYYY-MM-DD.json files (local wall-clock times with
  * no offset; the only zone in the archive is Profile.csv's current one) and the Google Health
- * UserSleeps_*.csv (UTC with offsets; each night written twice, once per algorithm version).
+ * UserSleeps_*.csv (UTC with offsets; each night written twice, once per algorithm version), with
+ * the wake segments of UserSleepStages_*.csv.
  */
 
 /** The zone in Your Profile/Profile.csv, when the archive has one. */
@@ -41,14 +42,14 @@ interface LevelItem {
 
 const WAKE_LEVELS = new Set(['wake', 'awake']);
 
-/** Wake segments (data and shortData, merged where they overlap) between the first and last sleep. */
-export function fitbitAwakenings(data: LevelItem[], shortData: LevelItem[], timeZone: string): number | null {
-  const seg = (items: LevelItem[]) =>
-    items.flatMap((i) => {
-      const start = fitbitInstant(i.dateTime, timeZone);
-      return start === undefined || !(i.seconds > 0) ? [] : [{ start, end: start + i.seconds * 1000, wake: WAKE_LEVELS.has(i.level) }];
-    });
-  const all = [...seg(data), ...seg(shortData)];
+interface StageSegment {
+  start: number;
+  end: number;
+  wake: boolean;
+}
+
+/** Wake segments (merged where they overlap) between the first and last sleep segment; null without sleep. */
+function awakeningsOf(all: StageSegment[]): number | null {
   const sleep = all.filter((s) => !s.wake);
   if (sleep.length === 0) return null;
   const first = Math.min(...sleep.map((s) => s.start));
@@ -61,6 +62,16 @@ export function fitbitAwakenings(data: LevelItem[], shortData: LevelItem[], time
     end = Math.max(end, w.end);
   }
   return count;
+}
+
+/** Wake segments (data and shortData, merged where they overlap) between the first and last sleep. */
+export function fitbitAwakenings(data: LevelItem[], shortData: LevelItem[], timeZone: string): number | null {
+  const seg = (items: LevelItem[]) =>
+    items.flatMap((i) => {
+      const start = fitbitInstant(i.dateTime, timeZone);
+      return start === undefined || !(i.seconds > 0) ? [] : [{ start, end: start + i.seconds * 1000, wake: WAKE_LEVELS.has(i.level) }];
+    });
+  return awakeningsOf([...seg(data), ...seg(shortData)]);
 }
 
 export async function parseFitbitJson(entries: InputEntry[], timeZone: string, warnings: WarningLog): Promise<ImportedSleep[]> {
@@ -101,17 +112,61 @@ export async function parseFitbitJson(entries: InputEntry[], timeZone: string, w
   return out;
 }
 
-const GOOGLE_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?([+-])(\d{2}):?(\d{2})$/;
+const GOOGLE_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:([+-])(\d{2}):?(\d{2})|Z)$/;
 
+/** A Google Health time: UTC, written `2026-04-12 05:45:30+0000` (also read: an ISO form, or Z). */
 function googleInstant(text: string | undefined): number | undefined {
   const m = GOOGLE_TIME.exec((text ?? '').trim());
   if (!m) return undefined;
   const sign = m[7] === '-' ? -1 : 1;
-  const offsetMin = sign * (Number(m[8]) * 60 + Number(m[9]));
+  const offsetMin = m[7] ? sign * (Number(m[8]) * 60 + Number(m[9])) : 0;
   return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) - offsetMin * 60_000;
 }
 
-export async function parseGoogleSleeps(entries: InputEntry[], warnings: WarningLog): Promise<ImportedSleep[]> {
+/**
+ * Whether algorithm version `a` is newer than `b`: by their trailing numbers (`sleep_session_v2`,
+ * or a plain `3`), so that 10 is newer than 9; as text when either has none.
+ */
+function newerVersion(a: string, b: string): boolean {
+  const na = /(\d+)$/.exec(a);
+  const nb = /(\d+)$/.exec(b);
+  if (na && nb && a.slice(0, na.index) === b.slice(0, nb.index)) return Number(na[1]) > Number(nb[1]);
+  return a > b;
+}
+
+/** Stage types of UserSleepStages_*.csv that are wake: AWAKE (WAKE in some files). */
+const GOOGLE_WAKE_STAGES = new Set(['AWAKE', 'WAKE']);
+
+/**
+ * The stage segments of Google Health's UserSleepStages_*.csv (sleep_id, sleep_stage_type
+ * AWAKE/LIGHT/DEEP/REM, sleep_stage_start/end in UTC), by the sleep_id of their UserSleeps row.
+ */
+async function googleStages(entries: InputEntry[], warnings: WarningLog): Promise<Map<string, StageSegment[]>> {
+  const bySleep = new Map<string, StageSegment[]>();
+  for (const entry of entries) {
+    for await (const { cells, line } of csvRows(entry, ',', warnings)) {
+      const id = (cells.sleep_id ?? '').trim();
+      const type = (cells.sleep_stage_type ?? '').trim().toUpperCase();
+      const start = googleInstant(cells.sleep_stage_start);
+      const end = googleInstant(cells.sleep_stage_end);
+      if (!id || !type || start === undefined || end === undefined || end <= start) {
+        warnings.add(entry.name, line, `This stage row has no readable sleep_id, sleep_stage_type, sleep_stage_start or sleep_stage_end; it was skipped.`);
+        continue;
+      }
+      const list = bySleep.get(id);
+      const segment = { start, end, wake: GOOGLE_WAKE_STAGES.has(type) };
+      if (list) list.push(segment);
+      else bySleep.set(id, [segment]);
+    }
+  }
+  return bySleep;
+}
+
+export async function parseGoogleSleeps(entries: InputEntry[], stageEntries: InputEntry[], warnings: WarningLog): Promise<ImportedSleep[]> {
+  const stages = await googleStages(stageEntries, warnings);
+  if (entries.length === 0 && stageEntries.length > 0) {
+    warnings.add(stageEntries[0]!.name, null, 'Sleep stages alone make no nights: import them with the UserSleeps_*.csv of the same Takeout.');
+  }
   const rows: Array<ImportedSleep & { version: string }> = [];
   for (const entry of entries) {
     for await (const { cells, line } of csvRows(entry, ',', warnings)) {
@@ -124,6 +179,7 @@ export async function parseGoogleSleeps(entries: InputEntry[], warnings: Warning
       }
       const asleep = numberCell(cells.minutes_asleep, 'minutes_asleep', warn);
       const period = numberCell(cells.minutes_in_sleep_period, 'minutes_in_sleep_period', warn);
+      const segments = cells.sleep_id ? stages.get(cells.sleep_id.trim()) : undefined;
       rows.push({
         key: cells.sleep_id ? stableKey('fitbit', 'google', cells.sleep_id) : stableKey('fitbit', 'google-time', startMs, endMs),
         source: 'fitbit',
@@ -131,9 +187,9 @@ export async function parseGoogleSleeps(entries: InputEntry[], warnings: Warning
         endMs,
         efficiency: asleep !== null && period ? Math.min(1, Math.round((asleep / period) * 1000) / 1000) : null,
         // Only UserSleepStages_*.csv has the wake segments; without it the count is unknown.
-        awakenings: null,
+        awakenings: segments ? awakeningsOf(segments) : null,
         nap: endMs - startMs < NAP_MAX_MS,
-        staged: (cells.sleep_type ?? '').toUpperCase() === 'STAGES',
+        staged: (cells.sleep_type ?? '').toUpperCase() === 'STAGES' || segments !== undefined,
         asleepMs: asleep === null ? null : asleep * 60_000,
         version: cells.algorithm_version ?? '',
       });
@@ -141,6 +197,6 @@ export async function parseGoogleSleeps(entries: InputEntry[], warnings: Warning
   }
   // Each night is written once per algorithm version, minutes apart: keep the newest version.
   return rows
-    .filter((r) => !rows.some((o) => o !== r && o.startMs < r.endMs && o.endMs > r.startMs && o.version > r.version))
+    .filter((r) => !rows.some((o) => o !== r && o.startMs < r.endMs && o.endMs > r.startMs && newerVersion(o.version, r.version)))
     .map(({ version: _version, ...sleep }) => sleep);
 }

@@ -23,7 +23,7 @@ import { sleepDay, sleepResource } from '../sleep/sessions.js';
 import { isoUtc } from '../time/tz.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
 import { parseInWorker } from './run-worker.js';
-import { ImportInputError, SOURCE_LABELS, type ChosenSource, type ImportWarning } from './types.js';
+import { ImportCancelledError, ImportInputError, SOURCE_LABELS, type ChosenSource, type ImportWarning } from './types.js';
 
 /**
  * Imports: parse (in a worker) → write (one transaction, all or nothing) → remember what was added
@@ -199,13 +199,19 @@ export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: st
   throw new Error('unreachable: a dry run always rolls back');
 }
 
-/** Parses (in a worker thread) and writes an import. */
-export async function runImport(app: AppContext, options: ImportOptions, onProgress?: (p: ParseProgress) => void): Promise<ImportResult> {
+/**
+ * Parses (in a worker thread) and writes an import. A cancel (`signal`, e.g. the request closed)
+ * before the write stops the parse and writes nothing (ImportCancelledError); the write itself is
+ * one synchronous transaction, so once it starts it completes.
+ */
+export async function runImport(app: AppContext, options: ImportOptions, onProgress?: (p: ParseProgress) => void, signal?: AbortSignal): Promise<ImportResult> {
   const timezone = options.timeZone ?? currentSettings(app).timezone;
   const outcome = await parseInWorker(
     { files: options.files, chosen: options.chosen, timeZone: timezone, timeZoneExplicit: options.timeZone !== undefined },
     onProgress,
+    signal,
   );
+  if (signal?.aborted) throw new ImportCancelledError();
   return writeImport(app, outcome, timezone, options.dryRun);
 }
 

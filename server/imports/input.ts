@@ -127,9 +127,10 @@ export async function openInputs(paths: readonly { path: string; name?: string }
 
 /**
  * Decodes a byte stream as UTF-8 (a leading byte-order mark dropped), refusing anything else with
- * a sentence instead of reading mojibake into a person's history.
+ * a sentence instead of reading mojibake into a person's history. `onBytes` counts the bytes read
+ * (progress is measured against the files' sizes in bytes, not in characters).
  */
-export async function* utf8Text(stream: Readable, name: string): AsyncGenerator<string> {
+export async function* utf8Text(stream: Readable, name: string, onBytes: (bytes: number) => void = () => {}): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let offset = 0;
   let first = true;
@@ -153,6 +154,7 @@ export async function* utf8Text(stream: Readable, name: string): AsyncGenerator<
         throw new ImportInputError(`${name} is not UTF-8 text (an invalid byte near offset ${offset}); Chyme reads UTF-8 exports. Save it as UTF-8 and import it again.`);
       }
       offset += chunk.length;
+      onBytes(chunk.length);
       if (text) yield text;
     }
     let tail: string;

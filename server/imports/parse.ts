@@ -190,7 +190,7 @@ export async function parseImport(request: ParseRequest, onProgress: (p: ParsePr
       outcome.sleeps.push(...(await parseFitbitJson(fitbitJson, fitbitZone, warnings)));
       outcome.zoneAssumed = fitbitZone;
     }
-    outcome.sleeps.push(...(await parseGoogleSleeps(of('fitbit_usersleeps_csv'), warnings)));
+    outcome.sleeps.push(...(await parseGoogleSleeps(of('fitbit_usersleeps_csv'), of('fitbit_usersleepstages_csv'), warnings)));
     for (const r of recognised) if (r.kind !== 'apple_xml') progress(r.entry.size);
 
     // The same record twice (Fitbit's monthly files overlap; a later export repeats an earlier one).

@@ -1,6 +1,6 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
-import { ImportInputError } from './types.js';
+import { ImportCancelledError, ImportInputError } from './types.js';
 import type { WorkerMessage } from './worker.js';
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
@@ -32,22 +32,31 @@ const ROOMY_HEAP: ResourceLimits = { maxOldGenerationSizeMb: 4096 };
  * Parses files in a worker thread: a multi-gigabyte export keeps a core busy for a minute, and
  * the HTTP API must keep answering meanwhile. Rejects with ImportInputError for bad input.
  */
-export async function parseInWorker(request: ParseRequest, onProgress: (p: ParseProgress) => void = () => {}): Promise<ParseOutcome> {
+export async function parseInWorker(
+  request: ParseRequest,
+  onProgress: (p: ParseProgress) => void = () => {},
+  signal?: AbortSignal,
+): Promise<ParseOutcome> {
   try {
-    return await parseOnce(request, onProgress, TIGHT_HEAP);
+    return await parseOnce(request, onProgress, TIGHT_HEAP, signal);
   } catch (err) {
     if ((err as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw err;
-    return parseOnce(request, onProgress, ROOMY_HEAP);
+    return parseOnce(request, onProgress, ROOMY_HEAP, signal);
   }
 }
 
-function parseOnce(request: ParseRequest, onProgress: (p: ParseProgress) => void, limits: ResourceLimits): Promise<ParseOutcome> {
+/** A cancel (signal aborted) stops the worker at once and rejects with ImportCancelledError. */
+function parseOnce(request: ParseRequest, onProgress: (p: ParseProgress) => void, limits: ResourceLimits, signal: AbortSignal | undefined): Promise<ParseOutcome> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new ImportCancelledError());
     const worker = startWorker(request, limits);
     let settled = false;
+    const cancel = () => settle(() => reject(new ImportCancelledError()));
+    signal?.addEventListener('abort', cancel, { once: true });
     const settle = (fn: () => void) => {
       if (settled) return;
       settled = true;
+      signal?.removeEventListener('abort', cancel);
       fn();
       void worker.terminate();
     };

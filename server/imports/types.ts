@@ -75,3 +75,10 @@ export class ImportInputError extends Error {
     this.name = 'ImportInputError';
   }
 }
+
+/** The import was cancelled (its request closed) before it wrote anything: nothing was written. */
+export class ImportCancelledError extends Error {
+  constructor() {
+    super('The import was cancelled before it wrote anything; nothing was written.');
+  }
+}

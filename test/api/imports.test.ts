@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { runImport } from '../../server/imports/imports.js';
+import { ImportCancelledError } from '../../server/imports/types.js';
 import * as fx from '../imports/fixtures.js';
 import { zipOf } from '../imports/zip.js';
 import { errorOf, startTestService, type HttpReply, type TestService } from '../helpers/service.js';
@@ -9,11 +14,12 @@ async function upload(
   files: Array<{ name: string; data: string | Buffer }>,
   fields: Record<string, string> = {},
   key: string = t.adminKey,
+  headers: Record<string, string> = {},
 ): Promise<HttpReply> {
   const form = new FormData();
   for (const f of files) form.append('file', new Blob([typeof f.data === 'string' ? f.data : new Uint8Array(f.data)]), f.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${t.baseUrl}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const res = await fetch(`${t.baseUrl}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body: form });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
 }
@@ -171,6 +177,113 @@ describe('imports API', () => {
     const json = await t.request('POST', '/v1/imports', { body: { file: 'x' } });
     assert.equal(json.status, 415);
     assert.deepEqual(await state(t), before);
+  });
+
+  test('an Idempotency-Key replays the first answer for the same files and refuses other files', async () => {
+    const key = { 'idempotency-key': 'import-once' };
+    const first = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.equal(first.status, 201, first.text);
+    assert.ok(first.body.meals_added > 0);
+    const afterFirst = await state(t);
+    t.clock.advance(1000);
+
+    const retry = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(retry.body, first.body, 'the first answer, not a second import that added nothing');
+    assert.equal((await t.request('GET', '/v1/imports')).body.data.filter((i: any) => i.id === first.body.id).length, 1);
+
+    // Same name, other content; same content, other name; same files, another field: all conflicts.
+    const otherContent = await upload(t, [{ name: 'n.csv', data: fx.mfpN1() }], {}, t.adminKey, key);
+    assert.equal(otherContent.status, 409, otherContent.text);
+    assert.equal(errorOf(otherContent).code, 'idempotency_conflict');
+    const otherName = await upload(t, [{ name: 'm.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.equal(errorOf(otherName).code, 'idempotency_conflict');
+    const otherField = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], { dry_run: 'true' }, t.adminKey, key);
+    assert.equal(errorOf(otherField).code, 'idempotency_conflict');
+    assert.deepEqual(await state(t), afterFirst, 'a refused retry imports nothing');
+
+    // A conflict did not overwrite the record: the first files still replay.
+    const again = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, key);
+    assert.deepEqual([again.status, again.body.id], [201, first.body.id]);
+
+    // A refused request is an answer too: its retry replays the refusal.
+    const badKey = { 'idempotency-key': 'import-bad' };
+    const bad = await upload(t, [{ name: 'x.csv', data: 'nothing,here\n1,2\n' }], {}, t.adminKey, badKey);
+    assert.equal(bad.status, 400);
+    const badAgain = await upload(t, [{ name: 'x.csv', data: 'nothing,here\n1,2\n' }], {}, t.adminKey, badKey);
+    assert.deepEqual([badAgain.status, badAgain.headers.get('idempotent-replayed'), errorOf(badAgain).message], [400, 'true', errorOf(bad).message]);
+  });
+
+  test('a cancel before the write stops the parse and writes nothing', async () => {
+    const before = await state(t);
+    const path = join(mkdtempSync(join(tmpdir(), 'chyme-cancel-')), 'export.xml');
+    writeFileSync(path, fx.appleExportXml());
+    const cancel = new AbortController();
+    // Cancelled at the worker's first report, while it parses.
+    const onProgress = () => cancel.abort();
+    await assert.rejects(runImport(t.service.app, { files: [{ path }], dryRun: false }, onProgress, cancel.signal), ImportCancelledError);
+    assert.deepEqual(await state(t), before);
+    const done = await runImport(t.service.app, { files: [{ path }], dryRun: true });
+    assert.ok(done.record.mealsAdded + done.record.duplicatesSkipped > 0, 'the same file is read through when not cancelled');
+  });
+
+  test('a client gone mid-upload leaves nothing behind, and its Idempotency-Key is free again', async () => {
+    const before = await state(t);
+    // Uploads are received beside the database (not in a /tmp that may be RAM).
+    const uploadDirs = () => readdirSync(t.dir).filter((n) => n.startsWith('.chyme-upload-'));
+    assert.deepEqual(uploadDirs(), []);
+    const boundary = 'chyme-test-boundary';
+    const encoder = new TextEncoder();
+    let sentHead!: () => void;
+    const headSent = new Promise<void>((r) => (sentHead = r));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="n.csv"\r\n\r\n${fx.mfpN2()}`));
+        sentHead();
+        // …and never the rest: the client goes away instead.
+      },
+    });
+    const abort = new AbortController();
+    const pending = fetch(`${t.baseUrl}/v1/imports`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'idempotency-key': 'gone-midway' },
+      body,
+      duplex: 'half',
+      signal: abort.signal,
+    } as RequestInit).catch((err: Error) => err);
+    await headSent;
+    // The server has the request once the in-flight key refuses a second one.
+    for (;;) {
+      const r = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, { 'idempotency-key': 'gone-midway' });
+      if (r.status === 409) break;
+      assert.fail(`expected the first request to hold the key, got ${r.status} ${r.text}`);
+    }
+    while (uploadDirs().length === 0) await new Promise((r) => setImmediate(r));
+    abort.abort();
+    assert.ok((await pending) instanceof Error);
+    assert.deepEqual(await state(t), before, 'nothing written');
+    // The half-received upload is removed (the handler does not wait for the rest for ever).
+    while (uploadDirs().length > 0) await new Promise((r) => setImmediate(r));
+    let retry;
+    // The server sees the closed connection soon after the client does.
+    while ((retry = await upload(t, [{ name: 'n.csv', data: fx.mfpN2() }], {}, t.adminKey, { 'idempotency-key': 'gone-midway' })).status === 409);
+    assert.equal(retry.status, 201, retry.text);
+  });
+
+  test('upload folders a crash left beside the database are removed once a day old, never younger', async () => {
+    const { removeStaleUploadDirs } = await import('../../server/imports/uploads.js');
+    const { mkdirSync, utimesSync } = await import('node:fs');
+    const old = join(t.dir, '.chyme-upload-crashed');
+    const fresh = join(t.dir, '.chyme-upload-running');
+    mkdirSync(old);
+    writeFileSync(join(old, '0'), 'half an export');
+    mkdirSync(fresh);
+    const dayAgo = new Date(Date.now() - 25 * 3600_000);
+    utimesSync(old, dayAgo, dayAgo);
+    assert.equal(await removeStaleUploadDirs(t.dbPath, 24 * 3600_000), 1);
+    assert.deepEqual(readdirSync(t.dir).filter((n) => n.startsWith('.chyme-upload-')), ['.chyme-upload-running']);
+    rmSync(fresh, { recursive: true });
   });
 
   test('importing needs nutrition:write and sleep:write; reading imports needs the read scopes', async () => {

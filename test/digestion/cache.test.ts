@@ -9,6 +9,7 @@ import {
   dailyScoresRange,
   digestionContext,
   insightsRangeFor,
+  mealsJsonByDays,
   overnightRange,
   timelineEntries,
   type DayKindName,
@@ -130,6 +131,8 @@ function readAll(app: AppContext): void {
   timelineEntries(app, addDays(today, -6), addDays(today, 1));
   insightsRangeFor(app, addDays(today, -13), today);
   insightsRangeFor(app, addDays(today, -6), today);
+  mealsJsonByDays(app, addDays(today, -13), today);
+  mealsJsonByDays(app, addDays(today, -2), addDays(today, 1));
 }
 
 /** Every cached result, as served now, equals a fresh computation from the rows. */
@@ -141,7 +144,9 @@ function assertCacheTrue(app: AppContext, context: string): number {
     const served =
       kind === 'insights'
         ? insightsRangeFor(app, a, b!)
-        : kind === 'daily'
+        : kind === 'meals'
+          ? mealsJsonByDays(app, a, b!)
+          : kind === 'daily'
           ? dailyScoresRange(app, a, a)[0]
           : kind === 'overnight'
             ? overnightRange(app, a, a)

@@ -175,9 +175,8 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
       try {
         await page.goto(`${server.url}/#/score`);
         await page.waitForSelector('[data-testid="trend-chart"] .recharts-surface');
-        const ninety = page.waitForResponse((r) => r.url().includes('/v1/digestion/scores/daily'));
         await page.getByRole('radio', { name: '90 days' }).check();
-        await ninety;
+        await page.waitForSelector('[data-testid="trend-chart"][data-days="90"][data-points="90"] .recharts-area-curve');
         await page.waitForTimeout(300);
         // Each y-axis label lies wholly inside the chart's drawing (a clipped "100" read ".00").
         const labels = await page.evaluate(() => {
@@ -204,6 +203,50 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
       } finally {
         await context.close();
       }
+    }
+  });
+
+  test('Gut score: each trend range draws the service’s scores of its days, first to last, by keyboard too', async () => {
+    const day = (n: number) => new Date(midnight - n * dayMs).toISOString().slice(0, 10);
+    const longDay = (date: string) => new Date(`${date}T12:00:00Z`).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', timeZone: 'UTC' });
+    const { page, context, problems } = await openApp(browser, server, { colorScheme: 'light' });
+    try {
+      await page.goto(`${server.url}/#/score`);
+      await page.waitForSelector('[data-testid="trend-chart"][data-days="30"] .recharts-area-curve');
+      // 90 → 7 → 30 → 90: widening asks the service, narrowing slices what the screen holds.
+      for (const days of [90, 7, 30, 90]) {
+        const radio = page.getByRole('radio', { name: `${days} days` });
+        // Keyboard only: focus the current range and move with the arrow keys (native radios).
+        await page.getByRole('radio', { checked: true }).focus();
+        for (let i = 0; i < 3 && !(await radio.isChecked()); i++) await page.keyboard.press(days === 7 ? 'ArrowLeft' : 'ArrowRight');
+        assert.ok(await radio.isChecked(), `${days} days chosen by keyboard`);
+        const scores = await server.api<{ data: { date: string; score: number | null; score_state: string }[] }>(
+          'GET',
+          `/v1/digestion/scores/daily?start_date=${day(days - 1)}&end_date=${day(0)}`,
+        );
+        const expected = scores.body.data;
+        assert.equal(expected.length, days);
+        await page.waitForSelector(`[data-testid="trend-chart"][data-days="${days}"][data-points="${days}"] .recharts-area-curve`);
+        // The plotting area spans the bands; its left and right edges are the first and last day.
+        const plot = (await page.locator('[data-testid="trend-chart"] .band--optimal').first().boundingBox())!;
+        for (const [x, want] of [
+          [plot.x + 1, expected[0]!],
+          [plot.x + plot.width - 1, expected[expected.length - 1]!],
+        ] as const) {
+          await page.mouse.move(x, plot.y + plot.height / 2);
+          const tip = page.locator('[data-testid="trend-chart"] .chart-tip');
+          await tip.filter({ hasText: longDay(want.date) }).waitFor({ timeout: 5_000 });
+          const value = await tip.locator('span').first().innerText();
+          const where = `${days} days, ${want.date}: ${await tip.innerText()}`;
+          if (want.score === null) assert.equal(value, 'Unscorable', where);
+          else assert.ok(value.startsWith(`${want.score} ·`), where);
+          assert.equal(/Provisional/.test(await tip.innerText()), want.score_state === 'PENDING', where);
+        }
+        await page.mouse.move(0, 0);
+      }
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
     }
   });
 

@@ -274,6 +274,34 @@ export function googleUserSleepsCsv(): string {
   ].join('\n');
 }
 
+/**
+ * Google Health UserSleepStages for googleUserSleepsCsv's nights (invented): the v2 night g-2 has
+ * two wake runs between its first and last sleep (one written as two touching AWAKE rows, one as
+ * WAKE), plus wake before falling asleep and after waking that are not awakenings; the v1 copy g-1
+ * has its own rows (one awakening), which must not leak into g-2. The nap g-3 has none.
+ */
+export function googleUserSleepStagesCsv(): string {
+  const row = (id: string, n: number, type: string, start: string, end: string) =>
+    `${id},${n},${type},-04:00,2026-08-01 ${start}:00+0000,-04:00,2026-08-01 ${end}:00+0000,FITBIT,sleep_session_v2,,`;
+  return [
+    'sleep_id,sleep_stage_id,sleep_stage_type,start_utc_offset,sleep_stage_start,end_utc_offset,sleep_stage_end,data_source,algorithm_version,sleep_stage_created,sleep_stage_last_updated',
+    row('g-2', 1, 'AWAKE', '03:06', '03:11'),
+    row('g-2', 2, 'LIGHT', '03:11', '04:30'),
+    row('g-2', 3, 'DEEP', '04:30', '05:40'),
+    row('g-2', 4, 'AWAKE', '05:40', '05:44'),
+    row('g-2', 5, 'AWAKE', '05:44', '05:47'),
+    row('g-2', 6, 'REM', '05:47', '07:00'),
+    row('g-2', 7, 'WAKE', '07:00', '07:06'),
+    row('g-2', 8, 'LIGHT', '07:06', '10:55'),
+    row('g-2', 9, 'AWAKE', '10:55', '11:02'),
+    row('g-1', 1, 'LIGHT', '03:10', '06:00'),
+    row('g-1', 2, 'AWAKE', '06:00', '06:05'),
+    row('g-1', 3, 'DEEP', '06:05', '11:00'),
+    'g-2,10,LIGHT,-04:00,not a time,-04:00,2026-08-01 11:02:00+0000,FITBIT,sleep_session_v2,,',
+    '',
+  ].join('\n');
+}
+
 /** A Chyme export document with one meal and one night. */
 export function chymeExport(): string {
   return JSON.stringify({

@@ -62,6 +62,14 @@ test('Apple Health: found by content under a translated name; correlations count
   assert.ok(out.meals.every((m) => !m.inferredTime));
 });
 
+test('Apple Health: progress counts bytes, so it reaches the whole file even with non-ASCII names', async () => {
+  const xml = fx.appleExportXml();
+  assert.ok(Buffer.byteLength(xml) > xml.length, 'the fixture has multi-byte characters');
+  const seen: Array<{ bytesDone: number; bytesTotal: number }> = [];
+  await parseImport({ files: [file('export.xml', xml)], timeZone: 'Europe/Berlin', timeZoneExplicit: false }, (p) => seen.push(p));
+  assert.deepEqual(seen.at(-1), { bytesDone: Buffer.byteLength(xml), bytesTotal: Buffer.byteLength(xml) });
+});
+
 test('Apple Health sleep: staged watch night beats an overlapping unstaged app; InBed widens the window; old "Asleep" and new "AsleepUnspecified" both read; naps marked', async () => {
   const out = await parse([file('export.xml', fx.appleExportXml())]);
   assert.equal(out.sleeps.length, 3);
@@ -192,6 +200,33 @@ test('Google Health UserSleeps.csv: each night kept once (v2), efficiency from m
       ['2026-08-01T18:00:00Z', 0.833, null, true, false],
     ],
   );
+});
+
+test('Google Health UserSleepStages.csv gives the awakenings of its night (by sleep_id), found by content inside a Takeout zip', async () => {
+  const zip = zipOf([
+    { name: 'Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleeps_2026-08-01.csv', data: fx.googleUserSleepsCsv() },
+    { name: 'Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleepStages_2026-08-01.csv', data: fx.googleUserSleepStagesCsv() },
+  ]);
+  const out = await parse([file('takeout.zip', zip)], 'fitbit');
+  assert.deepEqual(
+    out.sleeps.map((s) => [iso(s.startMs), s.efficiency, s.awakenings, s.nap, s.staged]),
+    [
+      ['2026-08-01T03:06:00Z', 0.903, 2, false, true],
+      ['2026-08-01T18:00:00Z', 0.833, null, true, false],
+    ],
+  );
+  assert.deepEqual(
+    out.warnings.map((w) => [w.file, w.line]),
+    [['takeout.zip:Takeout/Fitbit/Health Fitness Data_GoogleData/UserSleepStages_2026-08-01.csv', 14]],
+    'the unreadable stage row is a warning with its line',
+  );
+  // Versions compare by number: 10 is newer than 9.
+  const numbered = fx.googleUserSleepsCsv().replace(/sleep_session_v1/g, '10').replace(/sleep_session_v2/g, '9');
+  const tenth = await parse([file('UserSleeps.csv', numbered)], 'fitbit');
+  assert.equal(iso(tenth.sleeps[0]!.startMs), '2026-08-01T03:10:00Z', 'version 10 (g-1) kept over 9');
+  const alone = await parse([file('UserSleepStages_2026-08-01.csv', fx.googleUserSleepStagesCsv())], 'fitbit');
+  assert.equal(alone.sleeps.length, 0);
+  assert.match(alone.warnings.at(-1)!.message, /import them with the UserSleeps_\*\.csv/);
 });
 
 test('stray quotes in a cell do not stop the file; a quote never closed is a warning, not a crash', async () => {

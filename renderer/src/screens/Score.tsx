@@ -1,4 +1,4 @@
-import { useMemo, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { errorMessage, idempotencyKey } from '../api/client';
 import { listDailyScores, listOvernightScores } from '../api/digestion';
@@ -55,14 +55,22 @@ function scoreNote(s: DailyScore): string {
   return 'Scored from the finished day.';
 }
 
+/** The widest trend range: the screen loads it ahead, when idle, so that every switch only draws. */
+const WIDEST_DAYS = 90;
+/** How long after the screen's own data the widest range is loaded (not competing with that render). */
+const PREFETCH_AFTER_MS = 2000;
+
 export default function ScoreScreen() {
   const app = useApp();
   const [range, setRange] = useState<Range>('30');
   const days = Number(range);
+  // The days loaded: the widest range asked for so far (or prefetched). Narrower ranges are slices
+  // of it, so switching down never asks the service again and switching up asks at most once.
+  const [loadedDays, setLoadedDays] = useState(days);
   const daily = useResource(
     (signal) =>
-      listDailyScores({ start_date: addDays(app.today, -(days - 1)), end_date: app.today }, signal),
-    [app.today, days],
+      listDailyScores({ start_date: addDays(app.today, -(loadedDays - 1)), end_date: app.today }, signal),
+    [app.today, loadedDays],
   );
   const overnight = useResource(
     (signal) =>
@@ -72,7 +80,25 @@ export default function ScoreScreen() {
   useServiceEvents(['gut_score.created', 'meal.', 'settings.updated'], daily.reload, 400);
   useServiceEvents(['overnight_score.created', 'settings.updated'], overnight.reload, 400);
 
-  const scores = daily.data?.data ?? [];
+  const haveData = daily.data !== undefined;
+  useEffect(() => {
+    if (!haveData || loadedDays >= WIDEST_DAYS) return;
+    let idle: number | undefined;
+    const timer = setTimeout(() => {
+      idle = requestIdleCallback(() => setLoadedDays(WIDEST_DAYS));
+    }, PREFETCH_AFTER_MS);
+    return () => {
+      clearTimeout(timer);
+      if (idle !== undefined) cancelIdleCallback(idle);
+    };
+  }, [haveData, loadedDays]);
+
+  function chooseRange(next: Range) {
+    setRange(next);
+    setLoadedDays((d) => Math.max(d, Number(next)));
+  }
+
+  const scores = useStableScores(daily.data?.data, addDays(app.today, -(days - 1)));
   // The day whose components are shown: today unless the user steps back through the range.
   const [chosenDay, setChosenDay] = useState(app.today);
   const shown = scores.find((s) => s.date === chosenDay) ?? scores.find((s) => s.date === app.today) ?? scores[scores.length - 1];
@@ -98,7 +124,7 @@ export default function ScoreScreen() {
             label="Trend range"
             hideLabel
             value={range}
-            onChange={setRange}
+            onChange={chooseRange}
             options={[
               { value: '7', label: '7 days' },
               { value: '30', label: '30 days' },
@@ -107,7 +133,7 @@ export default function ScoreScreen() {
           />
         }
       >
-        {daily.data ? <TrendChart scores={scores} today={app.today} /> : <Loading />}
+        {daily.data ? <TrendChart scores={scores} today={app.today} days={days} /> : <Loading />}
       </Card>
 
       <div className="score-grid">
@@ -122,6 +148,24 @@ export default function ScoreScreen() {
       </div>
     </div>
   );
+}
+
+const NO_SCORES: DailyScore[] = [];
+
+/**
+ * The loaded scores from `fromDate` on. The same array as last time while its content is the same
+ * (a prefetch of a wider range, a live reload that changed nothing), so the chart is not redrawn.
+ */
+function useStableScores(loaded: DailyScore[] | undefined, fromDate: string): DailyScore[] {
+  const last = useRef<DailyScore[]>(NO_SCORES);
+  return useMemo(() => {
+    const scores = loaded?.filter((s) => s.date >= fromDate) ?? NO_SCORES;
+    const prev = last.current;
+    // Comparing the content only when it can be the same (a range switch changes the length).
+    const same = scores.length === prev.length && scores[0]?.date === prev[0]?.date && JSON.stringify(scores) === JSON.stringify(prev);
+    if (!same) last.current = scores;
+    return last.current;
+  }, [loaded, fromDate]);
 }
 
 /** One day's score and its four components, with the stepper that picks the day. */
@@ -197,59 +241,64 @@ interface TrendPoint {
   level: string | null;
 }
 
-function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) {
-  const data = useMemo<TrendPoint[]>(
-    () =>
-      scores.map((s) => ({
-        date: s.date,
-        label: s.date === today ? 'Today' : fmtDay(s.date),
-        scored: s.score_state === 'SCORED' ? s.score : null,
-        pending: s.score_state === 'PENDING' ? s.score : null,
-        state: s.score_state,
-        level: s.level,
-      })),
-    [scores, today],
-  );
+interface TrendData {
+  points: (TrendPoint & { bridge: number | null })[];
+  drawable: boolean;
+  unscorable: number;
+  avg: number | null;
+  floor: number;
+  /** The x-axis labels that may be shown: every day up to two weeks, else about 15 spread back from today. */
+  xTicks: string[];
+}
+
+function trendData(scores: DailyScore[], today: string): TrendData {
+  const data: TrendPoint[] = scores.map((s) => ({
+    date: s.date,
+    label: s.date === today ? 'Today' : fmtDay(s.date),
+    scored: s.score_state === 'SCORED' ? s.score : null,
+    pending: s.score_state === 'PENDING' ? s.score : null,
+    state: s.score_state,
+    level: s.level,
+  }));
   // The provisional point is joined to the last scored one with a dashed line.
   const lastScoredIdx = data.map((d) => d.scored !== null).lastIndexOf(true);
   const pendingIdx = data.findIndex((d) => d.pending !== null);
-  const withBridge = data.map((d, i) => ({
+  const points = data.map((d, i) => ({
     ...d,
-    bridge: pendingIdx >= 0 && (i === pendingIdx ? d.pending : i === lastScoredIdx && lastScoredIdx < pendingIdx ? d.scored : null),
+    bridge: pendingIdx < 0 ? null : i === pendingIdx ? d.pending : i === lastScoredIdx && lastScoredIdx < pendingIdx ? d.scored : null,
   }));
-  const unscorable = data.filter((d) => d.state === 'UNSCORABLE').length;
   const scored = data.filter((d) => d.scored !== null).map((d) => d.scored!);
-  const avg = scored.length ? Math.round(scored.reduce((a, b) => a + b, 0) / scored.length) : null;
+  // Offering recharts a few candidates, not every day, spares it measuring 90 labels to thin them
+  // (it still drops those that would overlap on a narrow chart).
+  const step = Math.max(1, Math.ceil(data.length / 15));
+  const xTicks = data.filter((_, i) => (data.length - 1 - i) % step === 0).map((d) => d.label);
   // The axis starts low enough to show every point and the fair band (60), in steps of 10.
   const values = data.flatMap((d) => (d.scored ?? d.pending) ?? []);
-  const floor = Math.max(0, Math.min(50, Math.floor((Math.min(...values, 60) - 5) / 10) * 10));
+  return {
+    points,
+    drawable: data.some((d) => d.scored !== null || d.pending !== null),
+    unscorable: data.filter((d) => d.state === 'UNSCORABLE').length,
+    avg: scored.length ? Math.round(scored.reduce((a, b) => a + b, 0) / scored.length) : null,
+    floor: Math.max(0, Math.min(50, Math.floor((Math.min(...values, 60) - 5) / 10) * 10)),
+    xTicks,
+  };
+}
 
-  if (!data.some((d) => d.scored !== null || d.pending !== null)) return <Empty>No scored days in this range yet.</Empty>;
+/**
+ * Memoised: it redraws only when its scores change (the parent passes the same array while they
+ * are the same), not when the range buttons, the day stepper or a reload re-render the screen.
+ */
+/**
+ * Memoised: it redraws only when its scores change (the parent passes the same array while they
+ * are the same), not when the range buttons, the day stepper or a reload re-render the screen.
+ */
+const TrendChart = memo(function TrendChart({ scores, today, days }: { scores: DailyScore[]; today: string; days: number }) {
+  const trend = useMemo(() => trendData(scores, today), [scores, today]);
+  if (!trend.drawable) return <Empty>No scored days in this range yet.</Empty>;
+  const { unscorable, avg } = trend;
   return (
-    <figure className="chart" data-testid="trend-chart">
-      <div className="chart__box" style={{ height: 240 }}>
-        <ResponsiveContainer width="100%" height="100%">
-          {/* No negative left margin: it would clip the axis labels ("100" showed as ".00"). */}
-          <ComposedChart data={withBridge} margin={{ top: 10, right: 12, bottom: 0, left: 0 }}>
-            <defs>
-              <linearGradient id="trendFill" x1="0" y1="0" x2="0" y2="1">
-                <stop offset="0%" className="stop-accent" stopOpacity={0.35} />
-                <stop offset="100%" className="stop-accent" stopOpacity={0} />
-              </linearGradient>
-            </defs>
-            <ReferenceArea y1={85} y2={100} className="band band--optimal" ifOverflow="hidden" />
-            <ReferenceArea y1={70} y2={85} className="band band--good" ifOverflow="hidden" />
-            <ReferenceArea y1={60} y2={70} className="band band--fair" ifOverflow="hidden" />
-            <CartesianGrid vertical={false} className="grid-lines" />
-            <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={24} className="axis" />
-            <YAxis domain={[floor, 100]} ticks={[floor, 60, 70, 85, 100]} allowDataOverflow tickLine={false} axisLine={false} width={34} className="axis" />
-            <Tooltip content={<TrendTooltip />} cursor={{ className: 'chart-cursor' }} />
-            <Area type="monotone" dataKey="scored" className="trend-area" fill="url(#trendFill)" connectNulls={false} isAnimationActive={false} dot={data.length <= 31 ? { r: 3, className: 'trend-dot' } : false} activeDot={{ r: 5 }} />
-            <Line type="monotone" dataKey="bridge" className="trend-bridge" connectNulls dot={false} activeDot={false} isAnimationActive={false} legendType="none" />
-            <Line type="monotone" dataKey="pending" className="trend-pending" dot={{ r: 5, className: 'trend-dot--pending' }} activeDot={{ r: 6 }} isAnimationActive={false} />
-          </ComposedChart>
-        </ResponsiveContainer>
-      </div>
+    <figure className="chart" data-testid="trend-chart" data-days={days} data-points={scores.length}>
+      <TrendPlot trend={trend} />
       <figcaption className="chart__caption">
         {avg !== null ? <span>Average of scored days: <strong>{avg}</strong></span> : null}
         <span className="legend legend--scored">Scored</span>
@@ -258,7 +307,50 @@ function TrendChart({ scores, today }: { scores: DailyScore[]; today: string }) 
       </figcaption>
     </figure>
   );
-}
+});
+
+// recharts keeps its props in a store and recomputes the chart when one changes: constant objects
+// keep a re-render from redoing the layout.
+const TREND_MARGIN = { top: 10, right: 12, bottom: 0, left: 0 };
+const TREND_DOT = { r: 3, className: 'trend-dot' };
+const TREND_ACTIVE_DOT = { r: 5 };
+const PENDING_DOT = { r: 5, className: 'trend-dot--pending' };
+const PENDING_ACTIVE_DOT = { r: 6 };
+const CURSOR = { className: 'chart-cursor' };
+const TOOLTIP = <TrendTooltip />;
+// The grid draws horizontal lines only; without this generator it would still lay out (and
+// measure the labels of) every x-axis tick to place vertical lines it does not draw.
+const NO_VERTICAL_LINES = () => [];
+
+const TrendPlot = memo(function TrendPlot({ trend }: { trend: TrendData }) {
+  const { points, floor, xTicks } = trend;
+  return (
+    <div className="chart__box" style={{ height: 240 }}>
+      <ResponsiveContainer width="100%" height="100%">
+        {/* No negative left margin: it would clip the axis labels ("100" showed as ".00"). */}
+        <ComposedChart data={points} margin={TREND_MARGIN}>
+          <defs>
+            <linearGradient id="trendFill" x1="0" y1="0" x2="0" y2="1">
+              <stop offset="0%" className="stop-accent" stopOpacity={0.35} />
+              <stop offset="100%" className="stop-accent" stopOpacity={0} />
+            </linearGradient>
+          </defs>
+          <ReferenceArea y1={85} y2={100} className="band band--optimal" ifOverflow="hidden" />
+          <ReferenceArea y1={70} y2={85} className="band band--good" ifOverflow="hidden" />
+          <ReferenceArea y1={60} y2={70} className="band band--fair" ifOverflow="hidden" />
+          <CartesianGrid vertical={false} verticalCoordinatesGenerator={NO_VERTICAL_LINES} className="grid-lines" />
+          <XAxis dataKey="label" ticks={xTicks} tickLine={false} axisLine={false} minTickGap={24} className="axis" />
+          <YAxis domain={[floor, 100]} ticks={[floor, 60, 70, 85, 100]} allowDataOverflow tickLine={false} axisLine={false} width={34} className="axis" />
+          {/* filterNull off: a day without a score (unscorable) still gets its tooltip, saying so. */}
+          <Tooltip content={TOOLTIP} cursor={CURSOR} filterNull={false} />
+          <Area type="monotone" dataKey="scored" className="trend-area" fill="url(#trendFill)" connectNulls={false} isAnimationActive={false} dot={points.length <= 31 ? TREND_DOT : false} activeDot={TREND_ACTIVE_DOT} />
+          <Line type="monotone" dataKey="bridge" className="trend-bridge" connectNulls dot={false} activeDot={false} isAnimationActive={false} legendType="none" />
+          <Line type="monotone" dataKey="pending" className="trend-pending" dot={PENDING_DOT} activeDot={PENDING_ACTIVE_DOT} isAnimationActive={false} />
+        </ComposedChart>
+      </ResponsiveContainer>
+    </div>
+  );
+});
 
 function TrendTooltip(props: { active?: boolean; payload?: readonly { payload: TrendPoint }[] }) {
   const p = props.active ? props.payload?.[0]?.payload : undefined;
@@ -352,8 +444,9 @@ function OvernightDetail({ night }: { night: OvernightScore }) {
   );
 }
 
-function OvernightChart({ nights }: { nights: OvernightScore[] }) {
-  const data = nights.map((n) => ({ label: fmtDay(n.date), score: n.score, baseline: n.baseline?.score ?? null }));
+/** Memoised like the trend: the nights change only when their request answers again. */
+const OvernightChart = memo(function OvernightChart({ nights }: { nights: OvernightScore[] }) {
+  const data = useMemo(() => nights.map((n) => ({ label: fmtDay(n.date), score: n.score, baseline: n.baseline?.score ?? null })), [nights]);
   return (
     <figure className="chart chart--small">
       <div className="chart__box" style={{ height: 140 }}>
@@ -370,7 +463,7 @@ function OvernightChart({ nights }: { nights: OvernightScore[] }) {
       <figcaption className="chart__caption">Overnight scores, last 30 nights</figcaption>
     </figure>
   );
-}
+});
 
 function SleepLog({ onSaved }: { onSaved: () => void }) {
   const app = useApp();

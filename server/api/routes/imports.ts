@@ -1,6 +1,6 @@
+import { createHash, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Busboy from 'busboy';
@@ -8,10 +8,11 @@ import { z } from 'zod';
 import { getImport, listImportsPage } from '../../db/imports.js';
 import { importResource, runImport, undoImport } from '../../imports/imports.js';
 import { ImportSchema } from '../../imports/schema.js';
-import { ImportInputError, parseSourceName, type ChosenSource } from '../../imports/types.js';
+import { makeUploadDir } from '../../imports/uploads.js';
+import { ImportCancelledError, ImportInputError, parseSourceName, type ChosenSource } from '../../imports/types.js';
 import { isValidTimeZone } from '../../time/tz.js';
 import { ApiError, errors } from '../errors.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, HANDLED } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
 import { IANA_TIME_ZONE_DESCRIPTION, IANA_TIME_ZONES, idString } from '../../fields.js';
 import { cursorPosition, queryInt } from '../validation.js';
@@ -22,17 +23,31 @@ const MAX_FILES = 50;
 
 interface Upload {
   dir: string;
-  files: Array<{ path: string; name: string }>;
+  files: Array<{ path: string; name: string; sha256?: Hash }>;
   fields: Record<string, string>;
 }
 
-/** Streams a multipart upload to a private temporary folder (never into memory). */
-async function receiveUpload(req: import('node:http').IncomingMessage): Promise<Upload> {
+/**
+ * What was uploaded, as one digest: each file's name and content (sha-256) in order, and the
+ * fields. Under an Idempotency-Key, the same files and fields replay the first answer; other
+ * content with the same key is a conflict.
+ */
+function uploadDigest(upload: Upload): string {
+  const fields = Object.entries(upload.fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const files = upload.files.map((f) => [f.name, f.sha256?.digest('hex') ?? '']);
+  return JSON.stringify({ fields, files });
+}
+
+/**
+ * Streams a multipart upload to a private folder beside the database (never into memory; see
+ * uploads.ts); with `hash`, each file's sha-256 is computed on the way.
+ */
+async function receiveUpload(req: import('node:http').IncomingMessage, dbFile: string, hash: boolean, signal: AbortSignal): Promise<Upload> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) {
     throw new ApiError(415, 'invalid_request_error', 'unsupported_media_type', `Send the files as multipart/form-data${type ? `, not ${type}` : ''}.`);
   }
-  const dir = await mkdtemp(join(tmpdir(), 'chyme-import-'));
+  const dir = await makeUploadDir(dbFile);
   const upload: Upload = { dir, files: [], fields: {} };
   try {
     await new Promise<void>((resolve, reject) => {
@@ -47,7 +62,9 @@ async function receiveUpload(req: import('node:http').IncomingMessage): Promise<
         // The client's name is shown back in warnings; only its last segment, never a path, is used.
         const name = (info.filename || `upload-${upload.files.length + 1}`).split(/[\\/]/).pop()!.slice(0, 200);
         const path = join(dir, `${upload.files.length}`);
-        upload.files.push({ path, name });
+        const sha256 = hash ? createHash('sha256') : undefined;
+        if (sha256) stream.on('data', (chunk: Buffer) => sha256.update(chunk));
+        upload.files.push({ path, name, ...(sha256 ? { sha256 } : {}) });
         stream.on('limit', () => reject(errors.bodyTooLarge(MAX_UPLOAD_BYTES)));
         writes.push(pipeline(stream, createWriteStream(path)));
       });
@@ -59,6 +76,15 @@ async function receiveUpload(req: import('node:http').IncomingMessage): Promise<
       busboy.on('close', () => {
         Promise.all(writes).then(() => resolve(), reject);
       });
+      // A client gone mid-upload: busboy would wait for the rest of the body for ever.
+      const gone = () => {
+        req.unpipe(busboy);
+        busboy.destroy();
+        reject(new ImportCancelledError());
+      };
+      if (signal.aborted) gone();
+      else signal.addEventListener('abort', gone, { once: true });
+      busboy.on('close', () => signal.removeEventListener('abort', gone));
       req.pipe(busboy);
     });
     return upload;
@@ -96,7 +122,7 @@ export const importRoutes = [
     operationId: 'createImport',
     summary: 'Import files exported from another app (or from Chyme)',
     description:
-      'multipart/form-data with one or more `file` parts (an export zip, or files from it) and optional fields `source` (apple_health, cronometer, myfitnesspal, oura, fitbit, chyme; detected from the content when absent), `timezone` (IANA zone for formats without offsets; default: the time zone setting) and `dry_run` (true: report what would be added, write nothing). Parsed off the request thread and written in one transaction: all or nothing. Records already imported are skipped. No per-record webhooks.',
+      'multipart/form-data with one or more `file` parts (an export zip, or files from it) and optional fields `source` (apple_health, cronometer, myfitnesspal, oura, fitbit, chyme; detected from the content when absent), `timezone` (IANA zone for formats without offsets; default: the time zone setting) and `dry_run` (true: report what would be added, write nothing). Parsed off the request thread and written in one transaction: all or nothing. Records already imported are skipped. No per-record webhooks. With an `Idempotency-Key`, a retry with the same files (names and content) and fields replays the first answer; the same key with other files is a 409 `idempotency_conflict`, as is a retry sent while the first request is still running.',
     tag: 'Imports',
     access: ['nutrition:write', 'sleep:write'],
     streamsBody: true,
@@ -119,17 +145,37 @@ export const importRoutes = [
       400: { description: 'Not an export Chyme reads, or a damaged file; nothing written', schema: ErrorSchema },
       415: { description: 'Not multipart/form-data', schema: ErrorSchema },
     },
-    async handler({ app, req }) {
-      const upload = await receiveUpload(req);
+    async handler({ app, req, res, idempotency }) {
+      // A client that goes away before the answer (the app's Cancel, a closed tab) cancels the
+      // import: the parse stops and nothing is written.
+      const cancel = new AbortController();
+      const onClose = () => {
+        if (!res.writableFinished) cancel.abort();
+      };
+      res.once('close', onClose);
+      let upload: Upload;
       try {
+        upload = await receiveUpload(req, app.db.name, idempotency !== undefined, cancel.signal);
+      } catch (err) {
+        res.off('close', onClose);
+        if (err instanceof ImportCancelledError) return HANDLED;
+        throw err;
+      }
+      try {
+        const replay = idempotency?.settle(uploadDigest(upload));
+        if (replay) return replay;
         const options = parseFields(upload.fields);
         if (upload.files.length === 0) throw errors.parameterMissing('file', 'Missing required parameter: file (one or more files of an export).');
-        const result = await runImport(app, { files: upload.files, chosen: options.chosen, timeZone: options.timeZone, dryRun: options.dryRun });
+        const files = upload.files.map(({ path, name }) => ({ path, name }));
+        const result = await runImport(app, { files, chosen: options.chosen, timeZone: options.timeZone, dryRun: options.dryRun }, undefined, cancel.signal);
         return { status: options.dryRun ? 200 : 201, body: importResource(result.record, result) };
       } catch (err) {
         if (err instanceof ImportInputError) throw importInvalid(err);
+        // Nobody is left to answer, and nothing is recorded under an Idempotency-Key: a retry runs.
+        if (err instanceof ImportCancelledError) return HANDLED;
         throw err;
       } finally {
+        res.off('close', onClose);
         await rm(upload.dir, { recursive: true, force: true });
       }
     },

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { listMealsByDays } from '../../db/meals.js';
 import {
   dailyScoreResource,
   DailyScoreSchema,
@@ -20,13 +19,15 @@ import {
   dailyScoresRange,
   digestionContext,
   insightsRangeFor,
+  mealsJsonByDays,
   overnightRange,
   timelineEntries,
   warmRange,
 } from '../../digestion/service.js';
-import { mealResource, MealSchema } from '../../nutrition/meals.js';
+import { MealSchema } from '../../nutrition/meals.js';
 import type { Scope } from '../../auth/scopes.js';
 import { isoDateTime } from '../../fields.js';
+import { JsonText } from '../../json-text.js';
 import { currentSettings } from '../../settings.js';
 import { addDays, isoUtc } from '../../time/tz.js';
 import { defineRoute } from '../route.js';
@@ -114,9 +115,7 @@ export const snapshotRoutes = [
       const start = addDays(ctx.today, -(days - 1));
       const settings = currentSettings(app);
 
-      const nutrition: Record<string, unknown> = {};
       const digestion: Record<string, unknown> = {};
-      if (include.has('meals')) nutrition.meals = listMealsByDays(app.db, start, ctx.today).reverse().map(mealResource);
       if (include.has('scores') || include.has('overnight')) {
         const scores: Record<string, unknown> = {};
         if (include.has('scores')) scores.daily = dailyScoresRange(app, start, ctx.today, ctx).map(dailyScoreResource);
@@ -128,15 +127,13 @@ export const snapshotRoutes = [
       if (include.has('timeline')) digestion.timeline = timelineEntries(app, start, ctx.today, ctx).map(timelineResource);
       if (include.has('insights')) digestion.insights = insightsRangeFor(app, start, ctx.today, ctx).map(insightResource);
 
+      // The meals section is cached as JSON bytes (mealsJsonByDays) and written as it is.
+      const head = JSON.stringify({ object: 'snapshot', days, generated_at: isoUtc(ctx.now), user: { id: settings.userId, timezone: settings.timezone } });
+      const rest = `},"digestion":${JSON.stringify(digestion)}}`;
       return {
-        body: {
-          object: 'snapshot',
-          days,
-          generated_at: isoUtc(ctx.now),
-          user: { id: settings.userId, timezone: settings.timezone },
-          nutrition,
-          digestion,
-        },
+        body: include.has('meals')
+          ? new JsonText(`${head.slice(0, -1)},"nutrition":{"meals":`, mealsJsonByDays(app, start, ctx.today, ctx), rest)
+          : new JsonText(`${head.slice(0, -1)},"nutrition":{${rest}`),
       };
     },
   }),

@@ -1,0 +1,26 @@
+/**
+ * JSON already serialized, in parts written one after the other. A large answer assembled from
+ * cached parts (the 90-day snapshot's meals, kept as UTF-8 bytes) is written as it is, instead of
+ * being kept as objects and serialized again on every request: that serializing, and the garbage
+ * it leaves on the heap, was most of the answer's cost. Bytes are off V8's heap, so a cached part
+ * costs the collector nothing however often it is sent.
+ *
+ * Anything that serializes it the ordinary way (JSON.stringify) still gets the same value.
+ */
+export class JsonText {
+  readonly parts: ReadonlyArray<string | Buffer>;
+
+  constructor(...parts: Array<string | Buffer>) {
+    this.parts = parts;
+  }
+
+  byteLength(): number {
+    let n = 0;
+    for (const p of this.parts) n += typeof p === 'string' ? Buffer.byteLength(p) : p.byteLength;
+    return n;
+  }
+
+  toJSON(): unknown {
+    return JSON.parse(this.parts.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join(''));
+  }
+}
