@@ -23,7 +23,7 @@ import { addDays, dayOf } from '../server/time/tz.js';
 import { loadResultOf, runLoad, startServerProcess, type LoadResult } from './load.js';
 import { historyImportDocument } from './seed.js';
 import { benchKey, cpuMsOf, rssOf, startServe, type Serve } from './serve.js';
-import { fanOut, type FanOutResult } from './webhooks.js';
+import { fanOutReport, fanOutRuns } from './webhooks.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (SMOKE ? 1 : 3));
@@ -236,11 +236,10 @@ async function measureFairness(serve: Serve, headers: Record<string, string>, da
 const started = performance.now();
 const results: Array<HistoryResult & { fairness?: Fairness }> = [];
 for (const days of HISTORIES) results.push(await measureHistory(days));
-const hooks: FanOutResult[] = [await fanOut(SMOKE ? 10 : 200, false), await fanOut(SMOKE ? 10 : 200, true)];
+const hooks = await fanOutRuns(SMOKE);
 
 // ---- Report ----------------------------------------------------------------------------------
 
-const f1 = (x: number) => x.toFixed(1);
 const f2 = (x: number) => x.toFixed(2);
 const years = (d: number) => (d >= 365 ? `${Math.round(d / 365)} year${d >= 730 ? 's' : ''}` : `${d} days`);
 const lines: string[] = [
@@ -287,19 +286,7 @@ if (results.length > 1) {
   }
   lines.push('', `Cold start ${first.coldStartMs.toFixed(0)} → ${last.coldStartMs.toFixed(0)} ms; memory ${first.rssMb.toFixed(0)} → ${last.rssMb.toFixed(0)} MB.`);
 }
-lines.push(
-  '',
-  '### Webhook fan-out (10 local receivers, meal.created)',
-  '',
-  '| | events | deliveries | deliveries/s | event → first attempt p50 ms | p99 ms | POST → arrival p50 ms | p99 ms |',
-  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-);
-for (const [i, h] of hooks.entries()) {
-  lines.push(
-    `| ${i === 0 ? 'all 10 answer' : 'one never answers (10 s timeouts); the other 9'} | ${h.events} | ${h.deliveries} | ${h.deliveriesPerSec.toFixed(0)} | ` +
-      `${f1(h.lagP50Ms)} | ${f1(h.lagP99Ms)} | ${f1(h.requestLagP50Ms)} | ${f1(h.requestLagP99Ms)} |`,
-  );
-}
+lines.push('', ...fanOutReport(hooks));
 lines.push('', `Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
 
 const report = lines.join('\n');

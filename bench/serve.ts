@@ -11,7 +11,8 @@ import { createApiKey } from '../server/auth/keys.js';
 import { SCOPES } from '../server/auth/scopes.js';
 import { openDatabase } from '../server/db/connection.js';
 
-export const CLI = join(import.meta.dirname, '..', 'build', 'server', 'cli', 'main.js');
+/** BENCH_CHYME_CLI runs another build (e.g. a copy of the previous one, for before/after runs). */
+export const CLI = process.env.BENCH_CHYME_CLI ?? join(import.meta.dirname, '..', 'build', 'server', 'cli', 'main.js');
 
 /** A key holding every scope, written into the file before the server starts. */
 export function benchKey(dbPath: string, nowMs = Date.now()): string {

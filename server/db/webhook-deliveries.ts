@@ -80,11 +80,6 @@ export function getDelivery(db: Db, id: string): WebhookDeliveryRecord | undefin
   return r && fromRow(r);
 }
 
-/**
- * Pending deliveries due at `nowMs` whose subscription is enabled and not in `skipSubscriptions`
- * (those already at their in-flight budget), oldest due first. In-flight deliveries have no
- * next_attempt_ms and are never returned.
- */
 /** Enabled subscriptions that have a pending delivery with a due time (the dispatcher's work list). */
 export function subscriptionsWithDueWork(db: Db): string[] {
   return (
@@ -97,24 +92,21 @@ export function subscriptionsWithDueWork(db: Db): string[] {
   ).map((r) => r.id);
 }
 
-/** One subscription's pending deliveries due by `nowMs`, oldest due first, at most `limit`. */
-export function listDueDeliveries(db: Db, subscriptionId: string, nowMs: number, limit: number): WebhookDeliveryRecord[] {
+/**
+ * One subscription's scheduled pending deliveries (due or not), soonest first, at most `limit`:
+ * the dispatcher takes those due by now and learns from the first one that is not when to look
+ * again, in one walk of the subscription's own due index. In-flight deliveries have no
+ * next_attempt_ms and are never returned.
+ */
+export function listScheduledDeliveries(db: Db, subscriptionId: string, limit: number): WebhookDeliveryRecord[] {
   const rows = db
     .prepare(
       `SELECT ${COLUMNS} FROM webhook_deliveries
-        WHERE subscription_id = ? AND status = 'pending' AND next_attempt_ms IS NOT NULL AND next_attempt_ms <= ?
+        WHERE subscription_id = ? AND status = 'pending' AND next_attempt_ms IS NOT NULL
         ORDER BY next_attempt_ms ASC, seq ASC LIMIT ?`,
     )
-    .all(subscriptionId, nowMs, limit) as DeliveryRow[];
+    .all(subscriptionId, limit) as DeliveryRow[];
   return rows.map(fromRow);
-}
-
-/** The earliest due time among one subscription's pending deliveries. */
-export function nextDueMs(db: Db, subscriptionId: string): number | undefined {
-  const r = db
-    .prepare(`SELECT MIN(next_attempt_ms) AS t FROM webhook_deliveries WHERE subscription_id = ? AND status = 'pending' AND next_attempt_ms IS NOT NULL`)
-    .get(subscriptionId) as { t: number | null };
-  return r.t ?? undefined;
 }
 
 /** Pending deliveries with no due time: an attempt was in flight when the process stopped. */
@@ -124,10 +116,58 @@ export function listStrandedDeliveries(db: Db): WebhookDeliveryRecord[] {
   ).map(fromRow);
 }
 
-/** Takes a due delivery for an attempt: bumps its attempt count and clears its due time. */
-export function claimDelivery(db: Db, id: string): number {
-  db.prepare('UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, next_attempt_ms = NULL WHERE id = ?').run(id);
-  return (db.prepare('SELECT attempt_count AS n FROM webhook_deliveries WHERE id = ?').get(id) as { n: number }).n;
+/** What an attempt's outcome is judged against: a delivery's state without its body. */
+export type DeliveryState = Pick<
+  WebhookDeliveryRecord,
+  'id' | 'subscriptionId' | 'eventType' | 'kind' | 'status' | 'maxAttempts' | 'attemptCount' | 'createdMs'
+>;
+
+export function getDeliveryState(db: Db, id: string): DeliveryState | undefined {
+  const r = db
+    .prepare(
+      `SELECT id, subscription_id, event_type, kind, status, max_attempts, attempt_count, created_ms FROM webhook_deliveries WHERE id = ?`,
+    )
+    .get(id) as Pick<DeliveryRow, 'id' | 'subscription_id' | 'event_type' | 'kind' | 'status' | 'max_attempts' | 'attempt_count' | 'created_ms'> | undefined;
+  return (
+    r && {
+      id: r.id,
+      subscriptionId: r.subscription_id,
+      eventType: r.event_type,
+      kind: r.kind,
+      status: r.status,
+      maxAttempts: r.max_attempts,
+      attemptCount: r.attempt_count,
+      createdMs: r.created_ms,
+    }
+  );
+}
+
+/**
+ * Takes a pending delivery for an attempt: bumps its attempt count and clears its due time.
+ * Returns the attempt's number, or undefined when the delivery is no longer pending.
+ */
+export function claimDelivery(db: Db, id: string): number | undefined {
+  const r = db
+    .prepare(
+      `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, next_attempt_ms = NULL WHERE id = ? AND status = 'pending'
+       RETURNING attempt_count AS n`,
+    )
+    .get(id) as { n: number } | undefined;
+  return r?.n;
+}
+
+/**
+ * Takes a scheduled delivery for an attempt, as claimDelivery, only if it is still pending and
+ * scheduled (it may have been read before another writer changed it).
+ */
+export function claimScheduledDelivery(db: Db, id: string): number | undefined {
+  const r = db
+    .prepare(
+      `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, next_attempt_ms = NULL
+        WHERE id = ? AND status = 'pending' AND next_attempt_ms IS NOT NULL RETURNING attempt_count AS n`,
+    )
+    .get(id) as { n: number } | undefined;
+  return r?.n;
 }
 
 export function scheduleDelivery(db: Db, id: string, nextAttemptMs: number): void {

@@ -123,22 +123,24 @@ export function countSubscriptions(db: Db): number {
   return (db.prepare('SELECT COUNT(*) AS n FROM webhook_subscriptions').get() as { n: number }).n;
 }
 
-/** Enabled subscriptions whose event list names `type` (the outbox fan-out). */
-export function listEnabledSubscriptionsFor(db: Db, type: string): WebhookSubscriptionRecord[] {
-  const rows = db
-    .prepare(
-      `SELECT ${COLUMNS} FROM webhook_subscriptions
-       WHERE status = 'enabled' AND EXISTS (SELECT 1 FROM json_each(events_json) WHERE json_each.value = ?)
-       ORDER BY created_ms ASC, id ASC`,
-    )
-    .all(type) as SubscriptionRow[];
-  return rows.map(fromRow);
+/** Ids of the enabled subscriptions whose event list names `type`, oldest first (the outbox fan-out). */
+export function listEnabledSubscriptionIdsFor(db: Db, type: string): string[] {
+  return (
+    db
+      .prepare(
+        `SELECT id FROM webhook_subscriptions
+         WHERE status = 'enabled' AND EXISTS (SELECT 1 FROM json_each(events_json) WHERE json_each.value = ?)
+         ORDER BY created_ms ASC, id ASC`,
+      )
+      .all(type) as Array<{ id: string }>
+  ).map((r) => r.id);
 }
 
 /** Marks a run of failures as started (keeps an earlier start), or ends it (null). */
 export function setFailingSince(db: Db, id: string, sinceMs: number | null): void {
   if (sinceMs === null) {
-    db.prepare('UPDATE webhook_subscriptions SET failing_since_ms = NULL WHERE id = ?').run(id);
+    // Guarded: after every success, and a row left as it was is not rewritten.
+    db.prepare('UPDATE webhook_subscriptions SET failing_since_ms = NULL WHERE id = ? AND failing_since_ms IS NOT NULL').run(id);
   } else {
     db.prepare('UPDATE webhook_subscriptions SET failing_since_ms = COALESCE(failing_since_ms, ?) WHERE id = ?').run(sinceMs, id);
   }

@@ -50,17 +50,18 @@ function describe(err: unknown): string {
 }
 
 /**
- * POSTs `body` to `url` once. Uses node:http(s) directly: no redirect is followed (a 3xx is a
+ * POSTs `body` (UTF-8) to `url` once. Uses node:http(s) directly: no redirect is followed (a 3xx is a
  * failure), an https connection is never reused (each one's certificate is judged afresh), an http
  * one only through `keepAliveAgent`, and the whole attempt (connect, TLS handshake, send, response
  * headers) is bounded by `timeoutMs`. An HTTPS receiver is trusted by the usual verification or,
  * with a pin, by its certificate's fingerprint (tls-pin.ts). Only a 2xx status counts as
  * delivered. Never rejects.
  */
-export function postOnce(url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendResult> {
+export function postOnce(url: string | URL, body: string | Buffer, headers: Record<string, string>, options: SendOptions): Promise<SendResult> {
   const started = performance.now();
-  const target = new URL(url);
-  const payload = Buffer.from(body, 'utf8');
+  // The dispatcher passes a subscription's URL parsed once and the body it signed as bytes.
+  const target = typeof url === 'string' ? new URL(url) : url;
+  const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 
   return new Promise<SendResult>((resolve) => {
     let settled = false;
