@@ -3,7 +3,6 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import Busboy from 'busboy';
 import { z } from 'zod';
 import { getImport, listImportsPage } from '../../db/imports.js';
 import { importResource, runImport, undoImport } from '../../imports/imports.js';
@@ -47,6 +46,8 @@ async function receiveUpload(req: import('node:http').IncomingMessage, dbFile: s
   if (!/^multipart\/form-data/i.test(type)) {
     throw new ApiError(415, 'invalid_request_error', 'unsupported_media_type', `Send the files as multipart/form-data${type ? `, not ${type}` : ''}.`);
   }
+  // Loaded on the first upload rather than at start: nothing else needs it, and start-up time counts.
+  const { default: Busboy } = await import('busboy');
   const dir = await makeUploadDir(dbFile);
   const upload: Upload = { dir, files: [], fields: {} };
   try {
