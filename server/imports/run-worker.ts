@@ -1,11 +1,20 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { packageRoot } from '../paths.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
 import { ImportCancelledError, ImportInputError } from './types.js';
 import type { WorkerMessage } from './worker.js';
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
-/** The worker's module beside this one: .ts when running from source (tests, tsx), .js when built. */
-const WORKER_URL = new URL(FROM_SOURCE ? './worker.ts' : './worker.js', import.meta.url);
+/**
+ * The worker's module: beside this one when running from source (tests, tsx); in the build, found
+ * from the package root, since this code may run from the CLI's single-file bundle (see
+ * server/cli/bundle.mjs) rather than from its own file beside worker.js.
+ */
+function workerUrl(): URL {
+  return FROM_SOURCE ? new URL('./worker.ts', import.meta.url) : pathToFileURL(join(packageRoot(), 'build', 'server', 'imports', 'worker.js'));
+}
 
 /**
  * Running from source, a worker does not inherit tsx's loader: a small bootstrap registers it in
@@ -13,9 +22,9 @@ const WORKER_URL = new URL(FROM_SOURCE ? './worker.ts' : './worker.js', import.m
  */
 function startWorker(workerData: ParseRequest, resourceLimits: ResourceLimits | undefined): Worker {
   const options = { workerData, ...(resourceLimits ? { resourceLimits } : {}) };
-  if (!FROM_SOURCE) return new Worker(WORKER_URL, options);
+  if (!FROM_SOURCE) return new Worker(workerUrl(), options);
   const tsxApi = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((m) => { m.register(); return import(${JSON.stringify(workerUrl().href)}); });`;
   return new Worker(bootstrap, { ...options, eval: true });
 }
 
