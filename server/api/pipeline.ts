@@ -281,8 +281,11 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Streamed-body requests under way, per principal and key: a concurrent duplicate is refused, not run twice. */
-const streamedKeysInFlight = new Set<string>();
+/**
+ * Streamed-body requests under way, per service and then per principal and key: a concurrent
+ * duplicate is refused, not run twice. Per service, since a process may run several (tests).
+ */
+const streamedKeysInFlight = new WeakMap<AppContext, Set<string>>();
 
 export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
   return (req, res, next) => {
@@ -300,10 +303,12 @@ export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
       // The body (an upload) is not read yet, so whether a stored answer may be replayed is decided
       // by the handler once it has read it (RequestContext.idempotency). Until then the key is
       // held: a second request with it, sent before the first has finished, is refused.
+      let keys = streamedKeysInFlight.get(app);
+      if (!keys) streamedKeysInFlight.set(app, (keys = new Set()));
       const inFlight = `${principalId}\n${key}`;
-      if (streamedKeysInFlight.has(inFlight)) throw errors.idempotencyInProgress();
-      streamedKeysInFlight.add(inFlight);
-      res.once('close', () => streamedKeysInFlight.delete(inFlight));
+      if (keys.has(inFlight)) throw errors.idempotencyInProgress();
+      keys.add(inFlight);
+      res.once('close', () => keys.delete(inFlight));
       s.idempotency = { principalId, key, requestHash: '', nowMs, awaitingBody: { method: req.method, path } };
       return next();
     }
