@@ -2,9 +2,10 @@
  * Webhook fan-out against `chyme serve` in its own process: meals logged through the API, each
  * announced (meal.created) to 10 local receivers, in two shapes:
  *
- * - burst: N meals as fast as 10 concurrent requests can log them. They arrive faster than their
- *   N × 10 deliveries can be sent, so this measures the drain rate (deliveries/s); its lag is
- *   mostly the time a delivery waits in the queue behind the burst's earlier ones.
+ * - burst: N meals as fast as 10 concurrent requests can log them, on the thread that also sends
+ *   their N × 10 deliveries: this measures the drain rate (deliveries/s) and how long a delivery
+ *   waits behind the burst's earlier ones (the lag), which the per-subscription in-flight budget
+ *   bounds (a slot frees once per turn of the event loop).
  * - sustained: meals offered at a fixed rate (open loop: each request leaves at its scheduled
  *   time, answered or not), e.g. 100/s to 10 receivers asks for 1,000 deliveries/s; after a
  *   second of warm-up (not counted), this measures the achieved rate and the lag a delivery sees
@@ -265,8 +266,8 @@ export function fanOutReport(results: readonly FanOutResult[]): string[] {
     '### Webhook fan-out (10 local receivers, meal.created)',
     '',
     'Meals are logged from 1.5 s after the server started (its deferred start-up work done). ' +
-      'Burst: the meals are logged (10 requests at a time) faster than their deliveries can be sent, so deliveries/s is the drain rate ' +
-      'and the lag is mostly queue time (the last events wait behind all earlier attempts). Sustained: meals offered at a fixed rate ' +
+      'Burst: the meals are logged as fast as 10 requests at a time allow, on the thread that also sends their deliveries, so deliveries/s ' +
+      'is the drain rate and the lag is the time a delivery waits behind the burst\'s earlier ones. Sustained: meals offered at a fixed rate ' +
       '(open loop) after a second of warm-up that is not counted; deliveries/s is what was achieved, the lag what a delivery waits ' +
       'when the dispatcher keeps up. Lag: event → first attempt, from the server\'s records; POST → arrival as the client sees it.',
     '',
