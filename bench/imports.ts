@@ -17,8 +17,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAppleExport } from './apple-export.js';
 
-/** The built CLI (npm run bench builds first). */
-const CLI = fileURLToPath(new URL('../build/server/cli/main.js', import.meta.url));
+/** The built CLI (npm run bench builds first); BENCH_CHYME_CLI runs another build (before/after runs). */
+const CLI = process.env.BENCH_CHYME_CLI ?? fileURLToPath(new URL('../build/server/cli/main.js', import.meta.url));
 
 const TARGET_MB = Number(process.env.CHYME_BENCH_IMPORT_MB ?? 1024);
 const TIMEZONE = 'Europe/Berlin';

@@ -3,6 +3,7 @@ import type { Db } from './db/connection.js';
 import { EventBus, type Emit } from './events/bus.js';
 import type { Logger } from './logger.js';
 import { packageVersion } from './paths.js';
+import { WriteGate } from './write-gate.js';
 
 /**
  * What every part of the running service shares: one database, one clock, one event bus.
@@ -21,12 +22,19 @@ export interface AppContext {
    * 503 with this code and message until it is cleared.
    */
   unavailable: { code: string; message: string } | null;
+  /** Closed while an import's worker writes on its own connection: this thread's writers wait (write-gate.ts). */
+  writes: WriteGate;
+  /**
+   * The better-sqlite3 addon this database was opened with (the desktop app's, built for
+   * Electron), for the connections other threads open to the same file (an import's worker).
+   */
+  nativeBinding: string | undefined;
 }
 
 /** The context over an open database: the running service builds one, and so does each CLI command. */
-export function createAppContext(db: Db, clock: Clock, log: Logger): AppContext {
+export function createAppContext(db: Db, clock: Clock, log: Logger, nativeBinding?: string): AppContext {
   const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
-  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [] }, unavailable: null };
+  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [] }, unavailable: null, writes: new WriteGate(), nativeBinding };
 }
 
 /**

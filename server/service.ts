@@ -104,7 +104,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const log = options.logger ?? createLogger();
   const binding = options.nativeBinding ? { nativeBinding: options.nativeBinding } : {};
   const db = openDatabase(options.dbPath, { ...binding, beforeMigrate: backupBeforeMigration(options.dbPath, log, () => clock.now(), binding) });
-  const app: AppContext = createAppContext(db, clock, log);
+  const app: AppContext = createAppContext(db, clock, log, options.nativeBinding);
   initSettings(db, clock.now(), options.timezone);
   attachDerivedCache(app);
 
@@ -193,6 +193,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   // The database is always reached through app.db: a restore replaces it under the running service.
   const housekeeping = () => {
+    // An import's worker is writing: this can wait for the next interval.
+    if (app.writes.closed) return;
     const now = clock.now();
     try {
       deleteExpiredUiTokens(app.db, now);
@@ -232,6 +234,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // file locked) must not end the process: what failed to start is tried again a moment later.
   const startSubsystems = (pending: Subsystem[]) => {
     if (stopped) return;
+    // Starting writes (the dispatcher's recovery, the scheduler's catch-up): not while an
+    // import's worker holds the write lock.
+    if (app.writes.closed) {
+      void app.writes.open().then(() => startSubsystems(pending));
+      return;
+    }
     const failed = pending.filter((s) => {
       try {
         s.start();

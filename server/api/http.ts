@@ -110,8 +110,21 @@ export function createHttpListener(app: AppContext, routes: RouteDef[], options:
   http.use(rendererRouter(app, options.staticDir));
   http.use(writeError);
 
-  return api.table.listener(prepareDispatched, writeError, http);
+  const listener = api.table.listener(prepareDispatched, writeError, http);
+  return (req, res) => {
+    // While an import's worker holds the write lock, a request that may write waits for it here,
+    // asynchronously, rather than in SQLite's busy handler, which would stop the thread (and every
+    // read) until the import commits. Reads go on.
+    if (app.writes.closed && !READ_ONLY_METHODS.has(req.method ?? '')) {
+      void app.writes.open().then(() => listener(req, res));
+      return;
+    }
+    listener(req, res);
+  };
 }
+
+/** Methods that never write (the last-used stamp of a key is skipped while the gate is closed). */
+const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The Node server around the listener, with timeouts that keep slow clients from holding it. */
 export function createApiServer(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Server {

@@ -170,7 +170,7 @@ function authenticate(app: AppContext, req: Request): Principal | null {
   if (header !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw errors.invalidApiKey();
-    const principal = authenticateKey(app.db, m[1]!, now);
+    const principal = authenticateKey(app.db, m[1]!, now, !app.writes.closed);
     if (!principal) throw errors.invalidApiKey();
     return principal;
   }

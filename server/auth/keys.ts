@@ -43,13 +43,17 @@ export function createApiKey(db: Db, opts: { name: string; scopes: Scope[]; nowM
   return { key, secret };
 }
 
-/** The principal a bearer secret stands for, or undefined for an unknown or revoked key. */
-export function authenticateKey(db: Db, secret: string, nowMs: number): Principal | undefined {
+/**
+ * The principal a bearer secret stands for, or undefined for an unknown or revoked key.
+ * `stampLastUse` false leaves the last-used stamp for a later request (while an import's worker
+ * holds the write lock, a read must not wait for it just to stamp).
+ */
+export function authenticateKey(db: Db, secret: string, nowMs: number, stampLastUse = true): Principal | undefined {
   if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return undefined;
   const key = findActiveKeyByHash(db, hashSecret(secret));
   if (!key) return undefined;
   try {
-    touchApiKey(db, key.id, nowMs); // skips the write while the stamp is under a minute old
+    if (stampLastUse) touchApiKey(db, key.id, nowMs); // skips the write while the stamp is under a minute old
   } catch {
     // The last-used stamp is a convenience: a full, read-only or busy database must not turn a
     // read into a failure (a write then fails with its own 503).

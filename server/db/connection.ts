@@ -25,6 +25,11 @@ export interface OpenOptions {
    * upgrade), e.g. to keep a copy of it as it was. Not run for a new, empty file.
    */
   beforeMigrate?: (db: Db, fromVersion: number) => void;
+  /**
+   * Refreshes the query planner's statistics at open (default true). A second, short-lived
+   * connection to a file the service already opened (an import's worker) skips it.
+   */
+  optimize?: boolean;
 }
 
 /**
@@ -81,7 +86,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // Keeps the query planner's statistics current (SQLite's recommendation for long-lived
     // connections: this mask at open, plain optimize periodically). Without them SQLite sorted a
     // five-year meal history to page it instead of walking the time index (35 ms vs 1.5 ms).
-    if (!options.readonly) db.pragma('optimize = 0x10002');
+    if (!options.readonly && options.optimize !== false) db.pragma('optimize = 0x10002');
     cacheStatements(db);
     return db;
   } catch (err) {

@@ -22,8 +22,11 @@ import { currentSettings } from '../settings.js';
 import { sleepDay, sleepResource } from '../sleep/sessions.js';
 import { isoUtc } from '../time/tz.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
-import { parseInWorker } from './run-worker.js';
-import { ImportCancelledError, ImportInputError, SOURCE_LABELS, type ChosenSource, type ImportWarning } from './types.js';
+import { invalidateFoodSearch } from '../foods/search.js';
+import { importInWorker, parseInWorker, type WriteTurn } from './run-worker.js';
+import { ImportCancelledError, ImportInputError, SOURCE_LABELS, type ChosenSource, type ImportResult, type ImportWarning } from './types.js';
+
+export type { ImportResult };
 
 /**
  * Imports: parse (in a worker) → write (one transaction, all or nothing) → remember what was added
@@ -36,16 +39,6 @@ export interface ImportOptions {
   /** The zone the person named (--tz, the API's timezone); default: their time zone setting. */
   timeZone?: string | undefined;
   dryRun: boolean;
-}
-
-/** What an import did, or (dry run) would do. */
-export interface ImportResult {
-  record: ImportRecord;
-  dryRun: boolean;
-  zoneAssumed: string | null;
-  sources: ChosenSource[];
-  /** A few of the records added (dry run: that would be added), for a preview. */
-  samples: { meals: MealRecord[]; sleep: ReturnType<typeof getSleep>[] };
 }
 
 class DryRunRollback extends Error {
@@ -97,7 +90,7 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
     const counts = importDocument(app, parsed.data, (kind, rec) => {
       added.push({ kind, id: rec.id, key: `chyme:${rec.id}`, day: rec.day, fingerprint: recordFingerprint(kind, rec) });
       if (kind === 'meal' && samples.meals.length < SAMPLE_COUNT) samples.meals.push(rec as MealRecord);
-      if (kind === 'sleep' && samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(rec as ReturnType<typeof getSleep>);
+      if (kind === 'sleep' && samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(rec as SleepRecord);
     });
     duplicates += counts.meals.skipped + counts.sleep_sessions.skipped;
   } else {
@@ -200,19 +193,49 @@ export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: st
 }
 
 /**
- * Parses (in a worker thread) and writes an import. A cancel (`signal`, e.g. the request closed)
- * before the write stops the parse and writes nothing (ImportCancelledError); the write itself is
- * one synchronous transaction, so once it starts it completes.
+ * Parses and writes an import in a worker thread, so that neither the parse (a minute for a
+ * gigabyte) nor the write (one transaction of up to a second) holds the thread that answers HTTP.
+ * The worker writes on its own connection while this thread's writers are held back
+ * (app.writes); this thread then runs the after-change hooks (derived data, digestion
+ * announcements) once, in a write of its own. A cancel (`signal`, e.g. the request closed) before
+ * the write stops the import and writes nothing (ImportCancelledError); once the write starts it
+ * completes. An in-memory database (tests) has no file another connection could open: its records
+ * are parsed in the worker and written here.
  */
 export async function runImport(app: AppContext, options: ImportOptions, onProgress?: (p: ParseProgress) => void, signal?: AbortSignal): Promise<ImportResult> {
   const timezone = options.timeZone ?? currentSettings(app).timezone;
-  const outcome = await parseInWorker(
-    { files: options.files, chosen: options.chosen, timeZone: timezone, timeZoneExplicit: options.timeZone !== undefined },
-    onProgress,
-    signal,
-  );
-  if (signal?.aborted) throw new ImportCancelledError();
-  return writeImport(app, outcome, timezone, options.dryRun);
+  const request: ParseRequest = { files: options.files, chosen: options.chosen, timeZone: timezone, timeZoneExplicit: options.timeZone !== undefined };
+  if (app.db.memory) {
+    const outcome = await parseInWorker(request, onProgress, signal);
+    if (signal?.aborted) throw new ImportCancelledError();
+    return writeImport(app, outcome, timezone, options.dryRun);
+  }
+  let release: (() => void) | undefined;
+  const turn: WriteTurn = {
+    begin: async () => {
+      if (signal?.aborted) return undefined;
+      release = await app.writes.acquire();
+      return app.clock.now();
+    },
+    end: (result) => {
+      try {
+        // A Chyme export can also bring foods, saved meals, settings and webhooks.
+        const chyme = result?.record.source === 'chyme';
+        if (result && !result.dryRun && (chyme || result.record.mealsAdded + result.record.sleepAdded > 0)) {
+          // The worker's commit is another connection's: the derived-data cache would notice it by
+          // itself (data_version), but the announcements and the food search index would not.
+          app.bus.write((emit) => notifyDataChanged(app, emit));
+          if (chyme) invalidateFoodSearch(app.db);
+        }
+      } catch (err) {
+        // The import is committed whatever happens here; the scheduler announces what this missed.
+        app.log.error('after-import recalculation failed', { error: String((err as Error)?.stack ?? err) });
+      } finally {
+        release?.();
+      }
+    },
+  };
+  return importInWorker(request, { dbPath: app.db.name, nativeBinding: app.nativeBinding, timezone, dryRun: options.dryRun }, turn, onProgress, signal);
 }
 
 export class ImportAlreadyUndoneError extends ConflictError {
@@ -286,7 +309,7 @@ export function importResource(r: ImportRecord, extra?: Pick<ImportResult, 'dryR
         ? null
         : { undone_at: isoUtc(r.undo.undoneMs), meals_removed: r.undo.mealsRemoved, sleep_removed: r.undo.sleepRemoved, kept: r.undo.kept },
     ...(extra?.dryRun
-      ? { samples: { meals: extra.samples.meals.map(mealResource), sleep_sessions: extra.samples.sleep.flatMap((s) => (s ? [sleepResource(s)] : [])) } }
+      ? { samples: { meals: extra.samples.meals.map(mealResource), sleep_sessions: extra.samples.sleep.map(sleepResource) } }
       : {}),
   };
 }

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { packageRoot } from '../paths.js';
+import type { ImportResult } from './types.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
-import { ImportCancelledError, ImportInputError } from './types.js';
-import type { WorkerMessage } from './worker.js';
+import { ImportCancelledError } from './types.js';
+import { fromWorkerError, type ImportWorkerData, type MainMessage, type WorkerMessage, type WriteRequest } from './worker-protocol.js';
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 /**
@@ -20,7 +21,7 @@ function workerUrl(): URL {
  * Running from source, a worker does not inherit tsx's loader: a small bootstrap registers it in
  * the worker before importing the TypeScript module. The built app starts worker.js directly.
  */
-function startWorker(workerData: ParseRequest, resourceLimits: ResourceLimits | undefined): Worker {
+function startWorker(workerData: ImportWorkerData, resourceLimits: ResourceLimits | undefined): Worker {
   const options = { workerData, ...(resourceLimits ? { resourceLimits } : {}) };
   if (!FROM_SOURCE) return new Worker(workerUrl(), options);
   const tsxApi = import.meta.resolve('tsx/esm/api');
@@ -46,33 +47,107 @@ export async function parseInWorker(
   onProgress: (p: ParseProgress) => void = () => {},
   signal?: AbortSignal,
 ): Promise<ParseOutcome> {
+  const run = (limits: ResourceLimits) => runOnce<ParseOutcome>({ parse: request }, undefined, onProgress, limits, signal);
   try {
-    return await parseOnce(request, onProgress, TIGHT_HEAP, signal);
+    return await run(TIGHT_HEAP);
   } catch (err) {
     if ((err as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw err;
-    return parseOnce(request, onProgress, ROOMY_HEAP, signal);
+    return run(ROOMY_HEAP);
   }
 }
 
-/** A cancel (signal aborted) stops the worker at once and rejects with ImportCancelledError. */
-function parseOnce(request: ParseRequest, onProgress: (p: ParseProgress) => void, limits: ResourceLimits, signal: AbortSignal | undefined): Promise<ParseOutcome> {
+/** How the caller holds its own thread's writers while the worker writes. */
+export interface WriteTurn {
+  /**
+   * The parse is done: resolves once this thread's writers are held back, with the time the
+   * import is written at, or with undefined to write nothing (the import was cancelled meanwhile).
+   */
+  begin(): Promise<number | undefined>;
+  /**
+   * The worker's transaction is over (called once for each begin): committed with `result`,
+   * or not at all (undefined: an error, or the worker died, which rolls it back).
+   */
+  end(result: ImportResult | undefined): void;
+}
+
+/**
+ * Parses and writes an import in a worker thread, the write on the worker's own connection to
+ * `write.dbPath`, in `turn` with this thread's writers (see WriteTurn). A cancel before the write
+ * starts writes nothing (ImportCancelledError); once the write has started it completes.
+ */
+export async function importInWorker(
+  request: ParseRequest,
+  write: WriteRequest,
+  turn: WriteTurn,
+  onProgress: (p: ParseProgress) => void = () => {},
+  signal?: AbortSignal,
+): Promise<ImportResult> {
+  const run = (limits: ResourceLimits) => runOnce<ImportResult>({ parse: request, write }, turn, onProgress, limits, signal);
+  try {
+    return await run(TIGHT_HEAP);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw err;
+    return run(ROOMY_HEAP);
+  }
+}
+
+/**
+ * One worker, to its end. A cancel (signal aborted) while it parses stops it at once and rejects
+ * with ImportCancelledError; while it writes, the cancel is too late and is ignored.
+ */
+function runOnce<T>(
+  data: ImportWorkerData,
+  turn: WriteTurn | undefined,
+  onProgress: (p: ParseProgress) => void,
+  limits: ResourceLimits,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new ImportCancelledError());
-    const worker = startWorker(request, limits);
+    const worker = startWorker(data, limits);
     let settled = false;
-    const cancel = () => settle(() => reject(new ImportCancelledError()));
+    let writing = false;
+    /** The write turn's begin, once asked for; it is ended once, after begin resolved. */
+    let begun: Promise<number | undefined> | undefined;
+    let ended = false;
+    const endTurn = (result: ImportResult | undefined) => {
+      if (!begun || ended) return;
+      ended = true;
+      begun.then(() => turn!.end(result), () => {});
+    };
+    const cancel = () => {
+      if (!writing) settle(() => reject(new ImportCancelledError()));
+    };
     signal?.addEventListener('abort', cancel, { once: true });
     const settle = (fn: () => void) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', cancel);
+      // A worker that wrote has closed its connection; one that did not never wrote.
+      void worker.terminate().finally(() => endTurn(undefined));
       fn();
-      void worker.terminate();
     };
     worker.on('message', (m: WorkerMessage) => {
       if (m.type === 'progress') onProgress({ bytesDone: m.bytesDone, bytesTotal: m.bytesTotal });
-      else if (m.type === 'done') settle(() => resolve(m.outcome));
-      else settle(() => reject(m.input ? new ImportInputError(m.message, m.param) : new Error(m.message)));
+      else if (m.type === 'done') settle(() => resolve(m.outcome as T));
+      else if (m.type === 'parsed') {
+        begun = turn!.begin();
+        begun.then(
+          (nowMs) => {
+            if (settled) return endTurn(undefined);
+            if (nowMs === undefined || signal?.aborted) {
+              worker.postMessage({ type: 'cancel' } satisfies MainMessage);
+              return settle(() => reject(new ImportCancelledError()));
+            }
+            writing = true;
+            worker.postMessage({ type: 'write', nowMs } satisfies MainMessage);
+          },
+          (err: unknown) => settle(() => reject(err)),
+        );
+      } else if (m.type === 'written') {
+        endTurn(m.result);
+        settle(() => resolve(m.result as T));
+      } else settle(() => reject(fromWorkerError(m.error)));
     });
     worker.on('error', (err) => settle(() => reject(err)));
     worker.on('exit', (code) => settle(() => reject(new Error(`the import worker stopped (exit code ${code}) before it finished`))));

@@ -1,4 +1,6 @@
-import type { FoodEntry, MealType, RecordSource } from '../db/meals.js';
+import type { ImportRecord } from '../db/imports.js';
+import type { FoodEntry, MealRecord, MealType, RecordSource } from '../db/meals.js';
+import type { SleepRecord } from '../db/sleep.js';
 
 /** An app Chyme imports from (the `source` stored on each record it adds). */
 export type ImportSource = Exclude<RecordSource, 'manual'>;
@@ -81,4 +83,14 @@ export class ImportCancelledError extends Error {
   constructor() {
     super('The import was cancelled before it wrote anything; nothing was written.');
   }
+}
+
+/** What an import did, or (dry run) would do. */
+export interface ImportResult {
+  record: ImportRecord;
+  dryRun: boolean;
+  zoneAssumed: string | null;
+  sources: ChosenSource[];
+  /** A few of the records added (dry run: that would be added), for a preview. */
+  samples: { meals: MealRecord[]; sleep: SleepRecord[] };
 }

@@ -1,34 +1,53 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { parseImport, type ParseRequest } from './parse.js';
-import { ImportInputError } from './types.js';
+import { createAppContext } from '../app-context.js';
+import { openDatabase } from '../db/connection.js';
+import { silentLogger } from '../logger.js';
+import { parseImport } from './parse.js';
+import { toWorkerError, type ImportWorkerData, type MainMessage, type WorkerMessage } from './worker-protocol.js';
 
 /**
- * The worker-thread side of an import: parses the files off the thread that answers HTTP, and
- * posts back progress (at most every 16 MB) and the parsed records.
+ * The worker-thread side of an import: parses the files off the thread that answers HTTP and,
+ * when asked to (`write`), also writes the records, on a connection of its own to the same file,
+ * so that the import's one transaction (up to a second for ten years of records) does not hold
+ * that thread either. The write waits for the main thread's go-ahead, which comes once the
+ * service's own writers are held back (server/write-gate.ts).
  */
-export type WorkerMessage =
-  | { type: 'progress'; bytesDone: number; bytesTotal: number }
-  | { type: 'done'; outcome: Awaited<ReturnType<typeof parseImport>> }
-  | { type: 'error'; message: string; input: boolean; param?: string };
 
 const PROGRESS_STEP = 16 * 1024 ** 2;
-const port = parentPort!;
-let lastPosted = -Infinity;
 
-parseImport(workerData as ParseRequest, (p) => {
-  if (p.bytesDone - lastPosted >= PROGRESS_STEP || p.bytesDone === p.bytesTotal) {
-    lastPosted = p.bytesDone;
-    port.postMessage({ type: 'progress', ...p } satisfies WorkerMessage);
+async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData): Promise<void> {
+  let lastPosted = -Infinity;
+  const outcome = await parseImport(data.parse, (p) => {
+    if (p.bytesDone - lastPosted >= PROGRESS_STEP || p.bytesDone === p.bytesTotal) {
+      lastPosted = p.bytesDone;
+      port.postMessage({ type: 'progress', ...p } satisfies WorkerMessage);
+    }
+  });
+  if (!data.write) {
+    port.postMessage({ type: 'done', outcome } satisfies WorkerMessage);
+    return;
   }
-}).then(
-  (outcome) => port.postMessage({ type: 'done', outcome } satisfies WorkerMessage),
-  (err: unknown) => {
-    const input = err instanceof ImportInputError;
-    port.postMessage({
-      type: 'error',
-      message: input ? err.message : String((err as Error)?.stack ?? err),
-      input,
-      ...(input ? { param: err.param } : {}),
-    } satisfies WorkerMessage);
-  },
-);
+  const write = data.write;
+  const go = await new Promise<MainMessage>((resolve) => {
+    port.once('message', resolve);
+    port.postMessage({ type: 'parsed' } satisfies WorkerMessage);
+  });
+  if (go.type === 'cancel') return;
+  // Loaded only now: a parse-only worker never needs the writers (or SQLite).
+  const { writeImport } = await import('./imports.js');
+  const db = openDatabase(write.dbPath, { ...(write.nativeBinding ? { nativeBinding: write.nativeBinding } : {}), optimize: false });
+  try {
+    // This thread's own context: the time is the main thread's (its clock may be a test's), and
+    // there are no after-change hooks here: the main thread runs them once this commit is done.
+    const app = createAppContext(db, { now: () => go.nowMs }, silentLogger, write.nativeBinding);
+    const result = writeImport(app, outcome, write.timezone, write.dryRun);
+    port.postMessage({ type: 'written', result } satisfies WorkerMessage);
+  } finally {
+    db.close();
+  }
+}
+
+const port = parentPort!;
+main(port, workerData as ImportWorkerData).catch((err: unknown) => {
+  port.postMessage({ type: 'error', error: toWorkerError(err) } satisfies WorkerMessage);
+});

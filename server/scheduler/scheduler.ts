@@ -24,7 +24,8 @@ export function createScheduler(app: AppContext, options: { intervalMs?: number 
 
   function startTimer(): void {
     timer = setInterval(() => {
-      if (running) return;
+      // While an import's worker holds the write lock, the next tick (a second later) announces.
+      if (running || app.writes.closed) return;
       running = true;
       try {
         tick();

@@ -114,6 +114,7 @@ export class Dispatcher {
   private aborter = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private turnQueued = false;
+  private waitingForWrites = false;
   private started = false;
   private stopped = false;
   private paused = false;
@@ -259,6 +260,18 @@ export class Dispatcher {
    * (or when a test asks, `claim`); outcomes are recorded even while stopping or pausing.
    */
   private turn(claim: boolean): void {
+    if (this.app.writes.closed) {
+      // An import's worker holds the write lock: the turn (and the outcomes it records) waits
+      // for it without holding the thread.
+      if (!this.waitingForWrites) {
+        this.waitingForWrites = true;
+        void this.app.writes.open().then(() => {
+          this.waitingForWrites = false;
+          this.turn(claim);
+        });
+      }
+      return;
+    }
     const { db, clock, log } = this.app;
     const ended = this.ended;
     this.ended = [];

@@ -1,0 +1,132 @@
+/**
+ * An import's write runs in its worker, on a connection of its own, while the service's own
+ * writers wait at the write gate (server/write-gate.ts) instead of in SQLite's busy handler, which
+ * would stop the thread and every read with it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { WriteGate } from '../../server/write-gate.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+async function upload(t: TestService, name: string, data: string): Promise<{ status: number; body: any }> {
+  const form = new FormData();
+  form.append('file', new Blob([data]), name);
+  const res = await fetch(`${t.baseUrl}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}` }, body: form });
+  return { status: res.status, body: await res.json() };
+}
+
+/** A Chyme export of `n` meals, one every 3 hours back from 2026-11-01. */
+function exportOf(n: number): string {
+  const end = Date.UTC(2026, 10, 1);
+  const meals = Array.from({ length: n }, (_, i) => ({
+    id: `meal_bulk${i}`,
+    timestamp: new Date(end - i * 3 * 3600_000).toISOString(),
+    meal_type: 'snack',
+    description: `Bulk meal ${i}`,
+    macros: { calories: 200 + (i % 300), protein_g: 10, carbs_g: 20, fat_g: 5, fiber_g: 2 },
+    micros: { sodium_mg: 100, caffeine_mg: null },
+    foods: [],
+    source: 'cronometer',
+  }));
+  return JSON.stringify({ object: 'export', format: 'chyme.export', format_version: 1, meals, sleep_sessions: [], webhook_subscriptions: [] });
+}
+
+const meal = (timestamp: string) => ({ timestamp, meal_type: 'lunch', description: 'Soup', macros: { calories: 350 } });
+
+test('the write gate: holders take turns, open() waits for every holder, release is once', async () => {
+  const gate = new WriteGate();
+  assert.equal(gate.closed, false);
+  const order: string[] = [];
+  const releaseA = await gate.acquire();
+  assert.equal(gate.closed, true);
+  const b = gate.acquire().then((release) => {
+    order.push('b acquired');
+    return release;
+  });
+  const opened = gate.open().then(() => order.push('opened'));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, [], 'nobody gets past a held gate');
+  releaseA();
+  releaseA(); // a second call does nothing
+  const releaseB = await b;
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['b acquired'], 'the waiting holder takes the gate before open() resolves');
+  assert.equal(gate.closed, true);
+  releaseB();
+  await opened;
+  assert.deepEqual(order, ['b acquired', 'opened']);
+  assert.equal(gate.closed, false);
+});
+
+describe('writes while another connection holds the write lock', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService();
+  });
+  after(() => t.stop());
+
+  test('a POST waits at the closed gate and is written once it opens; reads are answered meanwhile', async () => {
+    const release = await t.service.app.writes.acquire();
+    // What an import's worker does: hold SQLite's write lock from another connection.
+    const other = new Database(t.dbPath);
+    other.pragma('busy_timeout = 5000');
+    other.prepare('BEGIN IMMEDIATE').run();
+    let posted: Promise<{ status: number }> | undefined;
+    try {
+      posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T11:00:00Z') });
+      // Without the gate the POST would wait in SQLite's busy handler, holding this very thread
+      // (the service runs in the test's process), and these reads could not be answered.
+      const list = await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-23');
+      assert.equal(list.status, 200);
+      assert.equal(list.body.data.length, 0);
+      const state = await t.request('GET', '/v1/digestion/state');
+      assert.equal(state.status, 200);
+      let answered = false;
+      void posted.then(() => (answered = true));
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(answered, false, 'the POST waits while the gate is closed');
+    } finally {
+      other.prepare('COMMIT').run();
+      other.close();
+      release();
+    }
+    const created = await posted;
+    assert.equal(created.status, 201);
+    assert.equal((await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-23')).body.data.length, 1);
+  });
+
+  test('an import is written by its worker while reads are answered; a POST sent meanwhile lands after it', async () => {
+    const writes = t.service.app.writes;
+    const acquire = writes.acquire.bind(writes);
+    let gateClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (gateClosed = resolve));
+    writes.acquire = async () => {
+      const release = await acquire();
+      gateClosed();
+      return release;
+    };
+    try {
+      const imported = upload(t, 'export.json', exportOf(20_000));
+      await closed;
+      // The worker now writes 20,000 meals in one transaction on its own connection.
+      const read = await t.request('GET', '/v1/nutrition/meals?start_date=2026-10-01&end_date=2026-10-02');
+      assert.equal(read.status, 200);
+      assert.equal(writes.closed, true, 'a read was answered while the import was being written');
+      const posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T18:00:00Z') });
+      const r = await imported;
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.equal(r.body.meals_added, 20_000);
+      assert.equal((await posted).status, 201);
+      const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
+      assert.equal(count, 20_000 + 2);
+      assert.equal(writes.closed, false);
+      // The derived data follows the worker's commit: today's score counts the meal of the 22nd.
+      const scores = await t.request('GET', '/v1/digestion/scores/daily?start_date=2026-10-31&end_date=2026-11-01');
+      assert.equal(scores.status, 200);
+      assert.ok(scores.body.data.some((d: { score: number | null }) => d.score !== null), JSON.stringify(scores.body));
+    } finally {
+      writes.acquire = acquire;
+    }
+  });
+});
