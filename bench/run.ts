@@ -22,6 +22,7 @@ import { initSettings } from '../server/settings.js';
 import { addDays, dayOf } from '../server/time/tz.js';
 import { loadResultOf, runLoad, startServerProcess, type LoadResult } from './load.js';
 import { historyImportDocument } from './seed.js';
+import { seedThroughImport, type SeedFigures } from './seed-hold.js';
 import { benchKey, cpuMsOf, rssOf, startServe, type Serve } from './serve.js';
 import { fanOutReport, fanOutRuns } from './webhooks.js';
 
@@ -66,7 +67,7 @@ interface HistoryResult {
   days: number;
   meals: number;
   nights: number;
-  seedMs: number;
+  seed: SeedFigures;
   rows: Map<string, Row>;
   coldStartMs: number;
   coldStarts: number[];
@@ -106,7 +107,7 @@ async function measureServer(url: string, pid: number, headers: Record<string, s
  * A fresh database with `days` of history, seeded the way a person's history arrives: one
  * `POST /v1/import` to the real `chyme serve` (the issue asks for it; seconds for 10 years).
  */
-async function seed(days: number): Promise<{ dbPath: string; dir: string; meals: number; nights: number; seedMs: number; mealId: string; secret: string }> {
+async function seed(days: number): Promise<{ dbPath: string; dir: string; meals: number; nights: number; seed: SeedFigures; mealId: string; secret: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'chyme-bench-'));
   const dbPath = join(dir, 'chyme.db');
   const db = openDatabase(dbPath);
@@ -114,27 +115,13 @@ async function seed(days: number): Promise<{ dbPath: string; dir: string; meals:
   db.close();
   const secret = benchKey(dbPath);
   const doc = historyImportDocument({ lastDay: today, days, timezone: TIMEZONE });
-  const serve = await startServe(dbPath);
-  const t0 = performance.now();
-  let seedMs = 0;
-  try {
-    const res = await fetch(`${serve.url}/v1/import`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify(doc),
-    });
-    const body = (await res.json()) as { meals?: { imported: number }; sleep_sessions?: { imported: number } };
-    if (res.status !== 200) throw new Error(`seeding through POST /v1/import failed: HTTP ${res.status} ${JSON.stringify(body)}`);
-    seedMs = performance.now() - t0;
-  } finally {
-    await serve.stop();
-  }
+  const figures = await seedThroughImport(dbPath, secret, doc);
   const check = openDatabase(dbPath);
   try {
     const meals = (check.prepare('SELECT count(*) AS n FROM meals').get() as { n: number }).n;
     const nights = (check.prepare('SELECT count(*) AS n FROM sleep_sessions').get() as { n: number }).n;
     const mealId = (check.prepare('SELECT id FROM meals WHERE day = ? LIMIT 1').get(addDays(today, -1)) as { id: string }).id;
-    return { dbPath, dir, meals, nights, seedMs, mealId, secret };
+    return { dbPath, dir, meals, nights, seed: figures, mealId, secret };
   } finally {
     check.close();
   }
@@ -178,7 +165,7 @@ async function measureHistory(days: number): Promise<HistoryResult & { fairness?
       days,
       meals: seeded.meals,
       nights: seeded.nights,
-      seedMs: seeded.seedMs,
+      seed: seeded.seed,
       rows,
       coldStartMs: median(cold),
       coldStarts: cold,
@@ -245,7 +232,10 @@ const years = (d: number) => (d >= 365 ? `${Math.round(d / 365)} year${d >= 730 
 const lines: string[] = [
   `Chyme API benchmark — ${new Date().toISOString()} — Node ${process.version}, ${SECONDS} s of autocannon load per request (10 connections) after ${WARMUP} s of warm-up${SMOKE ? ' — SMOKE RUN, figures meaningless' : ''}`,
   '',
-  'Histories: ' + results.map((r) => `${years(r.days)} (${r.meals} meals, ${r.nights} nights, imported through POST /v1/import in ${(r.seedMs / 1000).toFixed(1)} s)`).join('; '),
+  'Histories: ' + results.map((r) => `${years(r.days)} (${r.meals} meals, ${r.nights} nights, imported through POST /v1/import in ${(r.seed.seedMs / 1000).toFixed(1)} s)`).join('; '),
+  '',
+  'While each history was imported, the state was asked for one request at a time (the import is read and written in a worker; the thread that answers must stay free): ' +
+    results.map((r) => `${years(r.days)}: ${r.seed.stateCount} answered, p50 ${r.seed.stateP50Ms.toFixed(1)} / p99 ${r.seed.stateP99Ms.toFixed(1)} / max ${r.seed.stateMaxMs.toFixed(1)} ms`).join('; ') + '.',
 ];
 for (const r of results) {
   lines.push('', `### ${years(r.days)} of history`, '');

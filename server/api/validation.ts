@@ -25,11 +25,28 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 /** Turns the first zod issue into the API error for it, naming the offending parameter. */
 export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiError {
   const issue = err.issues[0]!;
+  return issueError(
+    { code: issue.code, path: issue.path, message: issue.message, expected: 'expected' in issue ? String(issue.expected) : undefined, keys: 'keys' in issue ? issue.keys : undefined },
+    valueAt(input, issue.path) !== undefined,
+    prefix,
+  );
+}
+
+/**
+ * The API error for one schema issue; `present`: the input has a value at the issue's path (an
+ * invalid value, not a missing one). Also for issues found where the input is not at hand (a
+ * document checked in a worker thread).
+ */
+export function issueError(
+  issue: { code: string; path: readonly PropertyKey[]; message: string; expected?: string | undefined; keys?: readonly string[] | undefined },
+  present: boolean,
+  prefix = '',
+): ApiError {
   if (issue.code === 'unrecognized_keys') {
-    return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys[0] ?? '']));
+    return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys?.[0] ?? '']));
   }
   const param = issueParam(prefix, issue.path) || prefix || 'body';
-  if (valueAt(input, issue.path) === undefined) return errors.parameterMissing(param);
+  if (!present) return errors.parameterMissing(param);
   const message = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
   return errors.parameterInvalid(param, `Invalid ${param}: ${message}.`);
 }

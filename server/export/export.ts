@@ -12,6 +12,7 @@ import { foodResource } from '../foods/foods.js';
 import { invalidateFoodSearch } from '../foods/search.js';
 import { buildMeal, mealResource, mealType } from '../nutrition/meals.js';
 import { savedMealResource } from '../nutrition/saved-meals.js';
+import { ImportDocumentInvalid } from '../imports/types.js';
 import { currentSettings } from '../settings.js';
 import { buildSleep, sleepResource } from '../sleep/sessions.js';
 import { ianaTimeZone, nonBlankText } from '../fields.js';
@@ -191,6 +192,46 @@ export interface ImportCounts {
   skipped: number;
 }
 
+/**
+ * Reads a Chyme export document from its JSON bytes (an empty body reads as `{}`), checked
+ * against the schema: the document, or ImportDocumentInvalid saying what is wrong (the API turns
+ * that into the same 400 a JSON body of any other route gets).
+ */
+export function readImportDocument(bytes: Uint8Array): ImportDocument {
+  let input: unknown;
+  try {
+    input = bytes.length === 0 ? {} : JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new ImportDocumentInvalid({ kind: 'json', message: (err as Error).message });
+  }
+  const parsed = ImportDocumentSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  let value: unknown = input;
+  for (const key of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  throw new ImportDocumentInvalid({
+    kind: 'schema',
+    issue: {
+      code: issue.code,
+      path: [...issue.path],
+      message: issue.message,
+      ...('expected' in issue && typeof issue.expected === 'string' ? { expected: issue.expected } : {}),
+      ...('keys' in issue && Array.isArray(issue.keys) ? { keys: issue.keys.map(String) } : {}),
+    },
+    present: value !== undefined,
+  });
+}
+
+/** What importing a document did, per kind of record. */
+export interface DocumentImportCounts {
+  foods: ImportCounts;
+  saved_meals: ImportCounts;
+  meals: ImportCounts;
+  sleep_sessions: ImportCounts;
+  webhook_subscriptions: ImportCounts;
+  settings: 'applied' | 'kept';
+}
+
 /** Zod leaves optional fields out; this keeps an entry's JSON free of undefined holes either way. */
 function storedEntry(entry: z.output<typeof ImportFoodEntry>): FoodEntry {
   return Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as unknown as FoodEntry;
@@ -227,14 +268,7 @@ export function importDocument(
   doc: ImportDocument,
   /** Told of each meal and sleep session added (the imports feature records them for undo). */
   onAdded?: (kind: 'meal' | 'sleep', record: MealRecord | SleepRecord) => void,
-): {
-  foods: ImportCounts;
-  saved_meals: ImportCounts;
-  meals: ImportCounts;
-  sleep_sessions: ImportCounts;
-  webhook_subscriptions: ImportCounts;
-  settings: 'applied' | 'kept';
-} {
+): DocumentImportCounts {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
     if (Date.parse(s.end) <= Date.parse(s.start)) throw new InvalidInputError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);

@@ -14,7 +14,7 @@ import {
 import { deleteMeal, getMeal, insertMeal, type MealRecord } from '../db/meals.js';
 import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
 import type { Emit } from '../events/bus.js';
-import { ImportDocumentSchema, importDocument } from '../export/export.js';
+import { ImportDocumentSchema, importDocument, readImportDocument, type DocumentImportCounts } from '../export/export.js';
 import { newId } from '../ids.js';
 import { ConflictError } from '../domain-errors.js';
 import { buildMeal, MAX_MEAL_CALORIES, mealResource } from '../nutrition/meals.js';
@@ -23,7 +23,7 @@ import { sleepDay, sleepResource } from '../sleep/sessions.js';
 import { isoUtc } from '../time/tz.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
 import { invalidateFoodSearch } from '../foods/search.js';
-import { importInWorker, parseInWorker, type WriteTurn } from './run-worker.js';
+import { importDocumentInWorker, importInWorker, parseInWorker, type WriteTurn } from './run-worker.js';
 import { ImportCancelledError, ImportInputError, SOURCE_LABELS, type ChosenSource, type ImportResult, type ImportWarning } from './types.js';
 
 export type { ImportResult };
@@ -210,8 +210,30 @@ export async function runImport(app: AppContext, options: ImportOptions, onProgr
     if (signal?.aborted) throw new ImportCancelledError();
     return writeImport(app, outcome, timezone, options.dryRun);
   }
+  const turn = writeTurn<ImportResult>(app, signal, (result) => {
+    // A Chyme export can also bring foods, saved meals, settings and webhooks.
+    const chyme = result.record.source === 'chyme';
+    if (result.dryRun || (!chyme && result.record.mealsAdded + result.record.sleepAdded === 0)) return;
+    afterWorkerWrite(app, chyme);
+  });
+  return importInWorker(request, { dbPath: app.db.name, nativeBinding: app.nativeBinding, timezone, dryRun: options.dryRun }, turn, onProgress, signal);
+}
+
+/**
+ * Imports a Chyme export document posted as JSON (POST /v1/import): read, checked and written in
+ * a worker, like runImport's files, so that neither its JSON parse nor its write holds this
+ * thread. Throws ImportDocumentInvalid for a document that is not JSON or not an export.
+ */
+export async function importDocumentBytes(app: AppContext, bytes: Uint8Array): Promise<DocumentImportCounts> {
+  if (app.db.memory) return importDocument(app, readImportDocument(bytes));
+  const turn = writeTurn<DocumentImportCounts>(app, undefined, () => afterWorkerWrite(app, true));
+  return importDocumentInWorker(bytes, { dbPath: app.db.name, nativeBinding: app.nativeBinding, timezone: currentSettings(app).timezone, dryRun: false }, turn);
+}
+
+/** A worker's write turn: this thread's writers held back (app.writes) from begin to end. */
+function writeTurn<R>(app: AppContext, signal: AbortSignal | undefined, afterCommit: (result: R) => void): WriteTurn<R> {
   let release: (() => void) | undefined;
-  const turn: WriteTurn = {
+  return {
     begin: async () => {
       if (signal?.aborted) return undefined;
       release = await app.writes.acquire();
@@ -219,14 +241,7 @@ export async function runImport(app: AppContext, options: ImportOptions, onProgr
     },
     end: (result) => {
       try {
-        // A Chyme export can also bring foods, saved meals, settings and webhooks.
-        const chyme = result?.record.source === 'chyme';
-        if (result && !result.dryRun && (chyme || result.record.mealsAdded + result.record.sleepAdded > 0)) {
-          // The worker's commit is another connection's: the derived-data cache would notice it by
-          // itself (data_version), but the announcements and the food search index would not.
-          app.bus.write((emit) => notifyDataChanged(app, emit));
-          if (chyme) invalidateFoodSearch(app.db);
-        }
+        if (result !== undefined) afterCommit(result);
       } catch (err) {
         // The import is committed whatever happens here; the scheduler announces what this missed.
         app.log.error('after-import recalculation failed', { error: String((err as Error)?.stack ?? err) });
@@ -235,7 +250,17 @@ export async function runImport(app: AppContext, options: ImportOptions, onProgr
       }
     },
   };
-  return importInWorker(request, { dbPath: app.db.name, nativeBinding: app.nativeBinding, timezone, dryRun: options.dryRun }, turn, onProgress, signal);
+}
+
+/**
+ * After a worker's commit, what its connection could not do for this one: the after-change hooks
+ * (derived data, digestion announcements), once, and for a Chyme export the food search index.
+ * The derived-data cache would notice the other connection's commit by itself (data_version);
+ * the announcements and the index would not.
+ */
+function afterWorkerWrite(app: AppContext, chyme: boolean): void {
+  app.bus.write((emit) => notifyDataChanged(app, emit));
+  if (chyme) invalidateFoodSearch(app.db);
 }
 
 export class ImportAlreadyUndoneError extends ConflictError {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { packageRoot } from '../paths.js';
+import type { DocumentImportCounts } from '../export/export.js';
 import type { ImportResult } from './types.js';
 import type { ParseOutcome, ParseProgress, ParseRequest } from './parse.js';
 import { ImportCancelledError } from './types.js';
@@ -56,8 +57,8 @@ export async function parseInWorker(
   }
 }
 
-/** How the caller holds its own thread's writers while the worker writes. */
-export interface WriteTurn {
+/** How the caller holds its own thread's writers while the worker writes (R: what the write returns). */
+export interface WriteTurn<R> {
   /**
    * The parse is done: resolves once this thread's writers are held back, with the time the
    * import is written at, or with undefined to write nothing (the import was cancelled meanwhile).
@@ -67,7 +68,7 @@ export interface WriteTurn {
    * The worker's transaction is over (called once for each begin): committed with `result`,
    * or not at all (undefined: an error, or the worker died, which rolls it back).
    */
-  end(result: ImportResult | undefined): void;
+  end(result: R | undefined): void;
 }
 
 /**
@@ -78,7 +79,7 @@ export interface WriteTurn {
 export async function importInWorker(
   request: ParseRequest,
   write: WriteRequest,
-  turn: WriteTurn,
+  turn: WriteTurn<ImportResult>,
   onProgress: (p: ParseProgress) => void = () => {},
   signal?: AbortSignal,
 ): Promise<ImportResult> {
@@ -92,12 +93,22 @@ export async function importInWorker(
 }
 
 /**
+ * Reads a Chyme export document (its JSON bytes, copied to the worker: a few milliseconds for
+ * ten years) and writes it, in a worker thread: for ten years of records, the JSON parse, the
+ * schema check and the write each take tenths of a second. Rejects with ImportDocumentInvalid
+ * (nothing written) for a document that is not JSON or not an export.
+ */
+export function importDocumentInWorker(bytes: Uint8Array, write: WriteRequest, turn: WriteTurn<DocumentImportCounts>): Promise<DocumentImportCounts> {
+  return runOnce<DocumentImportCounts>({ document: bytes, write }, turn, () => {}, ROOMY_HEAP, undefined);
+}
+
+/**
  * One worker, to its end. A cancel (signal aborted) while it parses stops it at once and rejects
  * with ImportCancelledError; while it writes, the cancel is too late and is ignored.
  */
 function runOnce<T>(
   data: ImportWorkerData,
-  turn: WriteTurn | undefined,
+  turn: WriteTurn<T> | undefined,
   onProgress: (p: ParseProgress) => void,
   limits: ResourceLimits,
   signal: AbortSignal | undefined,
@@ -110,7 +121,7 @@ function runOnce<T>(
     /** The write turn's begin, once asked for; it is ended once, after begin resolved. */
     let begun: Promise<number | undefined> | undefined;
     let ended = false;
-    const endTurn = (result: ImportResult | undefined) => {
+    const endTurn = (result: T | undefined) => {
       if (!begun || ended) return;
       ended = true;
       begun.then(() => turn!.end(result), () => {});
@@ -145,7 +156,7 @@ function runOnce<T>(
           (err: unknown) => settle(() => reject(err)),
         );
       } else if (m.type === 'written') {
-        endTurn(m.result);
+        endTurn(m.result as T);
         settle(() => resolve(m.result as T));
       } else settle(() => reject(fromWorkerError(m.error)));
     });

@@ -94,3 +94,20 @@ export interface ImportResult {
   /** A few of the records added (dry run: that would be added), for a preview. */
   samples: { meals: MealRecord[]; sleep: SleepRecord[] };
 }
+
+/** Why a Chyme export document posted to the API was refused, before anything was written. */
+export type DocumentProblem =
+  /** Not JSON: the parser's message. */
+  | { kind: 'json'; message: string }
+  /**
+   * JSON, but not an export: the schema's first issue (code, path, message, and for some codes
+   * `expected` or `keys`), and whether the document has a value at its path (missing vs invalid).
+   */
+  | { kind: 'schema'; issue: { code: string; path: PropertyKey[]; message: string; expected?: string; keys?: string[] }; present: boolean };
+
+export class ImportDocumentInvalid extends Error {
+  constructor(readonly reason: DocumentProblem) {
+    super(reason.kind === 'json' ? reason.message : reason.issue.message);
+    this.name = 'ImportDocumentInvalid';
+  }
+}

@@ -1,7 +1,7 @@
 import { ConflictError, InvalidInputError, LimitExceededError } from '../domain-errors.js';
-import type { ImportResult } from './types.js';
+import type { DocumentImportCounts } from '../export/export.js';
 import type { ParseOutcome, ParseRequest } from './parse.js';
-import { ImportInputError } from './types.js';
+import { ImportDocumentInvalid, ImportInputError, type DocumentProblem, type ImportResult } from './types.js';
 
 /** The messages between an import's worker (worker.ts) and the thread that started it (run-worker.ts). */
 
@@ -13,10 +13,11 @@ export interface WriteRequest {
   dryRun: boolean;
 }
 
-export interface ImportWorkerData {
-  parse: ParseRequest;
-  write?: WriteRequest;
-}
+/**
+ * What the worker does: parse an app's files (then, with `write`, write them as an import), or
+ * read a Chyme export document posted to the API (`document`, its JSON bytes) and write it.
+ */
+export type ImportWorkerData = { parse: ParseRequest; write?: WriteRequest } | { document: Uint8Array; write: WriteRequest };
 
 /** A rule an import broke, carried across the thread boundary and thrown again as its own class. */
 export type WorkerError =
@@ -24,6 +25,7 @@ export type WorkerError =
   | { kind: 'invalid_input'; message: string; param: string }
   | { kind: 'limit'; message: string }
   | { kind: 'conflict'; message: string; code: string; param: string | undefined }
+  | { kind: 'document'; reason: DocumentProblem }
   | { kind: 'internal'; message: string };
 
 export type WorkerMessage =
@@ -32,8 +34,8 @@ export type WorkerMessage =
   | { type: 'done'; outcome: ParseOutcome }
   /** Parsed; waiting for 'write' (or 'cancel') before it takes the write lock. */
   | { type: 'parsed' }
-  /** The write's transaction committed (or, for a dry run, rolled back). */
-  | { type: 'written'; result: ImportResult }
+  /** The write's transaction committed (or, for a dry run, rolled back): an ImportResult, or a document's counts. */
+  | { type: 'written'; result: ImportResult | DocumentImportCounts }
   | { type: 'error'; error: WorkerError };
 
 export type MainMessage = { type: 'write'; nowMs: number } | { type: 'cancel' };
@@ -42,6 +44,7 @@ export function toWorkerError(err: unknown): WorkerError {
   if (err instanceof ImportInputError) return { kind: 'import_input', message: err.message, param: err.param };
   if (err instanceof InvalidInputError) return { kind: 'invalid_input', message: err.message, param: err.param };
   if (err instanceof LimitExceededError) return { kind: 'limit', message: err.message };
+  if (err instanceof ImportDocumentInvalid) return { kind: 'document', reason: err.reason };
   if (err instanceof ConflictError) return { kind: 'conflict', message: err.message, code: err.code, param: err.param };
   return { kind: 'internal', message: String((err as Error)?.stack ?? err) };
 }
@@ -56,6 +59,8 @@ export function fromWorkerError(e: WorkerError): Error {
       return new LimitExceededError(e.message);
     case 'conflict':
       return new ConflictError(e.code, e.message, e.param);
+    case 'document':
+      return new ImportDocumentInvalid(e.reason);
     case 'internal':
       return new Error(e.message);
   }

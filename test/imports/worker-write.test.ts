@@ -130,3 +130,67 @@ describe('writes while another connection holds the write lock', () => {
     }
   });
 });
+
+describe('POST /v1/import (a Chyme export as the body)', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService();
+  });
+  after(() => t.stop());
+
+  const post = async (body: string | Uint8Array, type = 'application/json') => {
+    const res = await fetch(`${t.baseUrl}/v1/import`, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': type }, body });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  test('bad bodies get the usual answers, and nothing is written', async () => {
+    const malformed = await post('{"format": "chyme.export",');
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.body.error.code, 'invalid_json');
+    const notJson = await post('format=chyme', 'text/plain');
+    assert.equal(notJson.status, 415);
+    const tooLarge = await post(new Uint8Array(64 * 1024 * 1024 + 1).fill(32));
+    assert.equal(tooLarge.status, 413);
+    const badMeal = await post(JSON.stringify({ format: 'chyme.export', format_version: 1, meals: [{ id: 'meal_x', timestamp: '2026-11-20T08:00:00Z', meal_type: 'elevenses', macros: { calories: 1 } }] }));
+    assert.equal(badMeal.status, 400);
+    assert.equal(badMeal.body.error.code, 'parameter_invalid');
+    assert.equal(badMeal.body.error.param, 'meals.0.meal_type');
+    const missing = await post(JSON.stringify({ format_version: 1 }));
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.error.code, 'parameter_missing');
+    assert.equal(missing.body.error.param, 'format');
+    const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
+    assert.equal(count, 0);
+  });
+
+  test('the document is read and written by a worker while reads are answered; a POST sent meanwhile lands after it', async () => {
+    const writes = t.service.app.writes;
+    const acquire = writes.acquire.bind(writes);
+    let gateClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (gateClosed = resolve));
+    writes.acquire = async () => {
+      const release = await acquire();
+      gateClosed();
+      return release;
+    };
+    try {
+      const imported = post(exportOf(20_000));
+      await closed;
+      const read = await t.request('GET', '/v1/digestion/state');
+      assert.equal(read.status, 200);
+      assert.equal(writes.closed, true, 'a read was answered while the document was being written');
+      const posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T18:00:00Z') });
+      const r = await imported;
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.object, 'import_result');
+      assert.deepEqual(r.body.meals, { imported: 20_000, skipped: 0 });
+      assert.equal((await posted).status, 201);
+      const again = await post(exportOf(20_000));
+      assert.deepEqual(again.body.meals, { imported: 0, skipped: 20_000 });
+      const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
+      assert.equal(count, 20_001);
+    } finally {
+      writes.acquire = acquire;
+    }
+  });
+});

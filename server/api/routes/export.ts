@@ -1,5 +1,11 @@
+import { createHash } from 'node:crypto';
+import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import { exportDocument, ImportDocumentSchema, importDocument, mealsCsv } from '../../export/export.js';
+import { exportDocument, ImportDocumentSchema, mealsCsv } from '../../export/export.js';
+import { importDocumentBytes } from '../../imports/imports.js';
+import { ImportDocumentInvalid } from '../../imports/types.js';
+import { errors } from '../errors.js';
+import { issueError } from '../validation.js';
 import { isoUtc } from '../../time/tz.js';
 import { defineRoute, HANDLED } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
@@ -66,8 +72,43 @@ export const exportRoutes = [
     body: ImportDocumentSchema,
     maxBodyBytes: IMPORT_MAX_BYTES,
     responses: { 200: { description: 'What was imported and skipped', schema: ImportResultSchema }, 400: { description: 'Invalid document; nothing written', schema: ErrorSchema } },
-    handler({ app, body }) {
-      return { body: { object: 'import_result', ...importDocument(app, body) } };
+    // The body is read here, as bytes, and parsed, checked and written in a worker thread: for
+    // ten years of records each of those takes tenths of a second this thread must not wait.
+    // `body` above documents what it must be; the schema is applied in the worker.
+    streamsBody: true,
+    async handler({ app, req, res, idempotency }) {
+      const bytes = await readJsonBytes(req, res, IMPORT_MAX_BYTES);
+      const replay = idempotency?.settle(createHash('sha256').update(bytes).digest('hex'));
+      if (replay) return replay;
+      try {
+        return { body: { object: 'import_result', ...(await importDocumentBytes(app, bytes)) } };
+      } catch (err) {
+        if (!(err instanceof ImportDocumentInvalid)) throw err;
+        const reason = err.reason;
+        throw reason.kind === 'json' ? errors.invalidJson(reason.message) : issueError(reason.issue, reason.present);
+      }
     },
   }),
 ];
+
+/**
+ * The raw bytes of a JSON body within `limit`, with the API's usual answers for a body that is
+ * too large (413), not JSON by its type or in an encoding it cannot read (415). Gzip and deflate
+ * bodies are inflated, as for every JSON route. No body reads as empty.
+ */
+async function readJsonBytes(req: Request, res: Response, limit: number): Promise<Uint8Array> {
+  const raw = express.raw({ type: () => true, limit });
+  const type = req.headers['content-type'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if (hasBody && (type === undefined || !/^application\/json\s*(;|$)/i.test(type))) throw errors.unsupportedMediaType(type);
+  await new Promise<void>((resolve, reject) =>
+    raw(req, res, (err?: unknown) => {
+      if (!err) return resolve();
+      const e = err as { type?: string; message: string };
+      if (e.type === 'entity.too.large') return reject(errors.bodyTooLarge(limit));
+      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return reject(errors.unsupportedMediaType(type));
+      reject(err);
+    }),
+  );
+  return Buffer.isBuffer(req.body) ? new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.length) : new Uint8Array(0);
+}
