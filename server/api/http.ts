@@ -114,8 +114,9 @@ export function createHttpListener(app: AppContext, routes: RouteDef[], options:
   return (req, res) => {
     // While an import's worker holds the write lock, a request that may write waits for it here,
     // asynchronously, rather than in SQLite's busy handler, which would stop the thread (and every
-    // read) until the import commits. Reads go on.
-    if (app.writes.closed && !READ_ONLY_METHODS.has(req.method ?? '')) {
+    // read) until the import commits. Reads go on. During a restore (which holds the gate too)
+    // the request goes straight on, to its 503 restore_in_progress.
+    if (app.writes.closed && app.unavailable === null && !READ_ONLY_METHODS.has(req.method ?? '')) {
       void app.writes.open().then(() => listener(req, res));
       return;
     }

@@ -42,8 +42,13 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
   const restoredFrom = inspectDatabaseFile(sourcePath, binding);
   const { app } = host;
   app.unavailable = { code: 'restore_in_progress', message: 'A backup is being restored into Chyme; try again in a few seconds.' };
+  let releaseWrites: (() => void) | undefined;
   try {
     await host.pause();
+    // An import's worker writes on a connection of its own: the swap waits for its transaction to
+    // end, and an import that finishes parsing meanwhile writes into the restored file afterwards.
+    // Taken after pause(), which waits for the dispatcher's last turn (held back by a closed gate).
+    releaseWrites = await app.writes.acquire();
     const safetyBackup = await host.backups.backupNow('pre-restore');
     app.db.close();
     try {
@@ -55,6 +60,7 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
     app.log.info('database restored', { from: sourcePath, safety_backup: safetyBackup.path });
     return { restoredFrom, safetyBackup };
   } finally {
+    releaseWrites?.();
     host.resume();
     app.unavailable = null;
   }

@@ -211,6 +211,37 @@ describe('restore through the running service', () => {
     assert.equal((await t.request('GET', `/v1/nutrition/meals/${later.body.id}`)).status, 200);
   });
 
+  test('a restore waits for a write another connection is making (an import\'s worker), then swaps; writes meanwhile get 503', async () => {
+    const backup = await t.request('POST', '/v1/backups');
+    // What an import's worker does: the gate taken, then SQLite's write lock from its own connection.
+    // (A restore asked for over HTTP now would wait at the gate before starting; this one is
+    // already under way when the import takes the gate, as when the import got there first.)
+    const releaseGate = await t.service.app.writes.acquire();
+    const other = new Database(t.dbPath);
+    other.prepare('BEGIN IMMEDIATE').run();
+    other.prepare("UPDATE settings SET units = 'imperial'").run();
+    let restored = false;
+    const restoring = t.service.restore(backup.body.path).then((r) => {
+      restored = true;
+      return r;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(restored, false, 'the swap waits for the other connection\'s transaction');
+      const during = await t.request('POST', '/v1/nutrition/meals', { body: MEAL });
+      assert.equal(during.status, 503);
+      assert.equal(errorOf(during).code, 'restore_in_progress');
+    } finally {
+      other.prepare('COMMIT').run();
+      other.close();
+      releaseGate();
+    }
+    const r = await restoring;
+    // The pre-restore copy was taken after the other write committed: it holds that write.
+    assert.deepEqual(rows(r.safetyBackup.path, 'SELECT units FROM settings'), [{ units: 'imperial' }]);
+    assert.equal((await t.request('POST', '/v1/nutrition/meals', { body: MEAL })).status, 201);
+  });
+
   test('a corrupt, foreign or newer file is refused with a clear error and nothing changes', async () => {
     const folder = join(t.dir, 'backups');
     mkdirSync(folder, { recursive: true });

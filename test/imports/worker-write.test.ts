@@ -32,6 +32,19 @@ function exportOf(n: number): string {
   return JSON.stringify({ object: 'export', format: 'chyme.export', format_version: 1, meals, sleep_sessions: [], webhook_subscriptions: [] });
 }
 
+/** Resolves `closed` when a holder (the import) has taken the gate. */
+function watchGate(writes: WriteGate): { closed: Promise<void>; unwatch: () => void } {
+  const acquire = writes.acquire.bind(writes);
+  let taken!: () => void;
+  const closed = new Promise<void>((resolve) => (taken = resolve));
+  writes.acquire = async () => {
+    const release = await acquire();
+    taken();
+    return release;
+  };
+  return { closed, unwatch: () => (writes.acquire = acquire) };
+}
+
 const meal = (timestamp: string) => ({ timestamp, meal_type: 'lunch', description: 'Soup', macros: { calories: 350 } });
 
 test('the write gate: holders take turns, open() waits for every holder, release is once', async () => {
@@ -98,14 +111,7 @@ describe('writes while another connection holds the write lock', () => {
 
   test('an import is written by its worker while reads are answered; a POST sent meanwhile lands after it', async () => {
     const writes = t.service.app.writes;
-    const acquire = writes.acquire.bind(writes);
-    let gateClosed!: () => void;
-    const closed = new Promise<void>((resolve) => (gateClosed = resolve));
-    writes.acquire = async () => {
-      const release = await acquire();
-      gateClosed();
-      return release;
-    };
+    const { closed, unwatch } = watchGate(writes);
     try {
       const imported = upload(t, 'export.json', exportOf(20_000));
       await closed;
@@ -126,7 +132,7 @@ describe('writes while another connection holds the write lock', () => {
       assert.equal(scores.status, 200);
       assert.ok(scores.body.data.some((d: { score: number | null }) => d.score !== null), JSON.stringify(scores.body));
     } finally {
-      writes.acquire = acquire;
+      unwatch();
     }
   });
 });
@@ -165,14 +171,7 @@ describe('POST /v1/import (a Chyme export as the body)', () => {
 
   test('the document is read and written by a worker while reads are answered; a POST sent meanwhile lands after it', async () => {
     const writes = t.service.app.writes;
-    const acquire = writes.acquire.bind(writes);
-    let gateClosed!: () => void;
-    const closed = new Promise<void>((resolve) => (gateClosed = resolve));
-    writes.acquire = async () => {
-      const release = await acquire();
-      gateClosed();
-      return release;
-    };
+    const { closed, unwatch } = watchGate(writes);
     try {
       const imported = post(exportOf(20_000));
       await closed;
@@ -190,7 +189,7 @@ describe('POST /v1/import (a Chyme export as the body)', () => {
       const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
       assert.equal(count, 20_001);
     } finally {
-      writes.acquire = acquire;
+      unwatch();
     }
   });
 });
