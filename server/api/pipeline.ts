@@ -225,7 +225,7 @@ export function validateParamsAndQuery(route: RouteDef): RequestHandler {
 const BODY_METHODS = new Set(['POST', 'PATCH', 'DELETE']);
 
 /** body-parser's errors, as the API's. */
-function bodyError(err: { type?: string; message: string }, limit: number, req: Request): ApiError | Error {
+export function bodyError(err: { type?: string; message: string }, limit: number, req: Request): ApiError | Error {
   switch (err.type) {
     case 'entity.too.large':
       return errors.bodyTooLarge(limit);
@@ -239,7 +239,7 @@ function bodyError(err: { type?: string; message: string }, limit: number, req: 
   }
 }
 
-function hasNonEmptyBody(req: Request): boolean {
+export function hasNonEmptyBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 

@@ -5,6 +5,7 @@ import { exportDocument, ImportDocumentSchema, mealsCsv } from '../../export/exp
 import { importDocumentBytes } from '../../imports/imports.js';
 import { ImportDocumentInvalid } from '../../imports/types.js';
 import { errors } from '../errors.js';
+import { bodyError, hasNonEmptyBody } from '../pipeline.js';
 import { issueError } from '../validation.js';
 import { isoUtc } from '../../time/tz.js';
 import { defineRoute, HANDLED } from '../route.js';
@@ -77,7 +78,7 @@ export const exportRoutes = [
     // `body` above documents what it must be; the schema is applied in the worker.
     streamsBody: true,
     async handler({ app, req, res, idempotency }) {
-      const bytes = await readJsonBytes(req, res, IMPORT_MAX_BYTES);
+      const bytes = await readImportBody(req, res);
       const replay = idempotency?.settle(createHash('sha256').update(bytes).digest('hex'));
       if (replay) return replay;
       try {
@@ -91,24 +92,19 @@ export const exportRoutes = [
   }),
 ];
 
+/** body-parser's raw reader (inflating gzip and deflate), whatever the type: the type is checked first. */
+const rawImportBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES });
+
 /**
- * The raw bytes of a JSON body within `limit`, with the API's usual answers for a body that is
+ * The raw bytes of an import's JSON body, up to IMPORT_MAX_BYTES, with the API's usual answers for a body that is
  * too large (413), not JSON by its type or in an encoding it cannot read (415). Gzip and deflate
  * bodies are inflated, as for every JSON route. No body reads as empty.
  */
-async function readJsonBytes(req: Request, res: Response, limit: number): Promise<Uint8Array> {
-  const raw = express.raw({ type: () => true, limit });
+async function readImportBody(req: Request, res: Response): Promise<Uint8Array> {
   const type = req.headers['content-type'];
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (hasBody && (type === undefined || !/^application\/json\s*(;|$)/i.test(type))) throw errors.unsupportedMediaType(type);
+  if (hasNonEmptyBody(req) && (type === undefined || !/^application\/json\s*(;|$)/i.test(type))) throw errors.unsupportedMediaType(type);
   await new Promise<void>((resolve, reject) =>
-    raw(req, res, (err?: unknown) => {
-      if (!err) return resolve();
-      const e = err as { type?: string; message: string };
-      if (e.type === 'entity.too.large') return reject(errors.bodyTooLarge(limit));
-      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return reject(errors.unsupportedMediaType(type));
-      reject(err);
-    }),
+    rawImportBody(req, res, (err?: unknown) => (err ? reject(bodyError(err as { type?: string; message: string }, IMPORT_MAX_BYTES, req)) : resolve())),
   );
   return Buffer.isBuffer(req.body) ? new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.length) : new Uint8Array(0);
 }
