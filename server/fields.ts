@@ -117,3 +117,33 @@ export function idString(prefix: string) {
 
 /** An instant in a resource, as the API writes it (ISO 8601 UTC). */
 export const isoDateTime = z.string().meta({ format: 'date-time' });
+
+/**
+ * A schema's first complaint about an input, as plain data (it may cross a thread boundary: an
+ * import's document is checked in its worker). The API turns it into its 400 (api/validation.ts).
+ */
+export interface InputIssue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  /** invalid_type: the type the schema expected. */
+  expected?: string;
+  /** unrecognized_keys: the keys it did not know. */
+  keys?: string[];
+  /** The input has a value at `path`: an invalid value, not a missing one. */
+  present: boolean;
+}
+
+export function firstIssue(err: z.ZodError, input: unknown): InputIssue {
+  const issue = err.issues[0]!;
+  let value: unknown = input;
+  for (const key of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  return {
+    code: issue.code,
+    path: [...issue.path],
+    message: issue.message,
+    ...('expected' in issue ? { expected: String(issue.expected) } : {}),
+    ...('keys' in issue ? { keys: issue.keys.map(String) } : {}),
+    present: value !== undefined,
+  };
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstIssue, type InputIssue } from '../fields.js';
 import { daysBetween } from '../time/tz.js';
 import { ApiError, errors } from './errors.js';
 
@@ -13,40 +14,21 @@ function issueParam(prefix: string, path: readonly PropertyKey[]): string {
   return [prefix, ...parts].filter(Boolean).join('.');
 }
 
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = input;
-  for (const key of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[key];
-  }
-  return v;
-}
-
 /** Turns the first zod issue into the API error for it, naming the offending parameter. */
 export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiError {
-  const issue = err.issues[0]!;
-  return issueError(
-    { code: issue.code, path: issue.path, message: issue.message, expected: 'expected' in issue ? String(issue.expected) : undefined, keys: 'keys' in issue ? issue.keys : undefined },
-    valueAt(input, issue.path) !== undefined,
-    prefix,
-  );
+  return issueError(firstIssue(err, input), prefix);
 }
 
 /**
- * The API error for one schema issue; `present`: the input has a value at the issue's path (an
- * invalid value, not a missing one). Also for issues found where the input is not at hand (a
- * document checked in a worker thread).
+ * The API error for one schema issue (also one found where the input is not at hand: a document
+ * checked in a worker thread).
  */
-export function issueError(
-  issue: { code: string; path: readonly PropertyKey[]; message: string; expected?: string | undefined; keys?: readonly string[] | undefined },
-  present: boolean,
-  prefix = '',
-): ApiError {
+export function issueError(issue: InputIssue, prefix = ''): ApiError {
   if (issue.code === 'unrecognized_keys') {
     return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys?.[0] ?? '']));
   }
   const param = issueParam(prefix, issue.path) || prefix || 'body';
-  if (!present) return errors.parameterMissing(param);
+  if (!issue.present) return errors.parameterMissing(param);
   const message = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
   return errors.parameterInvalid(param, `Invalid ${param}: ${message}.`);
 }

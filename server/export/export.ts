@@ -15,7 +15,7 @@ import { savedMealResource } from '../nutrition/saved-meals.js';
 import { ImportDocumentInvalid } from '../imports/types.js';
 import { currentSettings } from '../settings.js';
 import { buildSleep, sleepResource } from '../sleep/sessions.js';
-import { ianaTimeZone, nonBlankText } from '../fields.js';
+import { firstIssue, ianaTimeZone, nonBlankText } from '../fields.js';
 import { isoUtc } from '../time/tz.js';
 import { subscriptionResource } from '../webhooks/resources.js';
 import { certificateFingerprint, checkSubscriptionLimit, eventList, generateSecret, MAX_SUBSCRIPTIONS, webhookUrl } from '../webhooks/subscriptions.js';
@@ -206,20 +206,7 @@ export function readImportDocument(bytes: Uint8Array): ImportDocument {
   }
   const parsed = ImportDocumentSchema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  let value: unknown = input;
-  for (const key of issue.path) value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
-  throw new ImportDocumentInvalid({
-    kind: 'schema',
-    issue: {
-      code: issue.code,
-      path: [...issue.path],
-      message: issue.message,
-      ...('expected' in issue && typeof issue.expected === 'string' ? { expected: issue.expected } : {}),
-      ...('keys' in issue && Array.isArray(issue.keys) ? { keys: issue.keys.map(String) } : {}),
-    },
-    present: value !== undefined,
-  });
+  throw new ImportDocumentInvalid({ kind: 'schema', issue: firstIssue(parsed.error, input) });
 }
 
 /** What importing a document did, per kind of record. */

@@ -1,4 +1,5 @@
 import type { ImportRecord } from '../db/imports.js';
+import type { InputIssue } from '../fields.js';
 import type { FoodEntry, MealRecord, MealType, RecordSource } from '../db/meals.js';
 import type { SleepRecord } from '../db/sleep.js';
 
@@ -99,11 +100,8 @@ export interface ImportResult {
 export type DocumentProblem =
   /** Not JSON: the parser's message. */
   | { kind: 'json'; message: string }
-  /**
-   * JSON, but not an export: the schema's first issue (code, path, message, and for some codes
-   * `expected` or `keys`), and whether the document has a value at its path (missing vs invalid).
-   */
-  | { kind: 'schema'; issue: { code: string; path: PropertyKey[]; message: string; expected?: string; keys?: string[] }; present: boolean };
+  /** JSON, but not an export: the schema's first issue. */
+  | { kind: 'schema'; issue: InputIssue };
 
 export class ImportDocumentInvalid extends Error {
   constructor(readonly reason: DocumentProblem) {

@@ -86,7 +86,7 @@ export const exportRoutes = [
       } catch (err) {
         if (!(err instanceof ImportDocumentInvalid)) throw err;
         const reason = err.reason;
-        throw reason.kind === 'json' ? errors.invalidJson(reason.message) : issueError(reason.issue, reason.present);
+        throw reason.kind === 'json' ? errors.invalidJson(reason.message) : issueError(reason.issue);
       }
     },
   }),
