@@ -43,12 +43,16 @@ const ROOMY_HEAP: ResourceLimits = { maxOldGenerationSizeMb: 4096 };
  * Parses files in a worker thread: a multi-gigabyte export keeps a core busy for a minute, and
  * the HTTP API must keep answering meanwhile. Rejects with ImportInputError for bad input.
  */
-export async function parseInWorker(
+export function parseInWorker(
   request: ParseRequest,
   onProgress: (p: ParseProgress) => void = () => {},
   signal?: AbortSignal,
 ): Promise<ParseOutcome> {
-  const run = (limits: ResourceLimits) => runOnce<ParseOutcome>({ parse: request }, undefined, onProgress, limits, signal);
+  return withHeapToSpare((limits) => runOnce<ParseOutcome>({ parse: request }, undefined, onProgress, limits, signal));
+}
+
+/** Runs a worker with the tight heap, and once more with room to spare if that ran out of memory. */
+async function withHeapToSpare<T>(run: (limits: ResourceLimits) => Promise<T>): Promise<T> {
   try {
     return await run(TIGHT_HEAP);
   } catch (err) {
@@ -76,20 +80,14 @@ export interface WriteTurn<R> {
  * `write.dbPath`, in `turn` with this thread's writers (see WriteTurn). A cancel before the write
  * starts writes nothing (ImportCancelledError); once the write has started it completes.
  */
-export async function importInWorker(
+export function importInWorker(
   request: ParseRequest,
   write: WriteRequest,
   turn: WriteTurn<ImportResult>,
   onProgress: (p: ParseProgress) => void = () => {},
   signal?: AbortSignal,
 ): Promise<ImportResult> {
-  const run = (limits: ResourceLimits) => runOnce<ImportResult>({ parse: request, write }, turn, onProgress, limits, signal);
-  try {
-    return await run(TIGHT_HEAP);
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw err;
-    return run(ROOMY_HEAP);
-  }
+  return withHeapToSpare((limits) => runOnce<ImportResult>({ parse: request, write }, turn, onProgress, limits, signal));
 }
 
 /**
