@@ -19,6 +19,7 @@ import { ensureFoodTable, loadedTableState } from '../server/foods/table.js';
 import { FOOD_TABLE_FILE } from '../server/foods/table-file.js';
 import { silentLogger } from '../server/logger.js';
 import { createService } from '../server/service.js';
+import { percentile } from './stats.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const WORDS = ['banana', 'chicken breast', 'oatmeal', 'greek yogurt', 'whole milk', 'brown rice cooked', 'cheddar cheese', 'apple raw'];
@@ -26,7 +27,6 @@ const TYPOS = ['bananna', 'chiken brest', 'yoghurt', 'brocoli', 'spagetti'];
 /** Every prefix a person types on the way to each query, plus whole typos. */
 const QUERIES = [...WORDS.flatMap((w) => Array.from({ length: w.length }, (_, i) => w.slice(0, i + 1)).filter((q) => q.trim() === q)), ...TYPOS];
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 
 const dir = mkdtempSync(join(tmpdir(), 'chyme-bench-foods-'));
@@ -75,9 +75,9 @@ try {
   console.log(`\nFood table and search (whole table, ${foodCount} foods)`);
   console.log(`  shipped table file: ${(statSync(FOOD_TABLE_FILE).size / 1024).toFixed(0)} KiB gzip; database grows by ${(statSync(dbPath).size / 1024 / 1024).toFixed(1)} MiB`);
   console.log(`  first start, table load (one transaction): ${ms(loadMs)}; later starts, version check: ${ms(checkMs)}; search index build: ${ms(indexMs)}`);
-  console.log(`  search in-process, ${QUERIES.length - TYPOS.length} typing prefixes ×5: p50 ${ms(percentile(inProcess, 0.5))}, p95 ${ms(percentile(inProcess, 0.95))}`);
-  console.log(`  search in-process, typos (${TYPOS.join(', ')}) ×5: p50 ${ms(percentile(typos, 0.5))}, p95 ${ms(percentile(typos, 0.95))}`);
-  console.log(`  GET /v1/foods over HTTP: p50 ${ms(percentile(http, 0.5))}, p95 ${ms(percentile(http, 0.95))}`);
+  console.log(`  search in-process, ${QUERIES.length - TYPOS.length} typing prefixes ×5: p50 ${ms(percentile(inProcess, 50))}, p95 ${ms(percentile(inProcess, 95))}`);
+  console.log(`  search in-process, typos (${TYPOS.join(', ')}) ×5: p50 ${ms(percentile(typos, 50))}, p95 ${ms(percentile(typos, 95))}`);
+  console.log(`  GET /v1/foods over HTTP: p50 ${ms(percentile(http, 50))}, p95 ${ms(percentile(http, 95))}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -16,17 +16,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateAppleExport } from './apple-export.js';
+import { percentile } from './stats.js';
 
 /** The built CLI (npm run bench builds first); BENCH_CHYME_CLI runs another build (before/after runs). */
 const CLI = process.env.BENCH_CHYME_CLI ?? fileURLToPath(new URL('../build/server/cli/main.js', import.meta.url));
 
 const TARGET_MB = Number(process.env.CHYME_BENCH_IMPORT_MB ?? 1024);
 const TIMEZONE = 'Europe/Berlin';
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
 
 /** Peak and current resident memory of a process, from /proc (Linux). */
 function rssOf(pid: number): { peakMb: number; nowMb: number } {

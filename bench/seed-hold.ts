@@ -12,6 +12,7 @@ import { openDatabase } from '../server/db/connection.js';
 import { initSettings } from '../server/settings.js';
 import { historyImportDocument } from './seed.js';
 import { benchKey, startServe } from './serve.js';
+import { percentile } from './stats.js';
 
 export interface SeedFigures {
   seedMs: number;
@@ -23,11 +24,6 @@ export interface SeedFigures {
 }
 
 const SETTLE_MS = 1500;
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
 
 /** Seeds `dbPath` (settings initialised, empty) with `doc` through POST /v1/import, measuring the state meanwhile. */
 export async function seedThroughImport(dbPath: string, secret: string, doc: unknown): Promise<SeedFigures> {

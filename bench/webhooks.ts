@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openDatabase } from '../server/db/connection.js';
 import { benchKey, cpuMsOf, startServe } from './serve.js';
+import { percentile } from './stats.js';
 
 const RECEIVERS = 10;
 /** Wait after the server starts listening before logging meals (its deferred start-up work). */
@@ -131,12 +132,6 @@ async function startReceiver(hang: boolean): Promise<Receiver> {
         server.close(() => resolve());
       }),
   };
-}
-
-function percentile(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
