@@ -32,8 +32,15 @@ function exportOf(n: number): string {
   return JSON.stringify({ object: 'export', format: 'chyme.export', format_version: 1, meals, sleep_sessions: [], webhook_subscriptions: [] });
 }
 
-/** Resolves `closed` when a holder (the import) has taken the gate. */
-function watchGate(writes: WriteGate): { closed: Promise<void>; unwatch: () => void } {
+const meal = (timestamp: string) => ({ timestamp, meal_type: 'lunch', description: 'Soup', macros: { calories: 350 } });
+
+/**
+ * Starts an import and, once its worker holds the write gate, asks for `readPath`, which must be
+ * answered while the gate is still closed, and sends a meal, which must be written after the
+ * import. Returns the import's answer.
+ */
+async function importWhileInUse<R>(t: TestService, start: () => Promise<R>, readPath: string): Promise<R> {
+  const writes = t.service.app.writes;
   const acquire = writes.acquire.bind(writes);
   let taken!: () => void;
   const closed = new Promise<void>((resolve) => (taken = resolve));
@@ -42,10 +49,22 @@ function watchGate(writes: WriteGate): { closed: Promise<void>; unwatch: () => v
     taken();
     return release;
   };
-  return { closed, unwatch: () => (writes.acquire = acquire) };
+  try {
+    const imported = start();
+    await closed;
+    // The worker now writes its records in one transaction on its own connection.
+    const read = await t.request('GET', readPath);
+    assert.equal(read.status, 200);
+    assert.equal(writes.closed, true, 'a read was answered while the import was being written');
+    const posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T18:00:00Z') });
+    const result = await imported;
+    assert.equal((await posted).status, 201);
+    assert.equal(writes.closed, false);
+    return result;
+  } finally {
+    writes.acquire = acquire;
+  }
 }
-
-const meal = (timestamp: string) => ({ timestamp, meal_type: 'lunch', description: 'Soup', macros: { calories: 350 } });
 
 test('the write gate: holders take turns, open() waits for every holder, release is once', async () => {
   const gate = new WriteGate();
@@ -110,30 +129,15 @@ describe('writes while another connection holds the write lock', () => {
   });
 
   test('an import is written by its worker while reads are answered; a POST sent meanwhile lands after it', async () => {
-    const writes = t.service.app.writes;
-    const { closed, unwatch } = watchGate(writes);
-    try {
-      const imported = upload(t, 'export.json', exportOf(20_000));
-      await closed;
-      // The worker now writes 20,000 meals in one transaction on its own connection.
-      const read = await t.request('GET', '/v1/nutrition/meals?start_date=2026-10-01&end_date=2026-10-02');
-      assert.equal(read.status, 200);
-      assert.equal(writes.closed, true, 'a read was answered while the import was being written');
-      const posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T18:00:00Z') });
-      const r = await imported;
-      assert.equal(r.status, 201, JSON.stringify(r.body));
-      assert.equal(r.body.meals_added, 20_000);
-      assert.equal((await posted).status, 201);
-      const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
-      assert.equal(count, 20_000 + 2);
-      assert.equal(writes.closed, false);
-      // The derived data follows the worker's commit: today's score counts the meal of the 22nd.
-      const scores = await t.request('GET', '/v1/digestion/scores/daily?start_date=2026-10-31&end_date=2026-11-01');
-      assert.equal(scores.status, 200);
-      assert.ok(scores.body.data.some((d: { score: number | null }) => d.score !== null), JSON.stringify(scores.body));
-    } finally {
-      unwatch();
-    }
+    const r = await importWhileInUse(t, () => upload(t, 'export.json', exportOf(20_000)), '/v1/nutrition/meals?start_date=2026-10-01&end_date=2026-10-02');
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.meals_added, 20_000);
+    const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
+    assert.equal(count, 20_000 + 2);
+    // The derived data follows the worker's commit: today's score counts the meal of the 22nd.
+    const scores = await t.request('GET', '/v1/digestion/scores/daily?start_date=2026-10-31&end_date=2026-11-01');
+    assert.equal(scores.status, 200);
+    assert.ok(scores.body.data.some((d: { score: number | null }) => d.score !== null), JSON.stringify(scores.body));
   });
 });
 
@@ -170,26 +174,13 @@ describe('POST /v1/import (a Chyme export as the body)', () => {
   });
 
   test('the document is read and written by a worker while reads are answered; a POST sent meanwhile lands after it', async () => {
-    const writes = t.service.app.writes;
-    const { closed, unwatch } = watchGate(writes);
-    try {
-      const imported = post(exportOf(20_000));
-      await closed;
-      const read = await t.request('GET', '/v1/digestion/state');
-      assert.equal(read.status, 200);
-      assert.equal(writes.closed, true, 'a read was answered while the document was being written');
-      const posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T18:00:00Z') });
-      const r = await imported;
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.equal(r.body.object, 'import_result');
-      assert.deepEqual(r.body.meals, { imported: 20_000, skipped: 0 });
-      assert.equal((await posted).status, 201);
-      const again = await post(exportOf(20_000));
-      assert.deepEqual(again.body.meals, { imported: 0, skipped: 20_000 });
-      const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
-      assert.equal(count, 20_001);
-    } finally {
-      unwatch();
-    }
+    const r = await importWhileInUse(t, () => post(exportOf(20_000)), '/v1/digestion/state');
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.object, 'import_result');
+    assert.deepEqual(r.body.meals, { imported: 20_000, skipped: 0 });
+    const again = await post(exportOf(20_000));
+    assert.deepEqual(again.body.meals, { imported: 0, skipped: 20_000 });
+    const count = (t.service.app.db.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
+    assert.equal(count, 20_001);
   });
 });
