@@ -327,7 +327,7 @@ test('SIGKILL during a backup and during a large import: no backup that looks wh
       const folder = join(dir, 'backups');
       for (const name of existsSync(folder) ? readdirSync(folder) : []) {
         if (parseBackupName(name) === undefined) {
-          assert.match(name, /^\.chyme-.*\.partial(-journal)?$/, 'anything else is an unfinished backup, named so');
+          assert.match(name, /^\.chyme-.*\.partial(-journal|-wal|-shm)?$/, 'anything else is an unfinished backup, named so');
           continue;
         }
         assert.equal(inspectDatabaseFile(join(folder, name)).integrity, 'ok', name);
