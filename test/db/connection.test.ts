@@ -4,15 +4,18 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { DatabaseTooNewError, migrate, openDatabase, relaxedCommit, schemaVersion } from '../../server/db/connection.js';
+import { DatabaseTooNewError, migrate, openDatabase, PAGE_CACHE_KIB, relaxedCommit, schemaVersion } from '../../server/db/connection.js';
 import { migrations } from '../../server/db/migrations.js';
 
 const tempDb = () => join(mkdtempSync(join(tmpdir(), 'chyme-db-')), 'nested', 'chyme.db');
 const latest = Math.max(...migrations.map((m) => m.version));
 
-test('a new database is created with WAL, foreign keys, synchronous=FULL and the latest schema', () => {
+test('a new database is created with WAL, foreign keys, synchronous=FULL, its page-cache budget and the latest schema', () => {
   const db = openDatabase(tempDb());
   assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  // Negative = KiB. Not better-sqlite3's build default (-16000), which a long-running server fills.
+  assert.equal(db.pragma('cache_size', { simple: true }), -PAGE_CACHE_KIB);
+  assert.ok(PAGE_CACHE_KIB < 16000);
   assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
   assert.equal(db.pragma('synchronous', { simple: true }), 2); // 2 = FULL
   assert.equal(schemaVersion(db), latest);
