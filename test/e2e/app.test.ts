@@ -52,7 +52,10 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
   let browser: Browser;
   let app: AppPage;
   let page: Page;
-  const startMs = Math.floor(Date.now() / 60_000) * 60_000;
+  // 08:00 UTC of today: the dial test moves the clock on by a meal's digestion (hours), and the
+  // tests after it work on the day the first meal was logged. Started at the real time, a run
+  // after ~19:00 UTC crossed midnight there and failed.
+  const startMs = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 8 * 3600_000;
 
   before(async () => {
     // The service runs on a test clock that starts at the real time and that the test moves on.
