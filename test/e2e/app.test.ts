@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { verifySignature } from '../../server/webhooks/verify.js';
-import { launchBrowser, openApp, skipReason, startServer, until, waitForToday, type AppPage, type Server } from './harness.js';
+import { launchBrowser, openApp, skipReason, startServer, todayUtcAt, until, waitForToday, type AppPage, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -52,10 +52,9 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
   let browser: Browser;
   let app: AppPage;
   let page: Page;
-  // 08:00 UTC of today: the dial test moves the clock on by a meal's digestion (hours), and the
-  // tests after it work on the day the first meal was logged. Started at the real time, a run
-  // after ~19:00 UTC crossed midnight there and failed.
-  const startMs = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 8 * 3600_000;
+  // The dial test moves the clock on by a meal's digestion (hours); the tests after it work on the
+  // day the first meal was logged.
+  const startMs = todayUtcAt(8);
 
   before(async () => {
     // The service runs on a test clock that starts at the real time and that the test moves on.

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, until, type AppPage, type AxeViolation, type Server } from './harness.js';
+import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, todayUtcAt, until, type AppPage, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
 /** Rolled oats as the table names them (SR28 "Oats", or SR24's long name). */
@@ -86,7 +86,7 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
   let app: AppPage;
   let page: Page;
   const shots = resultsDir('foods');
-  const nowMs = Math.floor(Date.now() / 86_400_000) * 86_400_000 + (8 * 60 + 5) * 60_000;
+  const nowMs = todayUtcAt(8, 5);
   const today = new Date(nowMs).toISOString().slice(0, 10);
   const mealsToday = async () =>
     (await server.api<{ data: MealResource[] }>('GET', `/v1/nutrition/meals?start_date=${today}&end_date=${today}`)).body.data;

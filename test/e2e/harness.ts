@@ -291,6 +291,13 @@ export const SCREENS: { name: string; hash: string; ready: string }[] = [
 
 export const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/**
+ * A fixed time of today's UTC date, where the browser tests start the service's clock: a test that
+ * moves the clock on by hours, or logs meals at set times of the day, stays on one day whatever
+ * time of day the suite runs (started at the real time, runs after ~19:00 UTC crossed midnight).
+ */
+export const todayUtcAt = (hours: number, minutes = 0): number => Math.floor(Date.now() / 86_400_000) * 86_400_000 + (hours * 60 + minutes) * 60_000;
+
 
 interface MenuItem {
   description: string;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, SCREENS, seed, skipReason, startServer, type AxeViolation, type Server } from './harness.js';
+import { axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, SCREENS, seed, skipReason, startServer, todayUtcAt, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -20,7 +20,7 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
   let hook: HttpServer;
   const dir = resultsDir('screens');
   const dayMs = 86_400_000;
-  const midnight = Math.floor(Date.now() / dayMs) * dayMs;
+  const midnight = todayUtcAt(0);
   const nowMs = midnight + (13 * 60 + 10) * 60_000;
   const violations: { where: string; list: AxeViolation[] }[] = [];
 

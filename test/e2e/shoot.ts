@@ -15,13 +15,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { history, iso, launchBrowser, openApp, SCREENS, seed, startServer } from './harness.js';
+import { history, iso, launchBrowser, openApp, SCREENS, seed, startServer, todayUtcAt } from './harness.js';
 
 
 async function shootAll(out: string): Promise<void> {
   mkdirSync(out, { recursive: true });
-  const dayMs = 86_400_000;
-  const midnight = Math.floor(Date.now() / dayMs) * dayMs;
+  const midnight = todayUtcAt(0);
   const nowMs = midnight + (13 * 60 + 10) * 60_000;
   const server = await startServer({ clockMs: nowMs, tz: 'UTC' });
   const hook = createServer((_req, res) => res.end('ok'));
