@@ -30,6 +30,13 @@ import { startReceiver } from '../test/webhooks/helpers.js';
 import { seedHistory } from './seed.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
+/**
+ * SOAK_HEAP_SNAPSHOTS=120,3720: the server writes a V8 heap snapshot at each of these seconds
+ * (SIGUSR2 through --heapsnapshot-signal) into bench/results/heap/, with the number of stored
+ * meals at that moment in the report; `node --import tsx bench/heap-compare.ts A B` compares two.
+ */
+const HEAP_SNAPSHOT_AT = (process.env.SOAK_HEAP_SNAPSHOTS ?? '').split(',').filter(Boolean).map(Number);
+const HEAP_DIR = join(import.meta.dirname, 'results', 'heap');
 const RATE = Number(process.env.SOAK_RATE ?? 10);
 /** A request slower than this counts as an error (a server that stalls, not one that is slow). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -55,7 +62,12 @@ const keyOut = runCli(['keys', 'create', '--name', 'soak', '--scopes', SCOPES.jo
 if (keyOut.status !== 0) throw new Error(`keys create failed: ${keyOut.stderr}`);
 const key = keyOut.stdout.trim().split('\n').at(-1)!;
 // SOAK_SERVER_NODE_OPTIONS (e.g. --max-old-space-size=48) tells a heap that only grows lazily from a leak.
-const server = await startServe(['--db', dbPath, '--tz', TIMEZONE], process.env.SOAK_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SOAK_SERVER_NODE_OPTIONS } : {});
+const serverNodeOptions = [
+  process.env.SOAK_SERVER_NODE_OPTIONS ?? '',
+  HEAP_SNAPSHOT_AT.length ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR}` : '',
+].join(' ').trim();
+if (HEAP_SNAPSHOT_AT.length) mkdirSync(HEAP_DIR, { recursive: true });
+const server = await startServe(['--db', dbPath, '--tz', TIMEZONE], serverNodeOptions ? { NODE_OPTIONS: serverNodeOptions } : {});
 const pid = server.child.pid!;
 
 let secret = '';
@@ -206,6 +218,16 @@ const sampler = setInterval(() => {
   loads.push(loadavg()[0]!);
 }, RSS_SAMPLE_MS);
 let backupStarted = false;
+const heapSnapshots: Array<{ atS: number; meals: number }> = [];
+/** Meals stored right now, read through a second connection (the server's file, read-only). */
+function storedMeals(): number {
+  const reader = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return (reader.prepare('SELECT COUNT(*) AS n FROM meals').get() as { n: number }).n;
+  } finally {
+    reader.close();
+  }
+}
 
 while ((performance.now() - started) / 1000 < SECONDS) {
   const elapsedS = (performance.now() - started) / 1000;
@@ -214,6 +236,11 @@ while ((performance.now() - started) / 1000 < SECONDS) {
     const p = takeBackup(Math.round(elapsedS)).catch((err) => void errors.push(`backup: ${String(err)}`));
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
+  }
+  if (heapSnapshots.length < HEAP_SNAPSHOT_AT.length && elapsedS >= HEAP_SNAPSHOT_AT[heapSnapshots.length]!) {
+    heapSnapshots.push({ atS: Math.round(elapsedS), meals: storedMeals() });
+    console.log(`soak: heap snapshot ${heapSnapshots.length} at ${Math.round(elapsedS)} s, ${heapSnapshots.at(-1)!.meals} meals stored`);
+    process.kill(pid, 'SIGUSR2');
   }
   // Steady rate: issue what the schedule says is due by now, then wait for the next slot.
   while (sent < Math.floor(elapsedS * RATE)) {
@@ -322,6 +349,7 @@ const lines = [
   '| --- | ---: | ---: | ---: | ---: |',
   ...[...stats].map(([name, s]) => `| ${name} | ${s.n} | ${s.errors} | ${pct(s.ms, 50).toFixed(1)} | ${pct(s.ms, 99).toFixed(1)} |`),
   '',
+  ...(heapSnapshots.length ? ['', `Heap snapshots in ${HEAP_DIR}: ${heapSnapshots.map((h) => `at ${h.atS} s with ${h.meals} meals`).join('; ')}.`] : []),
   `Server RSS (MB) every ${RSS_SAMPLE_MS / 1000} s: ${rss.map((s) => s.mb.toFixed(0)).join(' ')}; after settling ${finalRss.toFixed(0)}.`,
   ...(errors.length ? ['', 'First errors:', ...errors.slice(0, 10).map((e) => `- ${e}`)] : []),
 ];
