@@ -23,7 +23,7 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function until(what: string, pred: () => boolean, timeoutMs = 5000): Promise<void> {
+async function until(what: string, pred: () => boolean, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();
   while (!pred()) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting until ${what}`);

@@ -69,6 +69,13 @@ function kill9(child: Child): Promise<void> {
   });
 }
 
+/**
+ * How soon after a restart an overdue attempt must go out: well under the 4 s a lost schedule would
+ * add, with room for a machine whose cores are both busy (a restarted process's first turns of its
+ * event loop were seen to take ~1.9 s there).
+ */
+const RESUME_ALLOWANCE_MS = 3000;
+
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -117,30 +124,31 @@ test('SIGKILL mid-attempt and mid-retry: the delivery resumes on schedule and co
     assert.equal(meal.status, 201);
 
     // Attempts 1 (t0), 2 (t0+1 s), 3 (t0+3 s): kill the process while attempt 3 is in flight.
-    await rx.waitFor(3, 10_000);
+    await rx.waitFor(3, 30_000);
     await kill9(child);
 
     // Restart: attempt 3 had no outcome, so it is retried at once (attempt 4, which fails).
     child = await serve(dbPath);
-    await rx.waitFor(4, 10_000);
-    // Mid-retry: the next attempt is due 4 s after attempt 4 (the 3rd counted failure). Kill now.
+    await rx.waitFor(4, 30_000);
+    // Mid-retry: the next attempt is due 4 s after attempt 4 (the 3rd counted failure). Kill now,
+    // and stay down until that time has passed, so the restarted process finds it overdue: resuming
+    // the stored schedule sends it at once, while a schedule lost in the crash (a fresh 4 s backoff
+    // from the restart) would send it 4 s later. Those 4 s, not a speed, are what is told apart.
     await sleep(800);
     await kill9(child);
     const killedAt = Date.now();
-    await sleep(500);
+    const dueAt = rx.received[3]!.at + 4000;
+    await sleep(Math.max(0, dueAt - Date.now()) + 200);
     child = await serve(dbPath);
     const readyAt = Date.now();
-    await rx.waitFor(5, 10_000);
+    await rx.waitFor(5, 30_000);
     const gap = rx.received[4]!.at - rx.received[3]!.at;
-    const dueAt = rx.received[3]!.at + 4000;
     t.diagnostic(
       `attempt 5 came ${gap} ms after attempt 4 (due after 4000 ms), ${rx.received[4]!.at - killedAt} ms after the kill, ${rx.received[4]!.at - readyAt} ms after the restarted service was ready`,
     );
     assert.ok(gap >= 3990, `not early (gap ${gap} ms)`);
-    // On schedule: at the due time, or, when the restart itself ended later (a loaded machine
-    // can take seconds to start a process), right after it.
-    const lateBy = rx.received[4]!.at - Math.max(dueAt, readyAt);
-    assert.ok(lateBy < 1500, `resumed on schedule: ${lateBy} ms after max(due, ready)`);
+    const lateBy = rx.received[4]!.at - readyAt;
+    assert.ok(lateBy < RESUME_ALLOWANCE_MS, `resumed the stored schedule: ${lateBy} ms after the restart was ready (a fresh backoff would be 4000)`);
 
     // Nothing after the success, even across another restart.
     await sleep(2500);
@@ -164,10 +172,12 @@ test('SIGKILL mid-attempt and mid-retry: the delivery resumes on schedule and co
     assert.deepEqual(d.attempts.map((a: any) => a.outcome), ['failed', 'failed', 'interrupted', 'failed', 'succeeded']);
     const started = d.attempts.map((a: any) => Date.parse(a.started_at));
     t.diagnostic(`recorded attempt offsets: ${started.map((s: number) => s - started[0]).join(', ')} ms`);
-    // Attempt 5 was due 4 s after attempt 4 ended, a schedule kept across the kill and restart.
+    // Attempt 5 was due 4 s after attempt 4 ended, a schedule kept across the kill and restart: by
+    // the service's own records it started no earlier, and soon after the restart was ready.
     const late = started[4] - Date.parse(d.attempts[3].finished_at) - 4000;
     t.diagnostic(`attempt 5 started ${late} ms after its due time, in a process started after the kill`);
-    assert.ok(late >= 0 && late < 500, `on schedule after the restart (${late} ms late)`);
+    assert.ok(late >= 0, `not early (${late} ms)`);
+    assert.ok(started[4] - readyAt < RESUME_ALLOWANCE_MS, `started ${started[4] - readyAt} ms after the restart was ready`);
   } catch (err) {
     t.diagnostic(child.output());
     throw err;

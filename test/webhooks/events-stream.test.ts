@@ -67,7 +67,7 @@ class SseClient {
     this.ended = true;
   }
 
-  async waitFor(pred: (m: SseMessage) => boolean, timeoutMs = 3000): Promise<SseMessage> {
+  async waitFor(pred: (m: SseMessage) => boolean, timeoutMs = 20_000): Promise<SseMessage> {
     const start = Date.now();
     for (;;) {
       const m = this.messages.find(pred);
@@ -208,16 +208,17 @@ describe('GET /v1/events/stream', () => {
     const c = await open(created.body.secret);
     await t.request('DELETE', `/v1/api_keys/${created.body.id}`);
     const start = Date.now();
-    while (!c.ended && Date.now() - start < 2000) await sleep(20);
+    while (!c.ended && Date.now() - start < 15_000) await sleep(20);
     assert.ok(c.ended, 'the stream ended after the key was revoked');
 
     const t2 = await startTestService();
     const c2 = await SseClient.open(t2, t2.keyWith('nutrition:read'));
-    const stopStart = Date.now();
-    await t2.stop();
-    assert.ok(Date.now() - stopStart < 2000, 'stop() is not held up by an open stream');
+    // An open stream would hold server.close() for as long as the client stays connected: here,
+    // for ever. The bound only ends the wait for that failure.
+    const stopped = await Promise.race([t2.stop().then(() => true), sleep(15_000).then(() => false)]);
+    assert.ok(stopped, 'stop() is not held up by an open stream');
     const s = Date.now();
-    while (!c2.ended && Date.now() - s < 2000) await sleep(20);
+    while (!c2.ended && Date.now() - s < 15_000) await sleep(20);
     assert.ok(c2.ended);
   });
 });

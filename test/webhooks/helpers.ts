@@ -5,6 +5,12 @@ import Stripe from 'stripe';
 import type { TestService } from '../helpers/service.js';
 
 /** One request a test receiver got. */
+/**
+ * How long a receiver waits for requests it expects before failing. Only a failure waits this long,
+ * so it is sized for a machine whose cores are both busy, not for a quiet one.
+ */
+const WAIT_MS = 20_000;
+
 export interface Received {
   index: number;
   method: string;
@@ -77,7 +83,7 @@ export async function startReceiver(reply: (r: Received) => Reply = () => ({ sta
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}/hook`,
     port,
     received,
-    waitFor(n, timeoutMs = 5000) {
+    waitFor(n, timeoutMs = WAIT_MS) {
       if (received.length >= n) return Promise.resolve(received);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`receiver got ${received.length} of ${n} requests in ${timeoutMs} ms`)), timeoutMs);
@@ -90,7 +96,7 @@ export async function startReceiver(reply: (r: Received) => Reply = () => ({ sta
         });
       });
     },
-    async waitUntil(pred, timeoutMs = 5000) {
+    async waitUntil(pred, timeoutMs = WAIT_MS) {
       const start = Date.now();
       while (!pred(received)) {
         if (Date.now() - start > timeoutMs) throw new Error(`receiver condition not met in ${timeoutMs} ms; got ${received.map((r) => r.json?.type).join(', ')}`);

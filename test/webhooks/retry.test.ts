@@ -126,8 +126,11 @@ describe('timeouts and independence (real time)', () => {
     assert.equal(res.body.delivered, false);
     assert.equal(res.body.status_code, null);
     assert.match(res.body.error, /timed out after 10 s/);
-    assert.ok(res.body.duration_ms >= 9_990 && res.body.duration_ms < 11_000, `duration_ms ${res.body.duration_ms}`);
-    assert.ok(took >= 9_990 && took < 11_500, `took ${took} ms`);
+    // Not before 10 s (the timeout is not shortened); the upper bounds only tell 10 s from a longer
+    // timeout (the next one a reader would pick, 15 s or 30 s), so a loaded machine's delay in
+    // answering is not mistaken for a wrong timeout.
+    assert.ok(res.body.duration_ms >= 9_990 && res.body.duration_ms < 15_000, `duration_ms ${res.body.duration_ms}`);
+    assert.ok(took >= 9_990 && took < 15_000, `took ${took} ms`);
     assert.equal(silent.received.length, 1);
   });
 
@@ -144,16 +147,18 @@ describe('timeouts and independence (real time)', () => {
       const res = await t.request('POST', '/v1/nutrition/meals', { body: { ...MEAL, description: `meal ${i}` } });
       apiTimes.push(Date.now() - before);
       assert.equal(res.status, 201);
-      await healthy.waitFor(i + 1, 2000);
+      await healthy.waitFor(i + 1, 10_000);
       latencies.push(healthy.received[i]!.at - before);
     }
     // Ten deliveries hang at the dead receiver (its in-flight budget is full) while the healthy
     // one got every event at once.
     assert.ok(dead.received.length >= 1);
     assert.equal(healthy.received.length, 10);
+    // Waiting behind the dead receiver would take its attempt timeout, 10 s, per hanging attempt:
+    // that, not a speed, is what the bound tells apart (figures are printed, not asserted).
     const max = Math.max(...latencies);
-    assert.ok(max < 1000, `healthy delivery latency ${latencies.join(', ')} ms`);
-    assert.ok(Math.max(...apiTimes) < 1000, `API latency ${apiTimes.join(', ')} ms`);
+    assert.ok(max < ATTEMPT_TIMEOUT_MS, `healthy delivery latency ${latencies.join(', ')} ms`);
+    assert.ok(Math.max(...apiTimes) < ATTEMPT_TIMEOUT_MS, `API latency ${apiTimes.join(', ')} ms`);
     console.log(`# healthy receiver latency (request start → received): median ${latencies.sort((a, b) => a - b)[5]} ms, max ${max} ms; API max ${Math.max(...apiTimes)} ms`);
   });
 
@@ -165,14 +170,16 @@ describe('timeouts and independence (real time)', () => {
     receivers.push(rx);
     const sub = await createSubscription(t, { url: rx.url, events: ['meal.created'] });
     await t.request('POST', '/v1/nutrition/meals', { body: { ...MEAL, timestamp: new Date().toISOString() } });
-    await rx.waitFor(4, 12_000);
+    await rx.waitFor(4, 30_000);
     await t.service.webhooks.dispatcher.idle();
     const gaps = rx.received.slice(1).map((r, i) => r.at - rx.received[i]!.at);
     const attempts = (await t.request('GET', `/v1/webhooks/${sub.id}/deliveries`)).body.data[0].attempts;
     const lateness = attempts.slice(1).map((a: any, i: number) => Date.parse(a.started_at) - Date.parse(attempts[i].finished_at) - RETRY_DELAYS_MS[i]!);
     console.log(`# real retry gaps at the receiver: ${gaps.join(', ')} ms; next attempt started ${lateness.join(', ')} ms after its due time`);
-    [1000, 2000, 4000].forEach((want, i) => assert.ok(gaps[i]! >= want && gaps[i]! < want + 200, `gap ${i + 1}: ${gaps[i]} ms`));
-    lateness.forEach((late: number, i: number) => assert.ok(late >= 0 && late < 100, `attempt ${i + 2} started ${late} ms after due`));
+    // Never early; and each gap is its own step of the schedule, not the next one (which doubles
+    // it). How late a loaded machine's timers fire is printed above, not asserted.
+    [1000, 2000, 4000].forEach((want, i) => assert.ok(gaps[i]! >= want && gaps[i]! < 2 * want, `gap ${i + 1}: ${gaps[i]} ms`));
+    lateness.forEach((late: number, i: number) => assert.ok(late >= 0 && late < RETRY_DELAYS_MS[i]!, `attempt ${i + 2} started ${late} ms after due`));
   });
 });
 
