@@ -16,7 +16,10 @@ import type { ImportedMeal } from './types.js';
 /**
  * Cronometer's "Food & Recipe Entries" (servings.csv, wide with 58 nutrient columns or narrow with
  * none) and "Daily Nutrition" (dailysummary.csv: one row per diary group plus a Total row per day).
- * Times are local wall clock without a zone; empty cells are unknown, not zero.
+ * Times are local wall clock without a zone; empty cells are unknown, not zero. Every number of
+ * the files is imported once: a wide entry's cells in its meal, a group's daily totals in that
+ * group's one meal of the day (narrow shape) or, with no entry for the group, in a meal at its
+ * default time.
  */
 
 /** Columns read, with the factor to Chyme's unit (kJ → kcal by 4.184). Other columns are ignored. */
@@ -66,7 +69,8 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
         dailyWithoutGroup = true;
         continue;
       }
-      const group = cells.Group!.trim();
+      // Spelled as servings.csv's groups are, so each row finds its group's entries.
+      const group = cells.Group!.trim() || 'Uncategorized';
       // The Total row sums the groups (counting missing values as 0): reading it would count the day twice.
       if (group === 'Total') continue;
       daily.set(`${date}\u0000${group}`, { nutrients: nutrientsOf(cells, warn), line, file: entry.name });
@@ -77,6 +81,9 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
   }
 
   const rows: DiaryRow[] = [];
+  // (day, group)s with entries of the wide shape (their numbers are the entries') and of the
+  // narrow one (their numbers are only the group's row in dailysummary.csv).
+  const wideGroups = new Set<string>();
   const narrowGroups = new Set<string>();
   for (const entry of files.servings) {
     let wide: boolean | undefined;
@@ -98,7 +105,7 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
       const name = (cells['Food Name'] ?? '').trim();
       const amount = (cells.Amount ?? '').trim();
       const nutrients = wide ? nutrientsOf(cells, warn) : emptyNutrients();
-      if (!wide) narrowGroups.add(`${day}\u0000${label}`);
+      (wide ? wideGroups : narrowGroups).add(`${day}\u0000${label}`);
       rows.push({
         day,
         label,
@@ -110,32 +117,44 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
     }
   }
 
-  // Only a Daily Nutrition file: each group of each day becomes a meal at the group's default time.
-  if (files.servings.length === 0) {
-    for (const [k, total] of daily) {
-      const [day, label] = k.split('\u0000') as [string, string];
-      rows.push({ day, label, minute: null, line: total.line, food: null, nutrients: total.nutrients });
-    }
+  // A group's daily totals with no entry in servings.csv (only a Daily Nutrition file, or one that
+  // covers days the servings export does not): a meal at the group's default time, so that every
+  // number of the file is imported once.
+  let totalsAlone = 0;
+  for (const [k, total] of daily) {
+    if (wideGroups.has(k) || narrowGroups.has(k)) continue;
+    const [day, label] = k.split('\u0000') as [string, string];
+    rows.push({ day, label, minute: null, line: total.line, food: null, nutrients: total.nutrients });
+    totalsAlone++;
+  }
+  if (totalsAlone > 0 && files.servings.length > 0) {
+    warnings.add(
+      files.dailySummaries[0]!.name,
+      null,
+      `${totalsAlone} diary group(s) in dailysummary.csv have no entry in servings.csv (the two files may cover different dates); each became a meal at its group's default time.`,
+    );
   }
 
-  const meals = diaryMeals(rows, 'cronometer', timeZone, (label, list) => {
-    const names = list.flatMap((r) => (r.food ? [r.food.name] : []));
-    const prefix = mealTypeFromLabel(label) || label === 'Uncategorized' ? '' : `${label}: `;
-    return `${prefix}${names.join(', ')}`;
-  }).sort((a, b) => a.meal.timestampMs - b.meal.timestampMs);
-
-  // Narrow shape: the foods carry no nutrients; the day's group totals do. They go to the group's
-  // first meal that day (when a group spans two meals the totals cannot be split between them).
-  const filled = new Set<string>();
+  // Narrow shape: the foods carry no nutrients; the day's group totals do. They cannot be split
+  // between meals, so such a group is one meal for the day (at its first time) holding them all.
+  const narrowOnly = new Set([...narrowGroups].filter((k) => !wideGroups.has(k)));
+  const meals = diaryMeals(
+    rows,
+    'cronometer',
+    timeZone,
+    (label, list) => {
+      const names = list.flatMap((r) => (r.food ? [r.food.name] : []));
+      const prefix = mealTypeFromLabel(label) || label === 'Uncategorized' ? '' : `${label}: `;
+      return `${prefix}${names.join(', ')}`;
+    },
+    (day, label) => narrowOnly.has(`${day}\u0000${label}`),
+  ).sort((a, b) => a.meal.timestampMs - b.meal.timestampMs);
   for (const { day, label, meal } of meals) {
-    const k = `${day}\u0000${label}`;
-    if (!narrowGroups.has(k) || filled.has(k)) continue;
-    filled.add(k);
-    const total = daily.get(k);
+    const total = narrowOnly.has(`${day}\u0000${label}`) ? daily.get(`${day}\u0000${label}`) : undefined;
     if (total) Object.assign(meal, total.nutrients);
   }
-  const missingTotals = [...narrowGroups].filter((k) => !daily.has(k)).length;
-  if (missingTotals > 0 && files.servings.length > 0) {
+  const missingTotals = [...narrowOnly].filter((k) => !daily.has(k)).length;
+  if (missingTotals > 0) {
     warnings.add(
       files.servings[0]!.name,
       null,

@@ -132,13 +132,16 @@ export const DIARY_CLUSTER_MIN = 60;
 /**
  * Groups diary rows into meals: per (day, label), timed rows within DIARY_CLUSTER_MIN of the
  * cluster's first one. Untimed rows join the label's first timed meal that day; with none, they
- * make a meal at the label's default time, marked inferred.
+ * make a meal at the label's default time, marked inferred. A (day, label) for which `wholeGroup`
+ * is true is one meal at its first time, however far apart its rows are: its numbers are the
+ * group's totals, which cannot be split between meals (a second meal would hold nothing).
  */
 export function diaryMeals(
   rows: DiaryRow[],
   source: ImportSource,
   timeZone: string,
   describe: (label: string, rows: DiaryRow[]) => string,
+  wholeGroup: (day: string, label: string) => boolean = () => false,
 ): DiaryMeal[] {
   const groups = new Map<string, DiaryRow[]>();
   for (const row of rows) {
@@ -150,12 +153,13 @@ export function diaryMeals(
   const meals: DiaryMeal[] = [];
   for (const list of groups.values()) {
     const { day, label } = list[0]!;
+    const whole = wholeGroup(day, label);
     const timed = list.filter((r) => r.minute !== null).sort((a, b) => a.minute! - b.minute! || a.line - b.line);
     const untimed = list.filter((r) => r.minute === null);
     const clusters: Array<{ minute: number; inferred: boolean; rows: DiaryRow[] }> = [];
     for (const row of timed) {
       const last = clusters[clusters.length - 1];
-      if (last && row.minute! - last.minute <= DIARY_CLUSTER_MIN) last.rows.push(row);
+      if (last && (whole || row.minute! - last.minute <= DIARY_CLUSTER_MIN)) last.rows.push(row);
       else clusters.push({ minute: row.minute!, inferred: false, rows: [row] });
     }
     const labelType = mealTypeFromLabel(label);

@@ -120,6 +120,31 @@ export function cronometerDailySummary(): string {
   ].join('\n');
 }
 
+/**
+ * Narrow servings.csv with its dailysummary.csv, where one food of a diary group is logged hours
+ * after the rest of the group (a 10:15 PM tea under Dinner, after a 6:30 PM dinner): the group's
+ * totals are the only numbers, so they belong to one Dinner meal, and no meal may hold nothing.
+ */
+export function cronometerNarrowLateFood(): { servings: string; dailySummary: string } {
+  return {
+    servings: [
+      'Day,Time,Group,Food Name,Amount,Category',
+      '2026-06-08,6:30 PM,Dinner,Pasta,1.00 plate,Grains',
+      '2026-06-08,6:45 PM,Dinner,Salad,1.00 bowl,Vegetables',
+      '2026-06-08,10:15 PM,Dinner,Chamomile tea,1.00 cup,Beverages',
+      '2026-06-08,8:00 AM,Breakfast,Toast,2.00 slice,Grains',
+      '',
+    ].join('\n'),
+    dailySummary: [
+      'Date,Group,Energy (kcal),Caffeine (mg),Sodium (mg),Carbs (g),Fiber (g),Fat (g),Protein (g),Completed',
+      '2026-06-08,Breakfast,160.00,,300.00,30.00,2.00,2.00,6.00,true',
+      '2026-06-08,Dinner,820.00,0.00,1100.00,110.00,9.00,28.00,30.00,true',
+      '2026-06-08,Total,980.00,0.00,1400.00,140.00,11.00,30.00,36.00,true',
+      '',
+    ].join('\n'),
+  };
+}
+
 const MFP_N1_HEADER =
   'Date,Meal,Calories,Fat (g),Saturated Fat,Polyunsaturated Fat,Monounsaturated Fat,Trans Fat,Cholesterol,Sodium (mg),Potassium,Carbohydrates (g),Fiber,Sugar,Protein (g),Vitamin A,Vitamin C,Calcium,Iron,Note';
 

@@ -139,6 +139,42 @@ test('Cronometer narrow servings.csv takes totals from dailysummary.csv, never f
   assert.match(alone.warnings[0]!.message, /add dailysummary\.csv/);
 });
 
+test('Cronometer narrow servings.csv: a food logged hours after the rest of its group stays in the group\'s one meal, which holds the group\'s totals', async () => {
+  const { servings, dailySummary } = fx.cronometerNarrowLateFood();
+  const out = await parse([file('servings.csv', servings), file('dailysummary.csv', dailySummary)]);
+  assert.deepEqual(
+    out.meals.map((m) => [iso(m.timestampMs), m.mealType, m.calories, m.proteinG, m.carbsG, m.fatG, m.caffeineMg, m.description]),
+    [
+      ['2026-06-08T06:00:00Z', 'breakfast', 160, 6, 30, 2, null, 'Toast (2.00 slice)'],
+      ['2026-06-08T16:30:00Z', 'dinner', 820, 30, 110, 28, 0, 'Pasta (1.00 plate), Salad (1.00 bowl), Chamomile tea (1.00 cup)'],
+    ],
+    'one meal per group and day at its first time; no phantom meal at 10:15 PM',
+  );
+  assert.deepEqual(out.warnings, []);
+});
+
+test('Cronometer: daily totals of a group with no entry in servings.csv are a meal at the group\'s default time, not dropped; an empty Group is Uncategorized in both files', async () => {
+  const servings = `${fx.cronometerNarrowServings()}2026-06-05,9:10 PM,,Crackers,4.00 each,Grains\n`;
+  const daily = fx
+    .cronometerDailySummary()
+    .replace('2026-06-05,Total,', '2026-06-05,Snacks,150.00,,100.00,20.00,1.00,6.00,3.00,false\n2026-06-05,,90.00,,80.00,12.00,1.00,4.00,2.00,false\n2026-06-05,Total,')
+    .concat('2026-06-06,Dinner,600.00,,700.00,60.00,8.00,25.00,30.00,false\n');
+  const out = await parse([file('servings.csv', servings), file('dailysummary.csv', daily)]);
+  assert.deepEqual(
+    out.meals.map((m) => [iso(m.timestampMs), m.mealType, m.inferredTime, m.calories, m.description]),
+    [
+      ['2026-06-05T05:45:00Z', 'breakfast', false, 400, 'Porridge (1.00 bowl), Tea (1.00 cup)'],
+      ['2026-06-05T10:30:00Z', 'lunch', true, 700, 'Salad (1.00 plate)'],
+      ['2026-06-05T13:30:00Z', 'snack', true, 150, ''],
+      ['2026-06-05T19:10:00Z', 'snack', false, 90, 'Crackers (4.00 each)'],
+      ['2026-06-06T17:00:00Z', 'dinner', true, 600, ''],
+    ],
+  );
+  assert.deepEqual(out.warnings, [
+    { file: 'dailysummary.csv', line: null, message: '2 diary group(s) in dailysummary.csv have no entry in servings.csv (the two files may cover different dates); each became a meal at its group\'s default time.' },
+  ]);
+});
+
 test('MyFitnessPal: N1 (CRLF, Note), N2 (Time) and N3 (BOM) shapes; %DV columns never read as mg; default times marked inferred', async () => {
   const out = await parse([file('Nutrition-Summary-2026-06-01-to-2026-06-30.csv', fx.mfpN1()), file('Nutrition-Summary.csv', fx.mfpN2()), file('old.csv', fx.mfpN3())]);
   assert.deepEqual(
