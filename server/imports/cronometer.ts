@@ -107,25 +107,29 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
       const nutrients = wide ? nutrientsOf(cells, warn) : emptyNutrients();
       (wide ? wideGroups : narrowGroups).add(`${day}\u0000${label}`);
       rows.push({
+        file: entry.name,
+        line,
         day,
         label,
         minute,
-        line,
         food: name ? { name: amount ? `${name} (${amount})` : name, calories: nutrients.calories } : null,
         nutrients,
       });
     }
   }
 
-  // A group's daily totals with no entry in servings.csv (only a Daily Nutrition file, or one that
-  // covers days the servings export does not): a meal at the group's default time, so that every
-  // number of the file is imported once.
+  // A group's daily totals are a row of that group, where its entries carry no numbers: narrow
+  // groups are one meal for the day (at their first time), so the totals cannot be split between
+  // meals and none is left holding nothing. Totals of a group with no entry in servings.csv (only a
+  // Daily Nutrition file, or one that covers days the servings export does not) make a meal at the
+  // group's default time. Wide groups' numbers are their entries'; their totals would count twice.
+  const narrowOnly = new Set([...narrowGroups].filter((k) => !wideGroups.has(k)));
   let totalsAlone = 0;
   for (const [k, total] of daily) {
-    if (wideGroups.has(k) || narrowGroups.has(k)) continue;
+    if (wideGroups.has(k)) continue;
+    if (!narrowGroups.has(k)) totalsAlone++;
     const [day, label] = k.split('\u0000') as [string, string];
-    rows.push({ day, label, minute: null, line: total.line, food: null, nutrients: total.nutrients });
-    totalsAlone++;
+    rows.push({ file: total.file, line: total.line, day, label, minute: null, food: null, nutrients: total.nutrients });
   }
   if (totalsAlone > 0 && files.servings.length > 0) {
     warnings.add(
@@ -135,24 +139,17 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
     );
   }
 
-  // Narrow shape: the foods carry no nutrients; the day's group totals do. They cannot be split
-  // between meals, so such a group is one meal for the day (at its first time) holding them all.
-  const narrowOnly = new Set([...narrowGroups].filter((k) => !wideGroups.has(k)));
-  const meals = diaryMeals(
-    rows,
-    'cronometer',
+  const meals = diaryMeals(rows, {
+    source: 'cronometer',
     timeZone,
-    (label, list) => {
+    warnings,
+    describe: (label, list) => {
       const names = list.flatMap((r) => (r.food ? [r.food.name] : []));
       const prefix = mealTypeFromLabel(label) || label === 'Uncategorized' ? '' : `${label}: `;
       return `${prefix}${names.join(', ')}`;
     },
-    (day, label) => narrowOnly.has(`${day}\u0000${label}`),
-  ).sort((a, b) => a.meal.timestampMs - b.meal.timestampMs);
-  for (const { day, label, meal } of meals) {
-    const total = narrowOnly.has(`${day}\u0000${label}`) ? daily.get(`${day}\u0000${label}`) : undefined;
-    if (total) Object.assign(meal, total.nutrients);
-  }
+    wholeGroup: (day, label) => narrowOnly.has(`${day}\u0000${label}`),
+  }).sort((a, b) => a.meal.timestampMs - b.meal.timestampMs);
   const missingTotals = [...narrowOnly].filter((k) => !daily.has(k)).length;
   if (missingTotals > 0) {
     warnings.add(

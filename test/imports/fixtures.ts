@@ -28,7 +28,7 @@ function sleepRec(source: string, value: string, start: string, end: string, met
   );
 }
 
-function dietRec(source: string, type: string, unit: string, value: number, at: string, meta: Record<string, string> = {}): string {
+export function dietRec(source: string, type: string, unit: string, value: number, at: string, meta: Record<string, string> = {}): string {
   return rec({ type: `HKQuantityTypeIdentifierDietary${type}`, sourceName: source, unit, creationDate: appleDate(at), startDate: appleDate(at), endDate: appleDate(at), value: String(value) }, meta);
 }
 

@@ -289,3 +289,29 @@ test('Refused as a whole: non-UTF-8 text, UTF-16, files no importer reads, a Chy
   await refused([file('mfp.zip', zipOf([{ name: 'Nutrition-Summary.csv', data: big, declaredSize: 0xfffffff0 }]))], /mfp\.zip:Nutrition-Summary\.csv is 4\.0 GB, more than any a MyFitnessPal Nutrition-Summary CSV can be \(at most 512 MB\); it was refused/);
   await refused([file('lying.zip', zipOf([{ name: 'Nutrition-Summary.csv', data: fx.mfpN1(), declaredSize: 0xfffffff0 }]))], /lying\.zip:Nutrition-Summary\.csv could not be read \(.*\): the file or its archive is damaged/);
 });
+
+test('Unknown is never 0: an Apple record with an empty value is skipped, not read as 0', async () => {
+  const extra =
+    fx.dietRec('FoodNoms', 'EnergyConsumed', 'kcal', 200, '2026-06-12T10:00:00Z', { HKFoodType: 'Bagel' }) +
+    fx.dietRec('FoodNoms', 'Protein', 'g', 0, '2026-06-12T10:00:00Z', { HKFoodType: 'Bagel' }).replace('value="0"', 'value=""') +
+    fx.dietRec('FoodNoms', 'FatTotal', 'g', 0, '2026-06-12T10:00:00Z', { HKFoodType: 'Bagel' }).replace('value="0"', 'value=" "');
+  const out = await parse([file('export.xml', fx.appleExportXml(extra))]);
+  const bagel = out.meals.find((m) => m.description === 'Bagel')!;
+  assert.deepEqual([bagel.calories, bagel.proteinG, bagel.fatG], [200, null, null]);
+  assert.deepEqual(
+    out.warnings.filter((w) => /unreadable value/.test(w.message)).map((w) => w.message.slice(0, 60)),
+    ['A HKQuantityTypeIdentifierDietaryProtein record has an unrea', 'A HKQuantityTypeIdentifierDietaryFatTotal record has an unre'],
+  );
+});
+
+test('A diary row that gives no number and names no food makes no meal (it would be an invented one); it is a warning with its line', async () => {
+  const mfp = `${fx.mfpN1().trimEnd()}\r\n2026-06-22,Dinner,,,,,,,,,,,,,,,,,,\r\n`;
+  const out = await parse([file('Nutrition-Summary.csv', mfp)]);
+  assert.deepEqual(out.meals.map((m) => m.description), ['felt fine', 'Post-Workout']);
+  assert.deepEqual(out.warnings, [{ file: 'Nutrition-Summary.csv', line: 4, message: 'The Dinner of 2026-06-22 gives no number and names no food; no meal was made for it.' }]);
+
+  const daily = `${fx.cronometerDailySummary()}2026-06-07,Dinner,,,,,,,,false\n`;
+  const cron = await parse([file('dailysummary.csv', daily)]);
+  assert.deepEqual(cron.meals.map((m) => [m.mealType, m.calories]), [['breakfast', 400], ['lunch', 700]]);
+  assert.deepEqual(cron.warnings, [{ file: 'dailysummary.csv', line: 5, message: 'The Dinner of 2026-06-07 gives no number and names no food; no meal was made for it.' }]);
+});
