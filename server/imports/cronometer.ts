@@ -156,7 +156,7 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
       files.servings[0]!.name,
       null,
       files.dailySummaries.length === 0
-        ? 'This servings.csv has no nutrient columns (the narrow shape): add dailysummary.csv from the same export to bring calories and macros; without it the meals carry food names only.'
+        ? 'This servings.csv has no nutrient columns (the narrow shape): import it together with dailysummary.csv from the same export to bring calories and macros; without it the meals carry food names only (to add the totals later, undo this import and import both files).'
         : `${missingTotals} diary group(s) in servings.csv have no row in dailysummary.csv; those meals carry food names only.`,
     );
   }

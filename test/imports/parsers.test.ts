@@ -136,7 +136,7 @@ test('Cronometer narrow servings.csv takes totals from dailysummary.csv, never f
   assert.deepEqual([breakfast!.calories, breakfast!.caffeineMg, breakfast!.description], [400, 40, 'Porridge (1.00 bowl), Tea (1.00 cup)']);
   assert.deepEqual([lunch!.calories, lunch!.caffeineMg, lunch!.inferredTime, iso(lunch!.timestampMs)], [700, null, true, '2026-06-05T10:30:00Z']);
   const alone = await parse([file('servings.csv', fx.cronometerNarrowServings())]);
-  assert.match(alone.warnings[0]!.message, /add dailysummary\.csv/);
+  assert.match(alone.warnings[0]!.message, /together with dailysummary\.csv.*undo this import and import both files/);
 });
 
 test('Cronometer narrow servings.csv: a food logged hours after the rest of its group stays in the group\'s one meal, which holds the group\'s totals', async () => {
