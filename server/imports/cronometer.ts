@@ -85,6 +85,7 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
   // narrow one (their numbers are only the group's row in dailysummary.csv).
   const wideGroups = new Set<string>();
   const narrowGroups = new Set<string>();
+  const servingsDays = new Set<string>();
   for (const entry of files.servings) {
     let wide: boolean | undefined;
     for await (const { cells, line } of csvRows(entry, ',', warnings)) {
@@ -106,6 +107,7 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
       const amount = (cells.Amount ?? '').trim();
       const nutrients = wide ? nutrientsOf(cells, warn) : emptyNutrients();
       (wide ? wideGroups : narrowGroups).add(`${day}\u0000${label}`);
+      servingsDays.add(day);
       rows.push({
         file: entry.name,
         line,
@@ -120,22 +122,40 @@ export async function parseCronometer(files: CronometerFiles, timeZone: string, 
 
   // A group's daily totals are a row of that group, where its entries carry no numbers: narrow
   // groups are one meal for the day (at their first time), so the totals cannot be split between
-  // meals and none is left holding nothing. Totals of a group with no entry in servings.csv (only a
-  // Daily Nutrition file, or one that covers days the servings export does not) make a meal at the
-  // group's default time. Wide groups' numbers are their entries'; their totals would count twice.
+  // meals and none is left holding nothing. Wide groups' numbers are their entries'; their totals
+  // would count twice. Totals of a group with no entry make a meal at the group's default time:
+  // every group of a Daily Nutrition file read alone, and a group without entries on a day
+  // servings.csv covers. A day servings.csv does not cover at all is left out: its entries come in
+  // that period's servings.csv (Cronometer exports food entries about a year at a time), and an
+  // import of it would add them beside a default-time meal of the same food.
   const narrowOnly = new Set([...narrowGroups].filter((k) => !wideGroups.has(k)));
   let totalsAlone = 0;
+  const uncoveredDays = new Set<string>();
   for (const [k, total] of daily) {
     if (wideGroups.has(k)) continue;
-    if (!narrowGroups.has(k)) totalsAlone++;
     const [day, label] = k.split('\u0000') as [string, string];
+    if (!narrowGroups.has(k)) {
+      if (files.servings.length > 0 && !servingsDays.has(day)) {
+        uncoveredDays.add(day);
+        continue;
+      }
+      totalsAlone++;
+    }
     rows.push({ file: total.file, line: total.line, day, label, minute: null, food: null, nutrients: total.nutrients });
   }
   if (totalsAlone > 0 && files.servings.length > 0) {
     warnings.add(
       files.dailySummaries[0]!.name,
       null,
-      `${totalsAlone} diary group(s) in dailysummary.csv have no entry in servings.csv (the two files may cover different dates); each became a meal at its group's default time.`,
+      `${totalsAlone} diary group(s) in dailysummary.csv have no entry in servings.csv on a day it covers; each became a meal at its group's default time.`,
+    );
+  }
+  if (uncoveredDays.size > 0) {
+    const days = [...uncoveredDays].sort();
+    warnings.add(
+      files.dailySummaries[0]!.name,
+      null,
+      `dailysummary.csv has totals for ${days.length} day(s) (${days[0]} to ${days[days.length - 1]}) on which servings.csv has no entry; they were not imported. Import the servings.csv of those dates together with dailysummary.csv to add them.`,
     );
   }
 

@@ -153,12 +153,12 @@ test('Cronometer narrow servings.csv: a food logged hours after the rest of its 
   assert.deepEqual(out.warnings, []);
 });
 
-test('Cronometer: daily totals of a group with no entry in servings.csv are a meal at the group\'s default time, not dropped; an empty Group is Uncategorized in both files', async () => {
+test('Cronometer: daily totals of a group with no entry on a day servings.csv covers are a meal at the group\'s default time; days it does not cover are left out with a warning; an empty Group is Uncategorized in both files', async () => {
   const servings = `${fx.cronometerNarrowServings()}2026-06-05,9:10 PM,,Crackers,4.00 each,Grains\n`;
   const daily = fx
     .cronometerDailySummary()
     .replace('2026-06-05,Total,', '2026-06-05,Snacks,150.00,,100.00,20.00,1.00,6.00,3.00,false\n2026-06-05,,90.00,,80.00,12.00,1.00,4.00,2.00,false\n2026-06-05,Total,')
-    .concat('2026-06-06,Dinner,600.00,,700.00,60.00,8.00,25.00,30.00,false\n');
+    .concat('2026-06-06,Dinner,600.00,,700.00,60.00,8.00,25.00,30.00,false\n2026-06-09,Lunch,500.00,,700.00,60.00,8.00,25.00,30.00,false\n');
   const out = await parse([file('servings.csv', servings), file('dailysummary.csv', daily)]);
   assert.deepEqual(
     out.meals.map((m) => [iso(m.timestampMs), m.mealType, m.inferredTime, m.calories, m.description]),
@@ -167,12 +167,20 @@ test('Cronometer: daily totals of a group with no entry in servings.csv are a me
       ['2026-06-05T10:30:00Z', 'lunch', true, 700, 'Salad (1.00 plate)'],
       ['2026-06-05T13:30:00Z', 'snack', true, 150, ''],
       ['2026-06-05T19:10:00Z', 'snack', false, 90, 'Crackers (4.00 each)'],
-      ['2026-06-06T17:00:00Z', 'dinner', true, 600, ''],
     ],
   );
   assert.deepEqual(out.warnings, [
-    { file: 'dailysummary.csv', line: null, message: '2 diary group(s) in dailysummary.csv have no entry in servings.csv (the two files may cover different dates); each became a meal at its group\'s default time.' },
+    { file: 'dailysummary.csv', line: null, message: '1 diary group(s) in dailysummary.csv have no entry in servings.csv on a day it covers; each became a meal at its group\'s default time.' },
+    {
+      file: 'dailysummary.csv',
+      line: null,
+      message: 'dailysummary.csv has totals for 2 day(s) (2026-06-06 to 2026-06-09) on which servings.csv has no entry; they were not imported. Import the servings.csv of those dates together with dailysummary.csv to add them.',
+    },
   ]);
+  // Read alone, the Daily Nutrition file makes every group a meal at its default time.
+  const alone = await parse([file('dailysummary.csv', daily)]);
+  assert.equal(alone.meals.length, 6);
+  assert.deepEqual(alone.warnings, []);
 });
 
 test('MyFitnessPal: N1 (CRLF, Note), N2 (Time) and N3 (BOM) shapes; %DV columns never read as mg; default times marked inferred', async () => {

@@ -132,7 +132,7 @@ function cronometerFiles(x: CronometerExport): { servings: string | null; daily:
   };
 }
 
-test('Cronometer: each day\'s meals add up to the file\'s daily totals, unknown stays null, and no meal holds nothing', async () => {
+test('Cronometer: each day\'s meals add up to the file\'s daily totals (on every day the import covers), unknown stays null, and no meal holds nothing', async () => {
   await fc.assert(
     fc.asyncProperty(cronometerExport, async (x) => {
       const { servings, daily, rowsByDay } = cronometerFiles(x);
@@ -140,9 +140,13 @@ test('Cronometer: each day\'s meals add up to the file\'s daily totals, unknown 
       const out = await parse([...(servings ? [file('servings.csv', servings)] : []), ...(daily ? [file('dailysummary.csv', daily)] : [])]);
       const got = mealTotals(out.meals);
 
-      // What each day should hold: a wide group's entries, else its row in dailysummary.csv.
+      // What each day should hold: a wide group's entries, else its row in dailysummary.csv. With
+      // servings.csv, a day it has no entry on is left out (that period's servings.csv brings it).
+      const servingsDays = new Set(x.groups.filter((g) => g.entries.length > 0).map((g) => g.day));
+      const covered = (day: string) => servings === null || servingsDays.has(day);
       const expected = new Map<string, Values>();
       for (const g of x.groups) {
+        if (!covered(g.day)) continue;
         const totals = expected.get(g.day) ?? noValues();
         const hasRow = x.withDaily && (g.entries.length > 0 || g.dailyWithoutEntries);
         for (const f of NUTRIENT_FIELDS) {
@@ -156,7 +160,7 @@ test('Cronometer: each day\'s meals add up to the file\'s daily totals, unknown 
         const have = got.get(day) ?? noValues();
         assert.deepEqual(have, want, `the meals of ${day}`);
         // The file's own Total row (missing counted as 0) says the same wherever a meal knows the value.
-        const rows = rowsByDay.get(day);
+        const rows = covered(day) ? rowsByDay.get(day) : undefined;
         if (rows) for (const f of NUTRIENT_FIELDS) assert.equal(have[f] ?? 0, rows.reduce((s, r) => s + (r[f] ?? 0), 0), `${f} of ${day} against its Total row`);
       }
       for (const m of out.meals) {
@@ -166,7 +170,7 @@ test('Cronometer: each day\'s meals add up to the file\'s daily totals, unknown 
       if (!x.wide && daily !== null) {
         // Narrow shape with its totals: one meal per group and day, whatever the times of its foods.
         const groupsWithMeals = x.groups.filter(
-          (g) => g.entries.length > 0 || (g.dailyWithoutEntries && NUTRIENT_FIELDS.some((f) => g.daily[f] !== null)),
+          (g) => g.entries.length > 0 || (covered(g.day) && g.dailyWithoutEntries && NUTRIENT_FIELDS.some((f) => g.daily[f] !== null)),
         );
         assert.equal(out.meals.length, groupsWithMeals.length);
       }
