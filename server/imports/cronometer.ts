@@ -17,9 +17,9 @@ import type { ImportedMeal } from './types.js';
  * Cronometer's "Food & Recipe Entries" (servings.csv, wide with 58 nutrient columns or narrow with
  * none) and "Daily Nutrition" (dailysummary.csv: one row per diary group plus a Total row per day).
  * Times are local wall clock without a zone; empty cells are unknown, not zero. Every number of
- * the files is imported once: a wide entry's cells in its meal, a group's daily totals in that
- * group's one meal of the day (narrow shape) or, with no entry for the group, in a meal at its
- * default time.
+ * the files is imported once, on each day the import covers: a wide entry's cells in its meal, a
+ * group's daily totals in that group's one meal of the day (narrow shape) or, with no entry for
+ * the group, in a meal at its default time.
  */
 
 /** Columns read, with the factor to Chyme's unit (kJ → kcal by 4.184). Other columns are ignored. */
