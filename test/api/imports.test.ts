@@ -135,6 +135,7 @@ describe('imports API', () => {
     assert.equal(again.body.meals_added, 6, 'after an undo the same file imports again');
     const stew = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-06-02&end_date=2026-06-02')).body.data.find((m: any) => m.description.startsWith('Mystery stew'));
     assert.equal(stew.calories_source, 'macros', 'unknown energy is marked derived, never logged as 0');
+    assert.ok(Object.values(stew.nutrient_sources).every((s) => s === null), 'every nutrient the file left empty is unknown');
     const edit = await t.request('PATCH', `/v1/nutrition/meals/${stew.id}`, { body: { macros: { calories: 450 } } });
     assert.equal(edit.status, 200, edit.text);
     const partial = await t.request('DELETE', `/v1/imports/${again.body.id}`);
