@@ -1,7 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { isValidTimeZone, offsetMinutes } from '../time/tz.js';
 import { utf8Text, type InputEntry } from './input.js';
-import { emptyNutrients, mealTypeFromLabel, mealTypeFromMinute, stableKey, sumNutrients, type Nutrients, type WarningLog } from './records.js';
+import { DECIMAL, emptyNutrients, mealTypeFromLabel, mealTypeFromMinute, stableKey, sumNutrients, type Nutrients, type WarningLog } from './records.js';
 import { ImportInputError, NAP_MAX_MS, type ImportedMeal, type ImportedSleep } from './types.js';
 
 /**
@@ -173,7 +173,9 @@ export async function parseAppleHealth(
   const dietRecord = (r: OpenRecord, line: number): DietRecord | undefined => {
     const a = r.attrs;
     const spec = DIETARY[a.type!]!;
-    const raw = Number(a.value);
+    // A missing or blank value is unknown: Number('') would read it as a logged 0.
+    const text = (a.value ?? '').trim();
+    const raw = DECIMAL.test(text) ? Number(text) : NaN;
     const startMs = parseAppleDate(a.startDate);
     if (!Number.isFinite(raw) || raw < 0 || startMs === undefined) {
       warnings.add(entry.name, line, `A ${a.type} record has an unreadable value or date (value "${a.value}", startDate "${a.startDate}"); it was skipped.`);

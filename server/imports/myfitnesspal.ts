@@ -38,13 +38,18 @@ export async function parseMyFitnessPal(entries: InputEntry[], timeZone: string,
         if (minute === null) warn(`Time "${timeText}" is not a clock time such as 8:05 AM; the meal's default time was used.`);
       }
       const note = (cells.Note ?? '').trim();
-      rows.push({ day, label: (cells.Meal ?? '').trim() || 'Snacks', minute, line, food: null, nutrients, ...(note ? { note } : {}) });
+      rows.push({ file: entry.name, line, day, label: (cells.Meal ?? '').trim() || 'Snacks', minute, food: null, nutrients, ...(note ? { note } : {}) });
     }
   }
-  return diaryMeals(rows, 'myfitnesspal', timeZone, (label, list) => {
-    const notes = list.flatMap((r) => (r.note ? [r.note] : []));
-    // Renamed meals (Post-Workout) keep their name; the four standard ones are the meal type already.
-    const parts = [mealTypeFromLabel(label) ? '' : label, ...notes].filter(Boolean);
-    return parts.join(' — ');
+  return diaryMeals(rows, {
+    source: 'myfitnesspal',
+    timeZone,
+    warnings,
+    describe: (label, list) => {
+      const notes = list.flatMap((r) => (r.note ? [r.note] : []));
+      // Renamed meals (Post-Workout) keep their name; the four standard ones are the meal type already.
+      const parts = [mealTypeFromLabel(label) ? '' : label, ...notes].filter(Boolean);
+      return parts.join(' — ');
+    },
   }).map((m) => m.meal);
 }

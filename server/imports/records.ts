@@ -54,6 +54,9 @@ export function localInstant(date: string, minuteOfDay: number, timeZone: string
 
 export const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+/** A decimal number as exports write it ("12", "0.5", ".5", "1e-05"); Number() alone reads "" and " " as 0. */
+export const DECIMAL = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
 /**
  * A number cell: '' is unknown (null, never 0); a comma decimal or text is warned about and read
  * as unknown. Negative amounts are refused the same way.
@@ -66,7 +69,7 @@ export function numberCell(raw: string | undefined, column: string, warn: (messa
     return null;
   }
   const value = Number(text);
-  if (!Number.isFinite(value) || !/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
+  if (!Number.isFinite(value) || !DECIMAL.test(text)) {
     warn(`"${column}" is "${text}", which is not a number; it was left unknown.`);
     return null;
   }
@@ -108,12 +111,14 @@ export function sumNutrients(list: Nutrients[]): Nutrients {
 
 /** One diary entry of a date-and-clock source (Cronometer, MyFitnessPal): a row, before grouping. */
 export interface DiaryRow {
+  /** The file (or zip entry) and line the row was read from, for warnings. */
+  file: string;
+  line: number;
   day: string;
   /** The diary label as written (Breakfast, Snack 1, Post-Workout). */
   label: string;
   /** Minutes after midnight, or null when the row has no time. */
   minute: number | null;
-  line: number;
   food: { name: string; calories: number | null } | null;
   nutrients: Nutrients;
   note?: string;
@@ -129,17 +134,29 @@ export interface DiaryMeal {
 /** Entries within this many minutes of a meal's first entry join that meal. */
 export const DIARY_CLUSTER_MIN = 60;
 
+export interface DiaryMealOptions {
+  source: ImportSource;
+  timeZone: string;
+  warnings: WarningLog;
+  /** The meal's description from its diary label and rows. */
+  describe: (label: string, rows: DiaryRow[]) => string;
+  /**
+   * True for a (day, label) that is one meal at its first time however far apart its rows are:
+   * its numbers are the group's totals, which cannot be split between meals (a second meal would
+   * hold nothing).
+   */
+  wholeGroup?: (day: string, label: string) => boolean;
+}
+
 /**
  * Groups diary rows into meals: per (day, label), timed rows within DIARY_CLUSTER_MIN of the
  * cluster's first one. Untimed rows join the label's first timed meal that day; with none, they
- * make a meal at the label's default time, marked inferred.
+ * make a meal at the label's default time, marked inferred. A meal that would give no number and
+ * name no food is not made (it would be an invented meal, which the digestion model would read as
+ * a typical portion): a warning says so.
  */
-export function diaryMeals(
-  rows: DiaryRow[],
-  source: ImportSource,
-  timeZone: string,
-  describe: (label: string, rows: DiaryRow[]) => string,
-): DiaryMeal[] {
+export function diaryMeals(rows: DiaryRow[], options: DiaryMealOptions): DiaryMeal[] {
+  const { source, timeZone, warnings, describe, wholeGroup = () => false } = options;
   const groups = new Map<string, DiaryRow[]>();
   for (const row of rows) {
     const k = `${row.day}\u0000${row.label}`;
@@ -150,12 +167,13 @@ export function diaryMeals(
   const meals: DiaryMeal[] = [];
   for (const list of groups.values()) {
     const { day, label } = list[0]!;
+    const whole = wholeGroup(day, label);
     const timed = list.filter((r) => r.minute !== null).sort((a, b) => a.minute! - b.minute! || a.line - b.line);
     const untimed = list.filter((r) => r.minute === null);
     const clusters: Array<{ minute: number; inferred: boolean; rows: DiaryRow[] }> = [];
     for (const row of timed) {
       const last = clusters[clusters.length - 1];
-      if (last && row.minute! - last.minute <= DIARY_CLUSTER_MIN) last.rows.push(row);
+      if (last && (whole || row.minute! - last.minute <= DIARY_CLUSTER_MIN)) last.rows.push(row);
       else clusters.push({ minute: row.minute!, inferred: false, rows: [row] });
     }
     const labelType = mealTypeFromLabel(label);
@@ -164,6 +182,12 @@ export function diaryMeals(
       else clusters.push({ minute: DEFAULT_MEAL_MINUTE[labelType ?? 'snack'], inferred: true, rows: untimed });
     }
     for (const c of clusters) {
+      const nutrients = sumNutrients(c.rows.map((r) => r.nutrients));
+      if (NUTRIENT_FIELDS.every((f) => nutrients[f] === null) && c.rows.every((r) => r.food === null)) {
+        const first = c.rows[0]!;
+        warnings.add(first.file, first.line, `The ${label} of ${day} gives no number and names no food; no meal was made for it.`);
+        continue;
+      }
       const at = localInstant(day, c.minute, timeZone);
       const foods: FoodEntry[] = c.rows.flatMap((r) => (r.food && r.food.calories !== null ? [{ name: r.food.name.slice(0, 200), calories: Math.round(r.food.calories * 100) / 100 }] : []));
       meals.push({ day, label, meal: {
@@ -176,7 +200,7 @@ export function diaryMeals(
         // renamed or added groups (Snack 1, Post-Workout) are snacks, keeping their name.
         mealType: labelType ?? 'snack',
         description: describe(label, c.rows).slice(0, 2000),
-        ...sumNutrients(c.rows.map((r) => r.nutrients)),
+        ...nutrients,
         foods,
       } });
     }

@@ -135,6 +135,7 @@ describe('imports API', () => {
     assert.equal(again.body.meals_added, 6, 'after an undo the same file imports again');
     const stew = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-06-02&end_date=2026-06-02')).body.data.find((m: any) => m.description.startsWith('Mystery stew'));
     assert.equal(stew.calories_source, 'macros', 'unknown energy is marked derived, never logged as 0');
+    assert.ok(Object.values(stew.nutrient_sources).every((s) => s === null), 'every nutrient the file left empty is unknown');
     const edit = await t.request('PATCH', `/v1/nutrition/meals/${stew.id}`, { body: { macros: { calories: 450 } } });
     assert.equal(edit.status, 200, edit.text);
     const partial = await t.request('DELETE', `/v1/imports/${again.body.id}`);
@@ -143,6 +144,24 @@ describe('imports API', () => {
     assert.equal((await t.request('GET', `/v1/nutrition/meals/${stew.id}`)).body.macros.calories, 450);
     const reimport = await upload(t, [{ name: 'servings.csv', data: fx.cronometerWideServings() }]);
     assert.equal(reimport.body.meals_added, 5, 'the edited meal is not added a second time beside itself');
+  });
+
+  test('Cronometer without per-food nutrients: a diary group is one meal holding its day\'s totals, never a 0-kcal meal beside it', async () => {
+    const { servings, dailySummary } = fx.cronometerNarrowLateFood();
+    const r = await upload(t, [{ name: 'servings.csv', data: servings }, { name: 'dailysummary.csv', data: dailySummary }]);
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.body.meals_added, 2);
+    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-06-08&end_date=2026-06-08')).body.data;
+    assert.deepEqual(
+      meals.map((m: any) => [m.timestamp, m.meal_type, m.macros, m.calories_source, m.nutrient_sources.protein_g]),
+      [
+        ['2026-06-08T16:30:00Z', 'dinner', { calories: 820, protein_g: 30, carbs_g: 110, fat_g: 28, fiber_g: 9 }, 'logged', 'logged'],
+        ['2026-06-08T06:00:00Z', 'breakfast', { calories: 160, protein_g: 6, carbs_g: 30, fat_g: 2, fiber_g: 2 }, 'logged', 'logged'],
+      ],
+    );
+    const day = meals.reduce((sum: number, m: any) => sum + m.macros.calories, 0);
+    assert.equal(day, 980, 'the day adds up to the file\'s Total row');
+    await t.request('DELETE', `/v1/imports/${r.body.id}`);
   });
 
   test('Chyme\'s own export imports through the same endpoint and keeps ids, source, inferred_time and nap', async () => {

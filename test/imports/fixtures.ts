@@ -28,7 +28,7 @@ function sleepRec(source: string, value: string, start: string, end: string, met
   );
 }
 
-function dietRec(source: string, type: string, unit: string, value: number, at: string, meta: Record<string, string> = {}): string {
+export function dietRec(source: string, type: string, unit: string, value: number, at: string, meta: Record<string, string> = {}): string {
   return rec({ type: `HKQuantityTypeIdentifierDietary${type}`, sourceName: source, unit, creationDate: appleDate(at), startDate: appleDate(at), endDate: appleDate(at), value: String(value) }, meta);
 }
 
@@ -118,6 +118,31 @@ export function cronometerDailySummary(): string {
     '2026-06-05,Total,1100.00,40.00,1200.00,110.00,18.00,40.00,55.00,false',
     '',
   ].join('\n');
+}
+
+/**
+ * Narrow servings.csv with its dailysummary.csv, where one food of a diary group is logged hours
+ * after the rest of the group (a 10:15 PM tea under Dinner, after a 6:30 PM dinner): the group's
+ * totals are the only numbers, so they belong to one Dinner meal, and no meal may hold nothing.
+ */
+export function cronometerNarrowLateFood(): { servings: string; dailySummary: string } {
+  return {
+    servings: [
+      'Day,Time,Group,Food Name,Amount,Category',
+      '2026-06-08,6:30 PM,Dinner,Pasta,1.00 plate,Grains',
+      '2026-06-08,6:45 PM,Dinner,Salad,1.00 bowl,Vegetables',
+      '2026-06-08,10:15 PM,Dinner,Chamomile tea,1.00 cup,Beverages',
+      '2026-06-08,8:00 AM,Breakfast,Toast,2.00 slice,Grains',
+      '',
+    ].join('\n'),
+    dailySummary: [
+      'Date,Group,Energy (kcal),Caffeine (mg),Sodium (mg),Carbs (g),Fiber (g),Fat (g),Protein (g),Completed',
+      '2026-06-08,Breakfast,160.00,,300.00,30.00,2.00,2.00,6.00,true',
+      '2026-06-08,Dinner,820.00,0.00,1100.00,110.00,9.00,28.00,30.00,true',
+      '2026-06-08,Total,980.00,0.00,1400.00,140.00,11.00,30.00,36.00,true',
+      '',
+    ].join('\n'),
+  };
 }
 
 const MFP_N1_HEADER =
@@ -263,10 +288,15 @@ export function fitbitProfileCsv(zone = 'America/Chicago'): string {
   return ['id,full_name,first_name,last_name,display_name,timezone', `ABC123,Test Person,Test,Person,Test,${zone}`, ''].join('\n');
 }
 
+export const GOOGLE_USERSLEEPS_HEADER =
+  'sleep_id,sleep_type,minutes_in_sleep_period,minutes_after_wake_up,minutes_to_fall_asleep,minutes_asleep,minutes_awake,minutes_longest_awakening,minutes_to_persistent_sleep,start_utc_offset,sleep_start,end_utc_offset,sleep_end,data_source,algorithm_version,sleep_created,sleep_last_updated';
+export const GOOGLE_STAGES_HEADER =
+  'sleep_id,sleep_stage_id,sleep_stage_type,start_utc_offset,sleep_stage_start,end_utc_offset,sleep_stage_end,data_source,algorithm_version,sleep_stage_created,sleep_stage_last_updated';
+
 /** Google Health UserSleeps: UTC times with offsets, each night twice (v1 and v2), a short nap. */
 export function googleUserSleepsCsv(): string {
   return [
-    'sleep_id,sleep_type,minutes_in_sleep_period,minutes_after_wake_up,minutes_to_fall_asleep,minutes_asleep,minutes_awake,minutes_longest_awakening,minutes_to_persistent_sleep,start_utc_offset,sleep_start,end_utc_offset,sleep_end,data_source,algorithm_version,sleep_created,sleep_last_updated',
+    GOOGLE_USERSLEEPS_HEADER,
     'g-1,STAGES,470,0,5,420,50,12,5,-04:00,2026-08-01 03:10:00+0000,-04:00,2026-08-01 11:00:00+0000,FITBIT,sleep_session_v1,2026-08-01 11:05:00+0000,2026-08-01 11:05:00+0000',
     'g-2,STAGES,476,0,5,430,46,12,5,-04:00,2026-08-01 03:06:00+0000,-04:00,2026-08-01 11:02:00+0000,FITBIT,sleep_session_v2,2026-08-01 11:07:00+0000,2026-08-01 11:07:00+0000',
     'g-3,CLASSIC,60,0,3,50,10,4,3,-04:00,2026-08-01 18:00:00+0000,-04:00,2026-08-01 19:00:00+0000,FITBIT,sleep_session_v2,2026-08-01 19:05:00+0000,2026-08-01 19:05:00+0000',
@@ -284,7 +314,7 @@ export function googleUserSleepStagesCsv(): string {
   const row = (id: string, n: number, type: string, start: string, end: string) =>
     `${id},${n},${type},-04:00,2026-08-01 ${start}:00+0000,-04:00,2026-08-01 ${end}:00+0000,FITBIT,sleep_session_v2,,`;
   return [
-    'sleep_id,sleep_stage_id,sleep_stage_type,start_utc_offset,sleep_stage_start,end_utc_offset,sleep_stage_end,data_source,algorithm_version,sleep_stage_created,sleep_stage_last_updated',
+    GOOGLE_STAGES_HEADER,
     row('g-2', 1, 'AWAKE', '03:06', '03:11'),
     row('g-2', 2, 'LIGHT', '03:11', '04:30'),
     row('g-2', 3, 'DEEP', '04:30', '05:40'),

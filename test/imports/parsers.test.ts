@@ -136,7 +136,51 @@ test('Cronometer narrow servings.csv takes totals from dailysummary.csv, never f
   assert.deepEqual([breakfast!.calories, breakfast!.caffeineMg, breakfast!.description], [400, 40, 'Porridge (1.00 bowl), Tea (1.00 cup)']);
   assert.deepEqual([lunch!.calories, lunch!.caffeineMg, lunch!.inferredTime, iso(lunch!.timestampMs)], [700, null, true, '2026-06-05T10:30:00Z']);
   const alone = await parse([file('servings.csv', fx.cronometerNarrowServings())]);
-  assert.match(alone.warnings[0]!.message, /add dailysummary\.csv/);
+  assert.match(alone.warnings[0]!.message, /together with dailysummary\.csv.*undo this import and import both files/);
+});
+
+test('Cronometer narrow servings.csv: a food logged hours after the rest of its group stays in the group\'s one meal, which holds the group\'s totals', async () => {
+  const { servings, dailySummary } = fx.cronometerNarrowLateFood();
+  const out = await parse([file('servings.csv', servings), file('dailysummary.csv', dailySummary)]);
+  assert.deepEqual(
+    out.meals.map((m) => [iso(m.timestampMs), m.mealType, m.calories, m.proteinG, m.carbsG, m.fatG, m.caffeineMg, m.description]),
+    [
+      ['2026-06-08T06:00:00Z', 'breakfast', 160, 6, 30, 2, null, 'Toast (2.00 slice)'],
+      ['2026-06-08T16:30:00Z', 'dinner', 820, 30, 110, 28, 0, 'Pasta (1.00 plate), Salad (1.00 bowl), Chamomile tea (1.00 cup)'],
+    ],
+    'one meal per group and day at its first time; no phantom meal at 10:15 PM',
+  );
+  assert.deepEqual(out.warnings, []);
+});
+
+test('Cronometer: daily totals of a group with no entry on a day servings.csv covers are a meal at the group\'s default time; days it does not cover are left out with a warning; an empty Group is Uncategorized in both files', async () => {
+  const servings = `${fx.cronometerNarrowServings()}2026-06-05,9:10 PM,,Crackers,4.00 each,Grains\n`;
+  const daily = fx
+    .cronometerDailySummary()
+    .replace('2026-06-05,Total,', '2026-06-05,Snacks,150.00,,100.00,20.00,1.00,6.00,3.00,false\n2026-06-05,,90.00,,80.00,12.00,1.00,4.00,2.00,false\n2026-06-05,Total,')
+    .concat('2026-06-06,Dinner,600.00,,700.00,60.00,8.00,25.00,30.00,false\n2026-06-09,Lunch,500.00,,700.00,60.00,8.00,25.00,30.00,false\n');
+  const out = await parse([file('servings.csv', servings), file('dailysummary.csv', daily)]);
+  assert.deepEqual(
+    out.meals.map((m) => [iso(m.timestampMs), m.mealType, m.inferredTime, m.calories, m.description]),
+    [
+      ['2026-06-05T05:45:00Z', 'breakfast', false, 400, 'Porridge (1.00 bowl), Tea (1.00 cup)'],
+      ['2026-06-05T10:30:00Z', 'lunch', true, 700, 'Salad (1.00 plate)'],
+      ['2026-06-05T13:30:00Z', 'snack', true, 150, ''],
+      ['2026-06-05T19:10:00Z', 'snack', false, 90, 'Crackers (4.00 each)'],
+    ],
+  );
+  assert.deepEqual(out.warnings, [
+    { file: 'dailysummary.csv', line: null, message: '1 diary group(s) in dailysummary.csv have no entry in servings.csv on a day it covers; each became a meal at its group\'s default time.' },
+    {
+      file: 'dailysummary.csv',
+      line: null,
+      message: 'dailysummary.csv has totals for 2 day(s) (2026-06-06 to 2026-06-09) on which servings.csv has no entry; they were not imported. Import the servings.csv of those dates together with dailysummary.csv to add them.',
+    },
+  ]);
+  // Read alone, the Daily Nutrition file makes every group a meal at its default time.
+  const alone = await parse([file('dailysummary.csv', daily)]);
+  assert.equal(alone.meals.length, 6);
+  assert.deepEqual(alone.warnings, []);
 });
 
 test('MyFitnessPal: N1 (CRLF, Note), N2 (Time) and N3 (BOM) shapes; %DV columns never read as mg; default times marked inferred', async () => {
@@ -252,4 +296,30 @@ test('Refused as a whole: non-UTF-8 text, UTF-16, files no importer reads, a Chy
   const big = fx.mfpN1() + `${'2026-06-22,Lunch,350,10,3,1,4,0,20,210,300,45,5,12,15,20,35,15,10,\r\n'.repeat(400)}`;
   await refused([file('mfp.zip', zipOf([{ name: 'Nutrition-Summary.csv', data: big, declaredSize: 0xfffffff0 }]))], /mfp\.zip:Nutrition-Summary\.csv is 4\.0 GB, more than any a MyFitnessPal Nutrition-Summary CSV can be \(at most 512 MB\); it was refused/);
   await refused([file('lying.zip', zipOf([{ name: 'Nutrition-Summary.csv', data: fx.mfpN1(), declaredSize: 0xfffffff0 }]))], /lying\.zip:Nutrition-Summary\.csv could not be read \(.*\): the file or its archive is damaged/);
+});
+
+test('Unknown is never 0: an Apple record with an empty value is skipped, not read as 0', async () => {
+  const extra =
+    fx.dietRec('FoodNoms', 'EnergyConsumed', 'kcal', 200, '2026-06-12T10:00:00Z', { HKFoodType: 'Bagel' }) +
+    fx.dietRec('FoodNoms', 'Protein', 'g', 0, '2026-06-12T10:00:00Z', { HKFoodType: 'Bagel' }).replace('value="0"', 'value=""') +
+    fx.dietRec('FoodNoms', 'FatTotal', 'g', 0, '2026-06-12T10:00:00Z', { HKFoodType: 'Bagel' }).replace('value="0"', 'value=" "');
+  const out = await parse([file('export.xml', fx.appleExportXml(extra))]);
+  const bagel = out.meals.find((m) => m.description === 'Bagel')!;
+  assert.deepEqual([bagel.calories, bagel.proteinG, bagel.fatG], [200, null, null]);
+  assert.deepEqual(
+    out.warnings.filter((w) => /unreadable value/.test(w.message)).map((w) => w.message.slice(0, 60)),
+    ['A HKQuantityTypeIdentifierDietaryProtein record has an unrea', 'A HKQuantityTypeIdentifierDietaryFatTotal record has an unre'],
+  );
+});
+
+test('A diary row that gives no number and names no food makes no meal (it would be an invented one); it is a warning with its line', async () => {
+  const mfp = `${fx.mfpN1().trimEnd()}\r\n2026-06-22,Dinner,,,,,,,,,,,,,,,,,,\r\n`;
+  const out = await parse([file('Nutrition-Summary.csv', mfp)]);
+  assert.deepEqual(out.meals.map((m) => m.description), ['felt fine', 'Post-Workout']);
+  assert.deepEqual(out.warnings, [{ file: 'Nutrition-Summary.csv', line: 4, message: 'The Dinner of 2026-06-22 gives no number and names no food; no meal was made for it.' }]);
+
+  const daily = `${fx.cronometerDailySummary()}2026-06-07,Dinner,,,,,,,,false\n`;
+  const cron = await parse([file('dailysummary.csv', daily)]);
+  assert.deepEqual(cron.meals.map((m) => [m.mealType, m.calories]), [['breakfast', 400], ['lunch', 700]]);
+  assert.deepEqual(cron.warnings, [{ file: 'dailysummary.csv', line: 5, message: 'The Dinner of 2026-06-07 gives no number and names no food; no meal was made for it.' }]);
 });
