@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ describe('chyme serve', () => {
     assert.equal(((await health.json()) as { status: string }).status, 'ok');
 
     // The CLI can create a key while the server holds the same file open.
-    const created = runCli(['keys', 'create', '--name', 'script', '--scopes', 'nutrition:read,admin', '--db', db]);
+    const created = runCli(['keys', 'create', '--name', 'script', '--scopes', 'nutrition:read,nutrition:write,admin', '--db', db]);
     assert.equal(created.status, 0, created.stderr);
     const secret = created.stdout.trim().split('\n').at(-1)!;
     assert.match(secret, /^chy_[0-9A-Za-z]{32,}$/);
@@ -34,11 +35,28 @@ describe('chyme serve', () => {
     assert.equal(settings.status, 200);
     assert.equal(((await settings.json()) as { timezone: string }).timezone, 'America/New_York', '--tz is stored as the user time zone');
 
-    // An in-flight request finishes during shutdown.
-    const inFlight = fetch(`${serve.url}/v1/nutrition/meals?start_date=2026-01-01&end_date=2026-12-31`, { headers: { authorization: `Bearer ${secret}` } });
-    const code = await serve.stop('SIGTERM');
-    assert.equal((await inFlight).status, 200);
-    assert.equal(code, 0);
+    // An in-flight request finishes during shutdown. It is made in flight for sure, whatever the
+    // machine's load: its headers and half its body are sent, and a second request answered after
+    // them shows the server has them; then SIGTERM, then the rest of the body.
+    const body = JSON.stringify({ timestamp: '2026-11-22T12:00:00Z', meal_type: 'lunch', description: 'In flight at shutdown', macros: { calories: 500 } });
+    let finish!: () => void;
+    const inFlight = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${serve.url}/v1/nutrition/meals`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 20));
+      finish = () => req.end(body.slice(20));
+    });
+    assert.equal((await fetch(`${serve.url}/v1/health`)).status, 200);
+    const stopped = serve.stop('SIGTERM');
+    finish();
+    assert.equal(await inFlight, 201);
+    assert.equal(await stopped, 0);
 
     // The database was closed cleanly: no WAL left to recover, and it opens fine.
     const check = new Database(db);
