@@ -83,7 +83,7 @@ const macrosCreate = z.strictObject({
   fiber_g: bounded(2000).optional(),
 });
 const macrosPatch = z.strictObject({
-  calories: bounded(MAX_MEAL_CALORIES).optional(),
+  calories: bounded(MAX_MEAL_CALORIES).nullable().optional(),
   protein_g: bounded(2000).nullable().optional(),
   carbs_g: bounded(2000).nullable().optional(),
   fat_g: bounded(2000).nullable().optional(),
@@ -276,8 +276,9 @@ export function buildMeal(
 
 /**
  * A stored meal with a patch applied, as the input buildMeal takes. Macros and micros merge field
- * by field (null clears one); typed-in calories change only when new ones are typed, derived ones
- * follow what they came from.
+ * by field (null clears one: calories and every nutrient go back to what the foods add up to);
+ * typed-in calories change only when new ones are typed or cleared, derived ones follow what they
+ * came from.
  */
 function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { foods?: FoodEntry[] | undefined }): ResolvedMealInput {
   const has = <T extends object>(obj: T | undefined, key: PropertyKey): obj is T => obj !== undefined && key in obj;
@@ -292,7 +293,9 @@ function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { fo
     if (!sent && sourceOf(before, k) === 'foods') nutrientSources[k] = 'foods';
   }
   const typedNow = patch.macros?.calories != null;
-  const rederive = !typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined);
+  // null sent for calories hands them back, as for every nutrient: to the foods' sum, else 4/4/9.
+  const cleared = has(patch.macros, 'calories') && patch.macros.calories === null;
+  const rederive = cleared || (!typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined));
   return {
     timestampMs: patch.timestampMs ?? before.timestampMs,
     utcOffsetMin: patch.timestampMs !== undefined ? (patch.utcOffsetMin ?? null) : before.utcOffsetMin,

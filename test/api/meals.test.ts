@@ -410,6 +410,23 @@ describe('where calories come from', () => {
     assert.equal((await patch(meal.id, { foods: [{ name: 'soup', calories: 250 }] })).macros.calories, 380);
   });
 
+  test('null calories hand typed calories back to the foods, as null does for every nutrient', async () => {
+    const foods = [{ name: 'toast', calories: 130, protein_g: 5 }, { name: 'jam', calories: 80, protein_g: 0 }];
+    const meal = await create({ macros: { calories: 999, protein_g: 40 }, foods });
+    assert.equal(meal.macros.calories, 999);
+    assert.equal(meal.calories_source, 'logged');
+    const r = await t.request('PATCH', `/v1/nutrition/meals/${meal.id}`, { body: { macros: { calories: null, protein_g: null } } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.macros.calories, 210);
+    assert.equal(r.body.calories_source, 'foods');
+    assert.equal(r.body.macros.protein_g, 5);
+    assert.equal(r.body.nutrient_sources.protein_g, 'foods');
+    // Without foods, cleared calories come from the macros.
+    const bare = await create({ macros: { calories: 500, protein_g: 10, carbs_g: 10, fat_g: 10 } });
+    assert.equal((await patch(bare.id, { macros: { calories: null } })).macros.calories, 170);
+    assert.equal((await patch(bare.id, {})).calories_source, 'macros');
+  });
+
   test('calories from macros follow the macros', async () => {
     const meal = await create({ macros: { protein_g: 10, carbs_g: 10, fat_g: 10 } });
     assert.equal(meal.calories_source, 'macros');
