@@ -316,7 +316,7 @@ export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
     const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
     if (previous) {
       if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
-      sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+      sendJson(res, previous.status, previous.body, withETag(route, previous.status, previous.body, { 'Idempotent-Replayed': 'true' }));
       return;
     }
     s.idempotency = { principalId, key, requestHash, nowMs };
@@ -348,6 +348,12 @@ function settleStreamedIdempotency(app: AppContext, s: RequestState, bodyDigest:
 
 // ---- 7. The handler ------------------------------------------------------------------------
 
+/** A successful answer's headers with its ETag, for a route whose bodies have one. */
+function withETag(route: RouteDef, status: number, body: unknown, headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!route.etag || status < 200 || status >= 300) return headers;
+  return { ...headers, ETag: route.etag(body) };
+}
+
 export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
   const isAsync = route.handler.constructor.name === 'AsyncFunction';
 
@@ -370,7 +376,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
     const status = result.status ?? 200;
     const saved = s.idempotency;
     if (recordIt && saved && !saved.awaitingBody) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
-    sendJson(res, status, result.body, result.headers);
+    sendJson(res, status, result.body, withETag(route, status, result.body, result.headers));
   };
 
   /** Async handlers (back up now, a webhook test, a restore): their response is recorded once they finish. */
@@ -422,7 +428,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
       }
       if (previous) {
         if (previous.requestHash !== saved.requestHash) throw errors.idempotencyConflict();
-        sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+        sendJson(res, previous.status, previous.body, withETag(route, previous.status, previous.body, { 'Idempotent-Replayed': 'true' }));
         return;
       }
       return respond(res, s, result, false);
