@@ -73,10 +73,10 @@ export interface RouteDef<
   /** Request headers the route reads (beyond Authorization and Idempotency-Key), for the OpenAPI document. */
   requestHeaders?: Array<{ name: string; description: string }>;
   /**
-   * The entity tag of a successful answer's body: sent as its ETag header, also when an
-   * Idempotency-Key replays a stored answer (which keeps only the body).
+   * The entity tag of a successful answer, from its JSON text: sent as its ETag header, also when
+   * an Idempotency-Key replays a stored answer (which keeps only the body).
    */
-  etag?: (body: unknown) => string;
+  etag?: (json: string) => string;
   /**
    * A handler that awaits anything must be declared `async`: under an Idempotency-Key a plain
    * (synchronous) handler runs inside the transaction that also records its response, and a

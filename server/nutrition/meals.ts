@@ -382,16 +382,16 @@ export function removeMeal(app: AppContext, id: string, condition: WriteConditio
 // ---- Versions -------------------------------------------------------------------------------
 
 /**
- * A meal's entity tag: a digest of its resource as the API shows it (updated_at included), so it
- * changes exactly when what a client read has changed, needs nothing stored, and can be worked
- * out again from a stored answer's body (an idempotent replay).
+ * A meal's entity tag: a digest of its resource's JSON as the API sends it (updated_at included),
+ * so it changes exactly when what a client read has changed, needs nothing stored, and comes out
+ * the same from a stored answer's body (an idempotent replay).
  */
-export function resourceETag(resource: unknown): string {
-  return `"${createHash('sha256').update(JSON.stringify(resource)).digest('base64url').slice(0, 27)}"`;
+export function resourceETag(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
 }
 
 export function mealETag(m: MealRecord): string {
-  return resourceETag(mealResource(m));
+  return resourceETag(JSON.stringify(mealResource(m)));
 }
 
 /**
