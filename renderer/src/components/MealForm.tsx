@@ -238,8 +238,10 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   const lastAttempt = useRef<{ json: string; key: string } | null>(null);
   // Bumped when a meal is logged: the person's recent and frequent foods have changed.
   const [logged, setLogged] = useState(0);
-  // While the time follows the clock the field shows it, a minute at a time.
+  // While the time follows the clock the field shows it, a minute at a time; not while it has
+  // focus, where a tick would overwrite a half-typed segment.
   const now = useNow(60_000);
+  const [heldTime, setHeldTime] = useState<string | null>(null);
 
   useEffect(() => {
     setState(draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState());
@@ -408,8 +410,10 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
                 id={id}
                 name="timestamp"
                 type="datetime-local"
-                value={state.time ?? toLocalInput(now, app.tz)}
+                value={state.time ?? heldTime ?? toLocalInput(now, app.tz)}
                 onChange={(e) => update({ time: e.target.value, reading: null })}
+                onFocus={() => setHeldTime(toLocalInput(clock.now(), app.tz))}
+                onBlur={() => setHeldTime(null)}
                 aria-describedby={describedBy}
                 aria-invalid={invalid}
               />
