@@ -1,6 +1,6 @@
 /**
  * What a feature throws when a request breaks one of its rules. Features know nothing of HTTP;
- * the API's error writer turns each into its Stripe-style answer (400, 404, 409).
+ * the API's error writer turns each into its Stripe-style answer (400, 404, 409, 412).
  */
 
 /** A value breaks a rule; `param` names it as the client sent it (e.g. `macros.calories`). */
@@ -61,5 +61,20 @@ export class InvalidCursorError extends Error {
   ) {
     super(`No object with id '${cursor}' exists in this list to page from.`);
     this.name = 'InvalidCursorError';
+  }
+}
+
+/**
+ * A write made on condition that the object is still as the client last read it (If-Match), when
+ * it has changed since: someone else's change would be lost.
+ */
+export class PreconditionFailedError extends Error {
+  constructor(
+    message: string,
+    /** The object's entity tag now, so the client can tell what it would have to read again. */
+    readonly currentETag: string,
+  ) {
+    super(message);
+    this.name = 'PreconditionFailedError';
   }
 }

@@ -1,4 +1,4 @@
-import { ConflictError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, ReadOnlyError } from '../domain-errors.js';
+import { ConflictError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, PreconditionFailedError, ReadOnlyError } from '../domain-errors.js';
 
 /**
  * The one error module (CONTRACT §4). Every failure the API reports is an ApiError, rendered as
@@ -120,6 +120,9 @@ export const errors = {
   resourceReadOnly: (message: string, param = 'id') => new ApiError(403, 'invalid_request_error', 'resource_read_only', message, param),
   limitExceeded: (message: string) => new ApiError(400, 'invalid_request_error', 'limit_exceeded', message),
   conflict: (code: string, message: string, param?: string) => new ApiError(409, 'invalid_request_error', code, message, param),
+  /** If-Match named a version the object no longer has; the answer carries the current ETag. */
+  preconditionFailed: (message: string, currentETag: string) =>
+    new ApiError(412, 'invalid_request_error', 'precondition_failed', message, 'If-Match', { ETag: currentETag }),
   bodyTooLarge: (limit: number) =>
     new ApiError(413, 'invalid_request_error', 'body_too_large', `The request body exceeds the limit of ${limit} bytes.`),
   unsupportedMediaType: (got: string | undefined) =>
@@ -149,6 +152,7 @@ export function asApiError(err: unknown): ApiError | undefined {
   if (err instanceof LimitExceededError) return errors.limitExceeded(err.message);
   if (err instanceof ReadOnlyError) return errors.resourceReadOnly(err.message, err.param);
   if (err instanceof InvalidCursorError) return errors.invalidCursor(err.param, err.cursor);
+  if (err instanceof PreconditionFailedError) return errors.preconditionFailed(err.message, err.currentETag);
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');
   return storageFault(err);

@@ -50,10 +50,16 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
       }
       dependentRequired = route.query.meta()?.dependentRequired;
     }
+    for (const h of route.requestHeaders ?? []) {
+      parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } });
+    }
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
       responses[status] = {
         description: doc.description,
+        ...(doc.headers
+          ? { headers: Object.fromEntries(Object.entries(doc.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
+          : {}),
         ...(doc.schema ? { content: { [doc.contentType ?? 'application/json']: { schema: toSchema(doc.schema, 'output') } } } : {}),
       };
     }

@@ -52,7 +52,7 @@ function state(res: Response): RequestState {
  * Writes a JSON answer in one write: headers and body together (res.json would turn the body into
  * a Buffer and send the two apart, which costs a writev per response under load).
  */
-export function sendJson(res: Response, status: number, body: unknown, headers?: Record<string, string>): void {
+export function sendJson(res: Response, status: number, body: unknown, headers?: Record<string, string>, etag?: RouteDef['etag']): void {
   const text = body instanceof JsonText ? body : undefined;
   const payload = text ? '' : JSON.stringify(body);
   const all: Record<string, string | number> = {
@@ -62,6 +62,8 @@ export function sendJson(res: Response, status: number, body: unknown, headers?:
     'X-Content-Type-Options': 'nosniff',
   };
   if (headers) Object.assign(all, headers);
+  // From the text being sent, so the body is serialised once.
+  if (etag && !text && status >= 200 && status < 300) all.ETag = etag(payload);
   res.writeHead(status, all);
   if (!text) {
     res.end(payload);
@@ -316,7 +318,7 @@ export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
     const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
     if (previous) {
       if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
-      sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+      sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' }, route.etag);
       return;
     }
     s.idempotency = { principalId, key, requestHash, nowMs };
@@ -370,7 +372,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
     const status = result.status ?? 200;
     const saved = s.idempotency;
     if (recordIt && saved && !saved.awaitingBody) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
-    sendJson(res, status, result.body, result.headers);
+    sendJson(res, status, result.body, result.headers, route.etag);
   };
 
   /** Async handlers (back up now, a webhook test, a restore): their response is recorded once they finish. */
@@ -422,7 +424,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
       }
       if (previous) {
         if (previous.requestHash !== saved.requestHash) throw errors.idempotencyConflict();
-        sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' });
+        sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' }, route.etag);
         return;
       }
       return respond(res, s, result, false);

@@ -43,6 +43,8 @@ export interface ResponseDoc {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  /** Response headers worth documenting, by name: their description. */
+  headers?: Record<string, string>;
 }
 
 export interface RouteDef<
@@ -68,6 +70,13 @@ export interface RouteDef<
   /** Request body media type for the OpenAPI document when it is not JSON. */
   bodyDoc?: { contentType: string; schema: Record<string, unknown> };
   responses: Record<number, ResponseDoc>;
+  /** Request headers the route reads (beyond Authorization and Idempotency-Key), for the OpenAPI document. */
+  requestHeaders?: Array<{ name: string; description: string }>;
+  /**
+   * The entity tag of a successful answer, from its JSON text: sent as its ETag header, also when
+   * an Idempotency-Key replays a stored answer (which keeps only the body).
+   */
+  etag?: (json: string) => string;
   /**
    * A handler that awaits anything must be declared `async`: under an Idempotency-Key a plain
    * (synchronous) handler runs inside the transaction that also records its response, and a

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
 import { recountFoodUsage } from '../db/foods.js';
@@ -17,7 +18,7 @@ import {
   type NutrientSources,
   type RecordSource,
 } from '../db/meals.js';
-import { InvalidInputError } from '../domain-errors.js';
+import { InvalidInputError, PreconditionFailedError } from '../domain-errors.js';
 import { mealDay } from '../engine/days.js';
 import { previousAttributes } from '../events/bus.js';
 import { entryFoodIds, entryTotals, resolveFoodEntries, type FoodEntryInput } from '../foods/entries.js';
@@ -83,7 +84,7 @@ const macrosCreate = z.strictObject({
   fiber_g: bounded(2000).optional(),
 });
 const macrosPatch = z.strictObject({
-  calories: bounded(MAX_MEAL_CALORIES).optional(),
+  calories: bounded(MAX_MEAL_CALORIES).nullable().optional(),
   protein_g: bounded(2000).nullable().optional(),
   carbs_g: bounded(2000).nullable().optional(),
   fat_g: bounded(2000).nullable().optional(),
@@ -276,8 +277,9 @@ export function buildMeal(
 
 /**
  * A stored meal with a patch applied, as the input buildMeal takes. Macros and micros merge field
- * by field (null clears one); typed-in calories change only when new ones are typed, derived ones
- * follow what they came from.
+ * by field (null clears one: calories and every nutrient go back to what the foods add up to);
+ * typed-in calories change only when new ones are typed or cleared, derived ones follow what they
+ * came from.
  */
 function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { foods?: FoodEntry[] | undefined }): ResolvedMealInput {
   const has = <T extends object>(obj: T | undefined, key: PropertyKey): obj is T => obj !== undefined && key in obj;
@@ -292,7 +294,9 @@ function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { fo
     if (!sent && sourceOf(before, k) === 'foods') nutrientSources[k] = 'foods';
   }
   const typedNow = patch.macros?.calories != null;
-  const rederive = !typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined);
+  // null sent for calories hands them back, as for every nutrient: to the foods' sum, else 4/4/9.
+  const cleared = has(patch.macros, 'calories') && patch.macros.calories === null;
+  const rederive = cleared || (!typedNow && before.caloriesSource !== 'logged' && (patch.foods !== undefined || patch.macros !== undefined));
   return {
     timestampMs: patch.timestampMs ?? before.timestampMs,
     utcOffsetMin: patch.timestampMs !== undefined ? (patch.utcOffsetMin ?? null) : before.utcOffsetMin,
@@ -334,10 +338,17 @@ export function createMeal(app: AppContext, input: MealInput): MealRecord {
   });
 }
 
-export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRecord | undefined {
+/** A write's condition on the meal as the client last read it: the If-Match header, when sent. */
+export interface WriteCondition {
+  ifMatch?: string | undefined;
+}
+
+export function patchMeal(app: AppContext, id: string, patch: MealPatch, condition: WriteCondition = {}): MealRecord | undefined {
   return app.bus.write((emit) => {
     const before = getMeal(app.db, id);
     if (!before) return undefined;
+    // Checked in the write's own transaction, so no other write can land between check and change.
+    checkIfMatch(before, condition.ifMatch);
     const after = buildMeal(currentSettings(app), patchedInput(before, { ...patch, foods: resolveEntries(app, patch.foods) }), {
       id: before.id,
       createdMs: before.createdMs,
@@ -355,16 +366,49 @@ export function patchMeal(app: AppContext, id: string, patch: MealPatch): MealRe
   });
 }
 
-export function removeMeal(app: AppContext, id: string): MealRecord | undefined {
+export function removeMeal(app: AppContext, id: string, condition: WriteCondition = {}): MealRecord | undefined {
   return app.bus.write((emit) => {
     const meal = getMeal(app.db, id);
     if (!meal) return undefined;
+    checkIfMatch(meal, condition.ifMatch);
     deleteMeal(app.db, id);
     recountFoodUsage(app.db, entryFoodIds(meal.foods));
     emit('meal.deleted', { ...mealResource(meal), deleted: true });
     notifyDataChanged(app, emit, { mealTimes: [meal.timestampMs] });
     return meal;
   });
+}
+
+// ---- Versions -------------------------------------------------------------------------------
+
+/**
+ * A meal's entity tag: a digest of its resource's JSON as the API sends it (updated_at included),
+ * so it changes exactly when what a client read has changed, needs nothing stored, and comes out
+ * the same from a stored answer's body (an idempotent replay).
+ */
+export function resourceETag(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+}
+
+export function mealETag(m: MealRecord): string {
+  return resourceETag(JSON.stringify(mealResource(m)));
+}
+
+/**
+ * If-Match (RFC 9110 §13.1.1): "*" or a list of entity tags, one of which must be the meal's
+ * current one (strong comparison: a weak tag W/"…" never matches). Absent: no condition.
+ */
+export function checkIfMatch(meal: MealRecord, ifMatch: string | undefined): void {
+  if (ifMatch === undefined) return;
+  const header = ifMatch.trim();
+  if (header === '*') return;
+  const current = mealETag(meal);
+  const tags: string[] = header.match(/(?:W\/)?"[^"]*"/g) ?? [];
+  if (tags.includes(current)) return;
+  throw new PreconditionFailedError(
+    `The meal ${meal.id} was changed since you read it (it was last updated at ${isoUtc(meal.updatedMs)}; its ETag is now ${current}, If-Match sent ${header || 'nothing'}). Nothing was changed: read it again, then apply your change to what is there now.`,
+    current,
+  );
 }
 
 // ---- The resource ---------------------------------------------------------------------------

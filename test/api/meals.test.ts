@@ -410,10 +410,108 @@ describe('where calories come from', () => {
     assert.equal((await patch(meal.id, { foods: [{ name: 'soup', calories: 250 }] })).macros.calories, 380);
   });
 
+  test('null calories hand typed calories back to the foods, as null does for every nutrient', async () => {
+    const foods = [{ name: 'toast', calories: 130, protein_g: 5 }, { name: 'jam', calories: 80, protein_g: 0 }];
+    const meal = await create({ macros: { calories: 999, protein_g: 40 }, foods });
+    assert.equal(meal.macros.calories, 999);
+    assert.equal(meal.calories_source, 'logged');
+    const r = await t.request('PATCH', `/v1/nutrition/meals/${meal.id}`, { body: { macros: { calories: null, protein_g: null } } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.macros.calories, 210);
+    assert.equal(r.body.calories_source, 'foods');
+    assert.equal(r.body.macros.protein_g, 5);
+    assert.equal(r.body.nutrient_sources.protein_g, 'foods');
+    // Without foods, cleared calories come from the macros.
+    const bare = await create({ macros: { calories: 500, protein_g: 10, carbs_g: 10, fat_g: 10 } });
+    assert.equal((await patch(bare.id, { macros: { calories: null } })).macros.calories, 170);
+    assert.equal((await patch(bare.id, {})).calories_source, 'macros');
+  });
+
   test('calories from macros follow the macros', async () => {
     const meal = await create({ macros: { protein_g: 10, carbs_g: 10, fat_g: 10 } });
     assert.equal(meal.calories_source, 'macros');
     assert.equal(meal.macros.calories, 170);
     assert.equal((await patch(meal.id, { macros: { fat_g: 20 } })).macros.calories, 260);
+  });
+});
+
+describe('meal versions: ETag and If-Match', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService();
+  });
+  after(() => t.stop());
+
+  const create = async () => t.request('POST', '/v1/nutrition/meals', { body: { timestamp: '2026-11-22T08:00:00Z', meal_type: 'lunch', description: 'Soup', macros: { calories: 400 } } });
+
+  test('GET one meal, POST and PATCH answers carry the meal\'s ETag; it changes when the meal does', async () => {
+    const created = await create();
+    const tag = created.headers.get('etag');
+    assert.match(tag ?? '', /^"[\w-]+"$/);
+    const got = await t.request('GET', `/v1/nutrition/meals/${created.body.id}`);
+    assert.equal(got.headers.get('etag'), tag);
+    const same = await t.request('PATCH', `/v1/nutrition/meals/${created.body.id}`, { body: { description: 'Soup' } });
+    assert.equal(same.headers.get('etag'), tag, 'a PATCH that changes nothing keeps the version');
+    t.clock.advance(1000);
+    const changed = await t.request('PATCH', `/v1/nutrition/meals/${created.body.id}`, { body: { description: 'Lentil soup' } });
+    assert.notEqual(changed.headers.get('etag'), tag);
+    assert.equal((await t.request('GET', `/v1/nutrition/meals/${created.body.id}`)).headers.get('etag'), changed.headers.get('etag'));
+  });
+
+  test('two clients: the second write with a stale If-Match is 412 precondition_failed and changes nothing', async () => {
+    const created = await create();
+    const id = created.body.id;
+    const tag = created.headers.get('etag')!;
+    // Tab B saves 520 kcal with the version it read.
+    const b = await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { macros: { calories: 520 } }, headers: { 'if-match': tag } });
+    assert.equal(b.status, 200, b.text);
+    // Tab A, still holding the old version, saves a new description.
+    const a = await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { description: 'Tomato soup' }, headers: { 'if-match': tag } });
+    assert.equal(a.status, 412);
+    const e = errorOf(a);
+    assert.equal(e.type, 'invalid_request_error');
+    assert.equal(e.code, 'precondition_failed');
+    assert.equal(e.param, 'If-Match');
+    assert.match(e.message, /changed since you read it/);
+    assert.equal(a.headers.get('etag'), b.headers.get('etag'), 'the 412 names the current version');
+    const now = await t.request('GET', `/v1/nutrition/meals/${id}`);
+    assert.equal(now.body.macros.calories, 520);
+    assert.equal(now.body.description, 'Soup');
+    // With the current version it goes through.
+    const retry = await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { description: 'Tomato soup' }, headers: { 'if-match': a.headers.get('etag')! } });
+    assert.equal(retry.status, 200);
+    assert.equal(retry.body.macros.calories, 520);
+  });
+
+  test('If-Match takes *, a list of tags, and never a weak tag; without it writes go through as before', async () => {
+    const created = await create();
+    const id = created.body.id;
+    const tag = created.headers.get('etag')!;
+    assert.equal((await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { description: 'a' }, headers: { 'if-match': '*' } })).status, 200);
+    const cur = (await t.request('GET', `/v1/nutrition/meals/${id}`)).headers.get('etag')!;
+    assert.equal((await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { description: 'b' }, headers: { 'if-match': `W/${cur}` } })).status, 412);
+    assert.equal((await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { description: 'b' }, headers: { 'if-match': `${tag}, ${cur}` } })).status, 200);
+    assert.equal((await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { description: 'c' } })).status, 200);
+  });
+
+  test('DELETE honours If-Match: a stale version is 412 and the meal stays', async () => {
+    const created = await create();
+    const id = created.body.id;
+    const tag = created.headers.get('etag')!;
+    const edited = await t.request('PATCH', `/v1/nutrition/meals/${id}`, { body: { macros: { calories: 450 } } });
+    const stale = await t.request('DELETE', `/v1/nutrition/meals/${id}`, { headers: { 'if-match': tag } });
+    assert.equal(stale.status, 412);
+    assert.equal((await t.request('GET', `/v1/nutrition/meals/${id}`)).status, 200);
+    const ok = await t.request('DELETE', `/v1/nutrition/meals/${id}`, { headers: { 'if-match': edited.headers.get('etag')! } });
+    assert.equal(ok.status, 200);
+  });
+
+  test('an idempotent replay of a POST carries the same ETag', async () => {
+    const body = { timestamp: '2026-11-22T09:00:00Z', meal_type: 'snack', macros: { calories: 90 } };
+    const first = await t.request('POST', '/v1/nutrition/meals', { body, headers: { 'idempotency-key': 'etag-replay' } });
+    const again = await t.request('POST', '/v1/nutrition/meals', { body, headers: { 'idempotency-key': 'etag-replay' } });
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.ok(first.headers.get('etag'));
+    assert.equal(again.headers.get('etag'), first.headers.get('etag'));
   });
 });

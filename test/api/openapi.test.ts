@@ -39,4 +39,17 @@ describe('OpenAPI document', () => {
     assert.ok(doc.components.schemas.Error);
     assert.deepEqual(list['x-required-scopes'], ['nutrition:read']);
   });
+
+  test('meal versions: ETag on answers, If-Match on PATCH and DELETE, 412 when stale', async () => {
+    const doc = (await t.request('GET', '/v1/openapi.json', { key: null })).body;
+    const meal = doc.paths['/v1/nutrition/meals/{id}'];
+    assert.ok(meal.get.responses['200'].headers.ETag);
+    assert.ok(doc.paths['/v1/nutrition/meals'].post.responses['201'].headers.ETag);
+    for (const op of [meal.patch, meal.delete]) {
+      const ifMatch = op.parameters.find((p: any) => p.name === 'If-Match');
+      assert.deepEqual([ifMatch.in, ifMatch.required], ['header', false]);
+      assert.ok(op.responses['412']);
+    }
+    assert.ok(meal.patch.responses['200'].headers.ETag);
+  });
 });

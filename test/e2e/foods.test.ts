@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, todayUtcAt, until, type AppPage, type AxeViolation, type Server } from './harness.js';
+import { activeAttr, axe, formatViolations, launchBrowser, openApp, pickFood, resultsDir, skipReason, startServer, todayUtcAt, until, type AppPage, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
 /** Rolled oats as the table names them (SR28 "Oats", or SR24's long name). */
@@ -37,35 +37,6 @@ interface SavedMealResource {
   name: string;
   foods: MealResource['foods'];
   totals: { calories: number; protein_g: number | null; carbs_g: number | null; fat_g: number | null; fiber_g: number | null };
-}
-
-type DomGlobal = { document: { activeElement: { getAttribute(n: string): string | null; tagName: string } | null } };
-const activeAttr = (page: Page, name: string) => page.evaluate((n) => (globalThis as unknown as DomGlobal).document.activeElement?.getAttribute(n) ?? null, name);
-
-/**
- * With focus in the search box: types `query`, waits for an option whose text matches `want`, moves
- * to it with the arrow keys and picks it with Enter. Returns the picked option's text.
- */
-async function pickFood(page: Page, query: string, want: RegExp): Promise<string> {
-  assert.equal(await activeAttr(page, 'role'), 'combobox', 'focus is in the search box');
-  await page.keyboard.type(query, { delay: 25 });
-  const list = page.getByTestId('food-options');
-  const options = list.getByRole('option');
-  // The list is for what was typed (its label says so) and not waiting for a newer answer.
-  const texts = await until(async () => {
-    if ((await list.getAttribute('aria-label')) !== `Foods matching “${query}”` || (await list.getAttribute('aria-busy')) === 'true') return undefined;
-    const all = await options.allInnerTexts();
-    return all.some((t) => want.test(t)) ? all : undefined;
-  }, `an option matching ${want} for “${query}”`);
-  const index = texts.findIndex((t) => want.test(t));
-  // The first match is active as soon as results arrive; arrows move from there.
-  await until(async () => (await activeAttr(page, 'aria-activedescendant')) !== null, 'an active option');
-  for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');
-  const activeId = await activeAttr(page, 'aria-activedescendant');
-  const activeText = await page.locator(`[id="${activeId}"]`).innerText();
-  assert.match(activeText, want, 'the arrows reached the wanted food');
-  await page.keyboard.press('Enter');
-  return activeText;
 }
 
 /** In the picked food's amount field: types the amount, optionally moves the unit, Enter adds it. */

@@ -3,6 +3,7 @@
  * Chromium driven by playwright-core. Nothing is downloaded: the browser is the system one
  * (CHROMIUM_PATH, default /usr/bin/chromium); when it is missing the e2e tests skip.
  */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -204,7 +205,11 @@ export interface AppPage {
  */
 const sessions = new Map<Server, Awaited<ReturnType<BrowserContext['cookies']>>>();
 
-export async function openApp(browser: Browser, server: Server, opts: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {}): Promise<AppPage> {
+export async function openApp(
+  browser: Browser,
+  server: Server,
+  opts: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; clockMs?: number } = {},
+): Promise<AppPage> {
   const context = await browser.newContext({
     colorScheme: opts.colorScheme ?? 'light',
     viewport: opts.viewport ?? { width: 1280, height: 860 },
@@ -213,6 +218,8 @@ export async function openApp(browser: Browser, server: Server, opts: { colorSch
     timezoneId: 'UTC',
     locale: 'en-GB',
   });
+  // The browser's clock starts here and runs on; context.clock moves it (fastForward, setSystemTime).
+  if (opts.clockMs !== undefined) await context.clock.install({ time: opts.clockMs });
   // The App link works once; later contexts reuse the session cookie it was exchanged for.
   if (sessions.has(server)) await context.addCookies(sessions.get(server)!);
   const page = await context.newPage();
@@ -276,6 +283,38 @@ export async function until<T>(fn: () => Promise<T | undefined | false> | T | un
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+type DomGlobal = { document: { activeElement: { getAttribute(n: string): string | null; tagName: string } | null } };
+/** An attribute of the focused element, or null. */
+export const activeAttr = (page: Page, name: string) =>
+  page.evaluate((n) => (globalThis as unknown as DomGlobal).document.activeElement?.getAttribute(n) ?? null, name);
+
+/**
+ * With focus in the meal form's food search box: types `query`, waits for an option whose text
+ * matches `want`, moves to it with the arrow keys and picks it with Enter. Returns the picked
+ * option's text.
+ */
+export async function pickFood(page: Page, query: string, want: RegExp): Promise<string> {
+  assert.equal(await activeAttr(page, 'role'), 'combobox', 'focus is in the search box');
+  await page.keyboard.type(query, { delay: 25 });
+  const list = page.getByTestId('food-options');
+  const options = list.getByRole('option');
+  // The list is for what was typed (its label says so) and not waiting for a newer answer.
+  const texts = await until(async () => {
+    if ((await list.getAttribute('aria-label')) !== `Foods matching “${query}”` || (await list.getAttribute('aria-busy')) === 'true') return undefined;
+    const all = await options.allInnerTexts();
+    return all.some((t) => want.test(t)) ? all : undefined;
+  }, `an option matching ${want} for “${query}”`);
+  const index = texts.findIndex((t) => want.test(t));
+  // The first match is active as soon as results arrive; arrows move from there.
+  await until(async () => (await activeAttr(page, 'aria-activedescendant')) !== null, 'an active option');
+  for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');
+  const activeId = await activeAttr(page, 'aria-activedescendant');
+  const activeText = await page.locator(`[id="${activeId}"]`).innerText();
+  assert.match(activeText, want, 'the arrows reached the wanted food');
+  await page.keyboard.press('Enter');
+  return activeText;
 }
 
 /** Every main screen and what shows it is drawn: the every-screen checks and the screenshot tool walk this list. */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { NutritionFood } from '../../renderer/src/api/types.js';
-import { amountWithUnit, entryFromFood, entryFromStored, entryInput, mlGrams, totalsOf, unitsOf, type Entry } from '../../renderer/src/lib/foods.js';
+import { amountOf, amountWithUnit, entryFromFood, entryFromStored, entryGrams, entryInput, mlGrams, totalsOf, unitsOf, unknownUnitWord, type Entry } from '../../renderer/src/lib/foods.js';
 import { shippedFoodTable } from '../../server/foods/table-file.js';
 
 const NUTRIENTS = ['calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg'] as const;
@@ -58,6 +58,22 @@ test('an amount may carry its unit: grams, millilitres where offered, a portion 
   assert.equal(amountWithUnit('250 ml', unitsOf(food('cheese', {}, [['1 slice', 21], ['1 oz', 28.35]]))), null, 'no volume measure, no ml');
   assert.equal(amountWithUnit('60', units), null, 'a bare number keeps the unit chosen');
   assert.equal(amountWithUnit('2 sl', units), null, 'too short to name a portion yet');
+});
+
+test('what an amount field means comes from its whole text, whatever was typed before it', () => {
+  const banana = food('banana', { calories: 89 }, [['1 medium (7" to 7-7/8" long)', 118], ['1 large (8" to 8-7/8" long)', 136], ['1 extra large (9" or longer)', 152]]);
+  const e = entryFromFood(banana);
+  const at = (quantity: string) => ({ ...e, quantity });
+  // Every prefix of "2 large", as a person types it: none of them decides the unit for good.
+  const steps = ['2', '2 ', '2 l', '2 la', '2 lar', '2 larg', '2 large'].map((q) => amountOf(at(q)));
+  assert.deepEqual(steps.at(-1), { quantity: 2, unit: '2' });
+  assert.deepEqual(amountOf(at('2 l')), null, 'a word that names no unit yet is no amount');
+  assert.equal(entryGrams(at('2 large')), 272);
+  assert.deepEqual(entryInput(at('2 large')), { food_id: e.foodId, quantity: 2, unit: '2', name: 'banana' });
+  assert.deepEqual(amountOf(at('1,5')), { quantity: 1.5, unit: e.unit }, 'a bare number takes the unit chosen');
+  assert.equal(unknownUnitWord(at('2 xyz')), 'xyz');
+  assert.equal(unknownUnitWord(at('2 large')), null);
+  assert.equal(amountOf(at('2ces')), null, 'what a rewrite used to leave is not taken for an amount');
 });
 
 test('totals scale per 100 g values to the grams; an unknown nutrient makes its total a lower bound', () => {

@@ -35,6 +35,8 @@ export interface RequestOptions {
   query?: Query;
   body?: unknown;
   idempotencyKey?: string;
+  /** Write only if the object is still this version (its ETag from an earlier answer). */
+  ifMatch?: string | null | undefined;
   signal?: AbortSignal;
 }
 
@@ -69,6 +71,7 @@ async function send(method: string, path: string, opts: RequestOptions): Promise
   const headers: Record<string, string> = { Accept: 'application/json', ...(await authHeaders()) };
   if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
   if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey;
+  if (opts.ifMatch) headers['If-Match'] = opts.ifMatch;
   let res: Response;
   try {
     res = await fetch(url(path, opts.query), {
@@ -160,6 +163,17 @@ export async function request<T>(method: string, path: string, opts: RequestOpti
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** An answer's body with its version (the ETag header; null when the service sent none). */
+export interface Versioned<T> {
+  body: T;
+  etag: string | null;
+}
+
+export async function requestVersioned<T>(method: string, path: string, opts: RequestOptions = {}): Promise<Versioned<T>> {
+  const res = await send(method, path, opts);
+  return { body: JSON.parse(await res.text()) as T, etag: res.headers.get('ETag') };
 }
 
 export const api = {

@@ -4,6 +4,7 @@ import { deleteFood } from '../api/foods';
 import type { NutritionFood } from '../api/types';
 import { useApp } from '../lib/app';
 import {
+  amountOf,
   amountWithUnit,
   entryFromFood,
   entryGrams,
@@ -14,6 +15,7 @@ import {
   NUTRIENT_LABELS,
   TOTAL_KEYS,
   totalsOf,
+  unknownUnitWord,
   type Entry,
   type TableEntry,
 } from '../lib/foods';
@@ -66,12 +68,15 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
     if (!staged) return;
     const grams = entryGrams(staged);
     if (grams === null || grams <= 0) {
-      setStagedError('Enter an amount above 0.');
+      const word = unknownUnitWord(staged);
+      setStagedError(word ? `“${word}” is not a unit of this food: pick one from the list.` : 'Enter an amount above 0.');
       setFocusNext('[data-staged-amount]');
       return;
     }
     const kcal = entryNutrients(staged).calories;
-    setEntries((list) => [...list, staged]);
+    // The unit the whole text names, kept with the entry (its text stays as typed).
+    const added = { ...staged, unit: amountOf(staged)!.unit };
+    setEntries((list) => [...list, added]);
     setAnnouncement(`Added ${staged.name}, ${fmtNumber(grams)} g${kcal === null ? '' : `, ${fmtNumber(kcal)} kcal`}.`);
     setStaged(null);
     focusSearch(searchRef.current);
@@ -134,7 +139,7 @@ export function MealFoods({ entries, setEntries, errors, refreshKey }: { entries
         <StagedFood
           entry={staged}
           error={stagedError}
-          onChange={(patch) => setStaged({ ...staged, ...patch })}
+          onChange={(patch) => setStaged((s) => s && { ...s, ...patch })}
           onKeyDown={onStagedKey}
           onAdd={addStaged}
           onCancel={cancelStaged}
@@ -299,9 +304,13 @@ function TableRow(props: { entry: TableEntry; index: number; errors: FieldErrors
   );
 }
 
+/** How long typing in an amount must pause before the unit it names is kept as the entry's unit. */
+const UNIT_PAUSE_MS = 600;
+const AMOUNT_NUMBER = /\d+(?:[.,]\d*)?/;
+
 /**
- * The amount of a table food and its unit. The amount may name its unit too ("60 g", "2 slices"),
- * and the unit follows.
+ * The amount of a table food and its unit. The amount may name its unit too ("60 g", "2 slices"):
+ * the unit shown, the numbers and what is logged all follow the whole text as it stands.
  */
 function AmountFields(props: {
   entry: TableEntry;
@@ -316,6 +325,19 @@ function AmountFields(props: {
   onChange: (patch: Partial<TableEntry>) => void;
 }) {
   const e = props.entry;
+  const { onChange } = props;
+  // The latest text, for the pause timer; the unit it names is kept once typing pauses, the field
+  // is left or Enter is pressed (the text itself is never rewritten, so typing on is never lost).
+  const latest = useRef(e);
+  latest.current = e;
+  const pause = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const settle = () => {
+    clearTimeout(pause.current);
+    const named = amountWithUnit(latest.current.quantity, latest.current.units);
+    if (named && named.unit !== latest.current.unit) onChange({ unit: named.unit });
+  };
+  useEffect(() => () => clearTimeout(pause.current), []);
+  const shown = amountOf(e)?.unit ?? e.unit;
   return (
     <>
       <Field label={props.amountLabel} error={props.error} className="meal-foods__qty" hideLabel={props.hideLabels}>
@@ -325,7 +347,15 @@ function AmountFields(props: {
             type="text"
             value={e.quantity}
             data-staged-amount={props.staged ? '' : undefined}
-            onChange={(ev) => props.onChange(amountWithUnit(ev.target.value, e.units) ?? { quantity: ev.target.value })}
+            onChange={(ev) => {
+              onChange({ quantity: ev.target.value });
+              clearTimeout(pause.current);
+              pause.current = setTimeout(settle, UNIT_PAUSE_MS);
+            }}
+            onKeyDown={(ev) => {
+              if (ev.key === 'Enter') settle();
+            }}
+            onBlur={settle}
             aria-describedby={[describedBy, props.describedBy].filter(Boolean).join(' ') || undefined}
             aria-invalid={invalid}
             autoComplete="off"
@@ -334,7 +364,12 @@ function AmountFields(props: {
       </Field>
       <Field label={props.unitLabel} className="meal-foods__unit" hideLabel={props.hideLabels}>
         {({ id }) => (
-          <select id={id} value={e.unit} onChange={(ev) => props.onChange({ unit: ev.target.value })}>
+          <select
+            id={id}
+            value={shown}
+            // A unit picked here wins over one named in the text, which keeps only its number.
+            onChange={(ev) => onChange(amountWithUnit(e.quantity, e.units) ? { unit: ev.target.value, quantity: AMOUNT_NUMBER.exec(e.quantity)?.[0] ?? e.quantity } : { unit: ev.target.value })}
+          >
             {e.units.map((u) => (
               <option key={u.id} value={u.id}>
                 {u.label}

@@ -1,12 +1,13 @@
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
-import { idempotencyKey } from '../api/client';
+import { useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { ApiError, errorMessage, idempotencyKey } from '../api/client';
 import { getFood } from '../api/foods';
-import { createMeal, deleteMeal, updateMeal } from '../api/meals';
-import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey } from '../api/types';
+import { createMeal, deleteMeal, getMeal, updateMeal } from '../api/meals';
+import { MEAL_TYPES, type Meal, type MealInput, type MealPatch, type MealType, type NutrientKey } from '../api/types';
 import { useApp } from '../lib/app';
-import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
-import { capitalize, guessMealType, mealInput, mealNumber, mealTitle, typedIn, type NumberKey } from '../lib/meals';
-import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
+import { useNow } from '../lib/hooks';
+import { amountOf, entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
+import { capitalize, guessMealType, mealNumber, mealTitle, storedEntryInput, typedIn, type NumberKey } from '../lib/meals';
+import { clock, fmtDateTime, fmtDay, fmtOffset, fmtTime, isoAtOffset, isoInZone, localParts, offsetMinutes, toLocalInput, wallTimeInstants } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
 import { Field, FormError, Segmented, useApiForm, type FieldErrors } from './ui';
@@ -22,12 +23,14 @@ const NUMBER_FIELDS = [
   { name: 'micros.caffeine_mg', label: 'Caffeine', unit: 'mg' },
 ] as const;
 type NumberField = (typeof NUMBER_FIELDS)[number]['name'];
-/** Fields an edit may clear (sent as null); a cleared calories field keeps the stored value. */
-const NULLABLE: readonly NumberField[] = NUMBER_FIELDS.map((f) => f.name).filter((n) => n !== 'macros.calories');
 
 interface FormState {
-  time: string;
-  mealType: MealType;
+  /** The "When" field as typed; null while it follows the clock (a new meal is logged at the moment it is submitted). */
+  time: string | null;
+  /** Which reading of a repeated or skipped wall time was picked (earliest first); null: the default one. */
+  reading: number | null;
+  /** Null while it follows the time (a new meal), until the person picks one. */
+  mealType: MealType | null;
   description: string;
   foods: Entry[];
   numbers: Record<NumberField, string>;
@@ -36,15 +39,13 @@ interface FormState {
 const emptyNumbers = (): Record<NumberField, string> =>
   Object.fromEntries(NUMBER_FIELDS.map((f) => [f.name, ''])) as Record<NumberField, string>;
 
-function blankState(tz: string): FormState {
-  const now = clock.now();
-  const p = localParts(now, tz);
-  return { time: toLocalInput(now, tz), mealType: guessMealType(p.hour * 60 + p.minute), description: '', foods: [], numbers: emptyNumbers() };
+function blankState(): FormState {
+  return { time: null, reading: null, mealType: null, description: '', foods: [], numbers: emptyNumbers() };
 }
-
 
 const numberKey = (field: NumberField) => field.split('.')[1] as NumberKey;
 
+/** The form showing a meal: to edit it (at its own instant), or to log a copy of it (now). */
 function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
   const foods = meal.foods.map(entryFromStored);
   const n = emptyNumbers();
@@ -55,13 +56,44 @@ function stateFromMeal(meal: Meal, tz: string, atNow: boolean): FormState {
     const v = mealNumber(meal, k);
     n[f.name] = v === null || v === undefined || !typedIn(meal, k) ? '' : String(v);
   }
-  return {
-    time: toLocalInput(atNow ? clock.now() : Date.parse(meal.timestamp), tz),
-    mealType: meal.meal_type,
-    description: meal.description,
-    foods,
-    numbers: n,
-  };
+  const ms = Date.parse(meal.timestamp);
+  const time = atNow ? null : toLocalInput(ms, tz);
+  // A meal in a repeated hour shows which of the two it was.
+  const readings = time === null ? [] : when({ time, reading: null }, tz, ms).readings;
+  const reading = readings.length ? readings.findIndex((r) => Math.floor(r / 60_000) === Math.floor(ms / 60_000)) : -1;
+  return { time, reading: reading >= 0 ? reading : null, mealType: meal.meal_type, description: meal.description, foods, numbers: n };
+}
+
+interface When {
+  /** The instant the field means (NaN when it means none). */
+  ms: number;
+  /** Two readings (earliest first) when the wall time is repeated or skipped; else empty. */
+  readings: number[];
+  kind: 'repeated' | 'skipped' | null;
+  picked: number;
+}
+
+/**
+ * What the When field means: now while it follows the clock; else the typed wall time in the
+ * user's zone, where a repeated time (the clocks go back) defaults to its first reading and a
+ * skipped one (they go forward) to the time after the change, unless the person picked another.
+ */
+function when(s: Pick<FormState, 'time' | 'reading'>, tz: string, now: number): When {
+  if (s.time === null) return { ms: now, readings: [], kind: null, picked: 0 };
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})/.exec(s.time);
+  if (!m) return { ms: NaN, readings: [], kind: null, picked: 0 };
+  const { instants, skipped } = wallTimeInstants(m[1]!, Number(m[2]) * 60 + Number(m[3]), tz);
+  if (instants.length === 1) return { ms: instants[0]!, readings: [], kind: null, picked: 0 };
+  const readings = instants.length ? instants : skipped;
+  const picked = s.reading ?? (instants.length ? 0 : readings.length - 1);
+  return { ms: readings[picked] ?? NaN, readings, kind: instants.length ? 'repeated' : 'skipped', picked };
+}
+
+/** The meal type the form stands for: the one picked, else the one the time suggests. */
+function mealTypeOf(s: FormState, ms: number, tz: string): MealType {
+  if (s.mealType) return s.mealType;
+  const p = localParts(Number.isNaN(ms) ? clock.now() : ms, tz);
+  return guessMealType(p.hour * 60 + p.minute);
 }
 
 /** Parses a typed number; '' is "not given", anything unparsable an error message. */
@@ -72,52 +104,133 @@ function parseNum(raw: string): number | null | string {
   return Number.isFinite(n) ? n : 'Enter a number.';
 }
 
-function buildBody(s: FormState, tz: string, editing: Meal | null): { body: MealInput } | { errors: FieldErrors } {
+/** The foods as stored, as the form would send them back: what "unchanged foods" compares with. */
+const storedFoodsInput = (meal: Meal) => JSON.stringify(meal.foods.map((f) => entryInput(entryFromStored(f))));
+
+/**
+ * The body to send. A new meal: every field, at the moment of submitting when the time follows
+ * the clock. An edit: only the fields the person changed from `base` (the meal as the form showed
+ * it), so a field not touched keeps what is stored: its instant and offset, `inferred_time`, the
+ * calories and nutrients it has, whatever another client changed meanwhile.
+ */
+function buildBody(s: FormState, tz: string, now: number, edit: { meal: Meal; base: FormState } | null): { body: MealInput | MealPatch } | { errors: FieldErrors } {
   const errors: FieldErrors = {};
-  const ts = fromLocalInput(s.time, tz);
-  if (Number.isNaN(ts)) errors.timestamp = 'Enter a date and time.';
-  const body: MealInput = { timestamp: Number.isNaN(ts) ? '' : isoInZone(ts, tz), meal_type: s.mealType, description: s.description.trim() };
+  const base = edit?.base;
+  const w = when(s, tz, now);
+  const body: MealPatch = {};
+  if (!base || s.time !== base.time || w.ms !== when(base, tz, now).ms) {
+    if (Number.isNaN(w.ms)) errors.timestamp = 'Enter a date and time.';
+    else body.timestamp = isoInZone(w.ms, tz);
+  }
+  const type = mealTypeOf(s, w.ms, tz);
+  if (!base || type !== base.mealType) body.meal_type = type;
+  if (!base || s.description.trim() !== base.description.trim()) body.description = s.description.trim();
   const macros: Record<string, number | null> = {};
   const micros: Record<string, number | null> = {};
   for (const f of NUMBER_FIELDS) {
+    if (base && s.numbers[f.name].trim() === base.numbers[f.name].trim()) continue;
     const v = parseNum(s.numbers[f.name]);
     if (typeof v === 'string') {
       errors[f.name] = v;
       continue;
     }
+    // A blank field is "not typed": left out of a new meal; on an edit, a number cleared is sent as
+    // null, which hands it back to the foods (calories too), or clears it when no food knows it.
+    if (v === null && !base) continue;
     const [group, key] = f.name.split('.') as ['macros' | 'micros', string];
-    // A blank field is "not typed": left out, or on an edit, null for a value that was typed, which
-    // hands the nutrient back to the foods (or clears it when no food knows it).
-    if (v === null && !(editing && NULLABLE.includes(f.name) && typedIn(editing, numberKey(f.name)))) continue;
     (group === 'macros' ? macros : micros)[key] = v;
   }
   if (Object.keys(macros).length) body.macros = macros;
   if (Object.keys(micros).length) body.micros = micros;
   const foods = foodsBody(s.foods, errors);
   // An edit sends the foods only when they changed: unchanged entries keep the numbers they were logged with.
-  const unchanged = editing && JSON.stringify(foods) === JSON.stringify(editing.foods.map((f) => entryInput(entryFromStored(f))));
-  if ((foods.length || (editing && s.foods.length === 0)) && !unchanged) body.foods = foods;
-  return Object.keys(errors).length ? { errors } : { body };
+  if (edit) {
+    if (JSON.stringify(foods) !== storedFoodsInput(edit.meal)) body.foods = foods;
+  } else if (foods.length) body.foods = foods;
+  return Object.keys(errors).length ? { errors } : { body: body as MealInput | MealPatch };
 }
 
 /** The entries as the API takes them; a typed amount that is not a number is an error by its field. */
 function foodsBody(entries: readonly Entry[], errors: FieldErrors): ReturnType<typeof entryInput>[] {
   return entries.filter((e) => !isBlank(e)).map((e, i) => {
     const raw = e.kind === 'free' ? e.calories : e.quantity;
-    const n = parseAmount(raw);
+    const n = e.kind === 'free' ? parseAmount(raw) : (amountOf(e)?.quantity ?? null);
     if (n === null || n < 0) errors[`foods.${i}.${e.kind === 'free' ? 'calories' : 'quantity'}`] = raw.trim() ? 'Enter a number.' : e.kind === 'free' ? 'Enter the calories.' : 'Enter an amount.';
     return entryInput(e);
   });
 }
 
 /**
- * The meal form: log a new meal (time defaults to now), or edit / copy an existing one. API
- * validation errors appear next to the field their `param` names, and focus moves to the first.
+ * The patch that undoes `sent` on `meal` (as it was before): the old value of each field sent,
+ * the instant at the offset it was stored with, and null for numbers that were sums (handing them
+ * back to the foods).
+ */
+function undoOf(sent: MealPatch, meal: Meal): MealPatch {
+  const out: MealPatch = {};
+  if (sent.timestamp !== undefined) out.timestamp = isoAtOffset(Date.parse(meal.timestamp), meal.utc_offset_min);
+  if (sent.meal_type !== undefined) out.meal_type = meal.meal_type;
+  if (sent.description !== undefined) out.description = meal.description;
+  const old = (k: NumberKey) => (typedIn(meal, k) ? (mealNumber(meal, k) ?? null) : null);
+  if (sent.macros) out.macros = Object.fromEntries(Object.keys(sent.macros).map((k) => [k, old(k as NumberKey)]));
+  if (sent.micros) out.micros = Object.fromEntries(Object.keys(sent.micros).map((k) => [k, old(k as NumberKey)]));
+  if (sent.foods !== undefined) out.foods = meal.foods.map(storedEntryInput);
+  return out;
+}
+
+/**
+ * The form moved onto a newer version of the meal: fields the person changed keep their change,
+ * every other field shows the newer version.
+ */
+function rebase(s: FormState, oldBase: FormState, newBase: FormState, oldMeal: Meal): FormState {
+  const foodsChanged = JSON.stringify(s.foods.filter((e) => !isBlank(e)).map(entryInput)) !== storedFoodsInput(oldMeal);
+  const timeChanged = s.time !== oldBase.time || s.reading !== oldBase.reading;
+  return {
+    time: timeChanged ? s.time : newBase.time,
+    reading: timeChanged ? s.reading : newBase.reading,
+    mealType: s.mealType !== oldBase.mealType ? s.mealType : newBase.mealType,
+    description: s.description !== oldBase.description ? s.description : newBase.description,
+    foods: foodsChanged ? s.foods : newBase.foods,
+    numbers: Object.fromEntries(NUMBER_FIELDS.map((f) => [f.name, s.numbers[f.name] !== oldBase.numbers[f.name] ? s.numbers[f.name] : newBase.numbers[f.name]])) as Record<NumberField, string>,
+  };
+}
+
+/** What another change did to the meal, field by field, as the person reads it. */
+function changesBetween(a: Meal, b: Meal, tz: string): string[] {
+  const out: string[] = [];
+  if (a.timestamp !== b.timestamp) out.push(`When: ${fmtDateTime(a.timestamp, tz)} → ${fmtDateTime(b.timestamp, tz)}`);
+  if (a.meal_type !== b.meal_type) out.push(`Meal type: ${capitalize(a.meal_type)} → ${capitalize(b.meal_type)}`);
+  if (a.description !== b.description) out.push(`Description: “${a.description}” → “${b.description}”`);
+  for (const f of NUMBER_FIELDS) {
+    const k = numberKey(f.name);
+    const [x, y] = [mealNumber(a, k), mealNumber(b, k)];
+    if (x !== y) out.push(`${f.label}: ${x ?? '—'} → ${y ?? '—'} ${f.unit}`);
+  }
+  const names = (m: Meal) => m.foods.map((f) => f.name).join(', ') || 'none';
+  if (JSON.stringify(a.foods) !== JSON.stringify(b.foods)) out.push(`Foods: ${names(a)} → ${names(b)}`);
+  return out.length ? out : ['Saved again with the same values.'];
+}
+
+/** A later version of the meal being edited, found when saving: what changed, to reload onto. */
+interface Conflict {
+  fresh: Meal;
+  etag: string | null;
+  changes: string[];
+}
+
+/**
+ * The meal form: log a new meal (time follows the clock until changed), or edit / copy an
+ * existing one. API validation errors appear next to the field their `param` names, and focus
+ * moves to the first.
  */
 export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: () => void }) {
   const app = useApp();
   const editing = draft?.mode === 'edit' ? draft.meal : null;
-  const [state, setState] = useState<FormState>(() => (draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState(app.tz)));
+  const [state, setState] = useState<FormState>(() => (draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState()));
+  // The version of the meal being edited that the form stands on: its ETag (from GET, then from
+  // each save) goes in If-Match, so a save never silently overwrites someone else's change.
+  const [version, setVersion] = useState<{ meal: Meal; etag: string | null } | null>(() => (editing ? { meal: editing, etag: null } : null));
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const base = useMemo(() => (version ? stateFromMeal(version.meal, app.tz, false) : null), [version, app.tz]);
   const { errors, setErrors, busy, send } = useApiForm(
     (p) => p === 'timestamp' || p === 'meal_type' || p === 'description' || p.startsWith('macros.') || p.startsWith('micros.') || /^foods\.\d+\./.test(p) || p === 'foods',
   );
@@ -125,21 +238,42 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   const lastAttempt = useRef<{ json: string; key: string } | null>(null);
   // Bumped when a meal is logged: the person's recent and frequent foods have changed.
   const [logged, setLogged] = useState(0);
+  // While the time follows the clock the field shows it, a minute at a time; not while it has
+  // focus, where a tick would overwrite a half-typed segment.
+  const now = useNow(60_000);
+  const [heldTime, setHeldTime] = useState<string | null>(null);
 
   useEffect(() => {
-    setState(draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState(app.tz));
+    setState(draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState());
+    setVersion(draft?.mode === 'edit' ? { meal: draft.meal, etag: null } : null);
+    setConflict(null);
     setErrors({});
     if (draft) formRef.current?.querySelector<HTMLInputElement>('input')?.focus();
+    const ctrl = new AbortController();
+    // The meal as it is now, with its version: the list it came from may be a moment old.
+    if (draft?.mode === 'edit') {
+      void getMeal(draft.meal.id, ctrl.signal).then(
+        (got) => {
+          if (ctrl.signal.aborted) return;
+          if (got.body.updated_at !== draft.meal.updated_at) {
+            const oldBase = stateFromMeal(draft.meal, app.tz, false);
+            setState((st) => rebase(st, oldBase, stateFromMeal(got.body, app.tz, false), draft.meal));
+          }
+          setVersion({ meal: got.body, etag: got.etag });
+        },
+        () => undefined, // Saving without a version still works (no If-Match); a deleted meal shows its 404 then.
+      );
+    }
     // Entries from the table get their food's portions (to change the unit) once it is fetched;
     // a food deleted since keeps the numbers it was logged with.
     const ids = [...new Set((draft?.meal.foods ?? []).flatMap((f) => (f.food_id ? [f.food_id] : [])))];
-    if (!ids.length) return;
-    const ctrl = new AbortController();
-    void Promise.all(ids.map((id) => getFood(id, ctrl.signal).catch(() => null))).then((foods) => {
-      if (ctrl.signal.aborted) return;
-      const byId = new Map(foods.flatMap((f) => (f ? [[f.id, f] as const] : [])));
-      setState((st) => ({ ...st, foods: st.foods.map((e) => (e.kind === 'food' && byId.has(e.foodId) ? refreshEntry(e, byId.get(e.foodId)!) : e)) }));
-    });
+    if (ids.length) {
+      void Promise.all(ids.map((id) => getFood(id, ctrl.signal).catch(() => null))).then((foods) => {
+        if (ctrl.signal.aborted) return;
+        const byId = new Map(foods.flatMap((f) => (f ? [[f.id, f] as const] : [])));
+        setState((st) => ({ ...st, foods: st.foods.map((e) => (e.kind === 'food' && byId.has(e.foodId) ? refreshEntry(e, byId.get(e.foodId)!) : e)) }));
+      });
+    }
     return () => ctrl.abort();
   }, [draft, app.tz]);
 
@@ -153,6 +287,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
   const update = (patch: Partial<FormState>) => setState((s) => ({ ...s, ...patch }));
   const setNumber = (k: NumberField, v: string) => setState((s) => ({ ...s, numbers: { ...s.numbers, [k]: v } }));
   const setEntries = (fn: (entries: Entry[]) => Entry[]) => setState((s) => ({ ...s, foods: fn(s.foods) }));
+  const shown = when(state, app.tz, now);
 
   /** Ctrl+Enter (⌘+Enter) logs the meal from anywhere in the form. */
   function onKeyDown(e: KeyboardEvent<HTMLFormElement>) {
@@ -162,36 +297,63 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     }
   }
 
+  /** Takes the newer version found when saving: the person's own changes stay on top of it. */
+  function reload(c: Conflict) {
+    if (!version || !base) return;
+    setState((st) => rebase(st, base, stateFromMeal(c.fresh, app.tz, false), version.meal));
+    setVersion({ meal: c.fresh, etag: c.etag });
+    setConflict(null);
+    formRef.current?.querySelector<HTMLButtonElement>('button[type="submit"]')?.focus();
+  }
+
   async function submit(e: FormEvent) {
     e.preventDefault();
-    const built = buildBody(state, app.tz, editing);
+    // An untouched "now" is the moment of submitting.
+    const at = clock.now();
+    const built = buildBody(state, app.tz, at, version && base ? { meal: version.meal, base } : null);
     if ('errors' in built) {
       setErrors(built.errors);
       return;
     }
     setErrors({});
     await send(async () => {
-      if (editing) {
-        // Numbers that were sums go back to being sums (null hands them to the foods).
-        const before = mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz), { handBack: true });
-        const saved = await updateMeal(editing.id, built.body);
-        // Typed calories cannot be handed back to the foods: the undo types the old number.
-        if (typedIn(saved, 'calories') && !typedIn(editing, 'calories')) before.macros = { ...before.macros, calories: editing.macros.calories };
+      if (editing && version) {
+        const body = built.body as MealPatch;
+        const before = version.meal;
+        let saved: Meal;
+        try {
+          saved = (await updateMeal(editing.id, body, version.etag)).body;
+        } catch (err) {
+          if (!(err instanceof ApiError && err.status === 412)) throw err;
+          // Changed elsewhere since the form opened: show what changed and offer to reload onto it.
+          const fresh = await getMeal(editing.id);
+          setConflict({ fresh: fresh.body, etag: fresh.etag, changes: changesBetween(before, fresh.body, app.tz) });
+          return;
+        }
+        const undo = undoOf(body, before);
         app.toast(`Saved “${mealTitle(saved)}”.`, {
           action: {
             label: 'Undo',
             run: async () => {
-              await updateMeal(editing.id, before);
+              try {
+                // Only if nobody has changed the meal since this save.
+                const current = await getMeal(editing.id);
+                if (current.body.updated_at !== saved.updated_at) throw new Error('Not undone: the meal has changed since.');
+                await updateMeal(editing.id, undo, current.etag);
+              } catch (err) {
+                app.toast(err instanceof ApiError && err.status === 412 ? 'Not undone: the meal has changed since.' : errorMessage(err), { tone: 'error' });
+              }
               onSaved();
             },
           },
         });
         onDone();
       } else {
+        const body = built.body as MealInput;
         // Same body again (a retry after a lost response) reuses its key; a changed body gets a new one.
-        const json = JSON.stringify(built.body);
+        const json = JSON.stringify(body);
         if (lastAttempt.current?.json !== json) lastAttempt.current = { json, key: idempotencyKey() };
-        const created = await createMeal(built.body, lastAttempt.current.key);
+        const created = await createMeal(body, lastAttempt.current.key);
         lastAttempt.current = null;
         app.toast(`Logged ${created.meal_type} at ${fmtTime(created.timestamp, app.tz)}.`, {
           action: {
@@ -202,7 +364,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
             },
           },
         });
-        setState(blankState(app.tz));
+        setState(blankState());
         setLogged((n) => n + 1);
         if (draft) onDone();
       }
@@ -222,20 +384,45 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         ) : null}
       </div>
       <FormError errors={errors} />
+      {conflict ? (
+        <div className="meal-form__conflict" role="alert" data-testid="meal-conflict">
+          <p>
+            <strong>This meal was changed elsewhere since you opened it,</strong> so nothing was saved. The other change:
+          </p>
+          <ul>
+            {conflict.changes.map((c) => (
+              <li key={c}>{c}</li>
+            ))}
+          </ul>
+          <p className="field__hint">Reload takes that change and keeps your own changes on top of it; then save again.</p>
+          <div className="input-row">
+            <button type="button" className="btn btn--small btn--primary" onClick={() => reload(conflict)}>
+              Reload
+            </button>
+          </div>
+        </div>
+      ) : null}
       <div className="grid grid--when">
-        <Field label="When" error={errors.timestamp}>
+        <Field label="When" error={errors.timestamp} hint={state.time === null ? 'Now: the moment you log it, until you change it.' : undefined}>
           {({ id, describedBy, invalid }) => (
             <div className="input-row">
               <input
                 id={id}
                 name="timestamp"
                 type="datetime-local"
-                value={state.time}
-                onChange={(e) => update({ time: e.target.value })}
+                value={state.time ?? heldTime ?? toLocalInput(now, app.tz)}
+                onChange={(e) => update({ time: e.target.value, reading: null })}
+                onFocus={() => setHeldTime(toLocalInput(clock.now(), app.tz))}
+                onBlur={() => setHeldTime(null)}
                 aria-describedby={describedBy}
                 aria-invalid={invalid}
               />
-              <button type="button" className="btn btn--small btn--ghost" onClick={() => update({ time: toLocalInput(clock.now(), app.tz) })}>
+              <button
+                type="button"
+                className="btn btn--small btn--ghost"
+                // A new meal goes back to following the clock; an edit takes this minute.
+                onClick={() => update(editing ? { time: toLocalInput(clock.now(), app.tz), reading: null } : { time: null, reading: null })}
+              >
                 Now
               </button>
             </div>
@@ -245,7 +432,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           <Segmented
             label="Meal type"
             name="meal_type"
-            value={state.mealType}
+            value={mealTypeOf(state, shown.ms, app.tz)}
             options={MEAL_TYPES.map((t) => ({ value: t, label: capitalize(t) }))}
             onChange={(v) => update({ mealType: v })}
           />
@@ -256,6 +443,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           ) : null}
         </div>
       </div>
+      {shown.kind && state.time ? <WallTimeChoice when={shown} wall={state.time} tz={app.tz} onPick={(reading) => update({ reading })} /> : null}
       <Field label="Description" error={errors.description}>
         {({ id, describedBy, invalid }) => (
           <input
@@ -306,9 +494,35 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
           {editing ? 'Save changes' : 'Log meal'}
         </button>
         <span className="field__hint form-actions__hint">or Ctrl+Enter</span>
-        <SaveAsMeal entries={state.foods} mealType={state.mealType} defaultName={state.description.trim() || state.foods.filter((f) => !isBlank(f)).map((f) => f.name).join(', ')} />
+        <SaveAsMeal entries={state.foods} mealType={mealTypeOf(state, shown.ms, app.tz)} defaultName={state.description.trim() || state.foods.filter((f) => !isBlank(f)).map((f) => f.name).join(', ')} />
       </div>
     </form>
+  );
+}
+
+/**
+ * A wall time the clocks pass twice (they go back) or skip (they go forward) in the user's zone:
+ * the person picks which instant they mean.
+ */
+function WallTimeChoice({ when: w, wall, tz, onPick }: { when: When; wall: string; tz: string; onPick: (reading: number) => void }) {
+  const hhmm = wall.slice(11, 16);
+  const day = fmtDay(wall.slice(0, 10), 'long');
+  const label = (ms: number, i: number) =>
+    w.kind === 'repeated'
+      ? `The ${i === 0 ? 'first' : 'second'} ${hhmm} (${fmtOffset(offsetMinutes(ms, tz))})`
+      : `${fmtTime(ms, tz)} (${fmtOffset(offsetMinutes(ms, tz))}), ${i === 0 ? 'before' : 'after'} the change`;
+  return (
+    <fieldset className="meal-form__wall-time" data-testid="wall-time-choice">
+      <legend>
+        {w.kind === 'repeated' ? `${hhmm} happens twice on ${day}: the clocks go back an hour.` : `${hhmm} does not exist on ${day}: the clocks go forward an hour.`}{' '}
+        Which do you mean?
+      </legend>
+      {w.readings.map((ms, i) => (
+        <label key={ms} className="meal-form__wall-option">
+          <input type="radio" name="wall-time-reading" checked={w.picked === i} onChange={() => onPick(i)} /> {label(ms, i)}
+        </label>
+      ))}
+    </fieldset>
   );
 }
 

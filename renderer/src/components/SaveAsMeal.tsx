@@ -3,7 +3,7 @@ import { errorMessage, idempotencyKey } from '../api/client';
 import { createSavedMeal } from '../api/saved-meals';
 import type { MealType, SavedMealInput } from '../api/types';
 import { useApp } from '../lib/app';
-import { entryInput, isBlank, parseAmount, type Entry } from '../lib/foods';
+import { amountOf, entryInput, isBlank, parseAmount, type Entry } from '../lib/foods';
 import { emitSavedMealsChanged } from '../lib/saved-meals';
 import './SaveAsMeal.css';
 
@@ -38,7 +38,7 @@ export function SaveAsMeal({ entries, mealType, defaultName }: { entries: Entry[
       setError('Give the meal a name.');
       return;
     }
-    if (foods.some((e) => parseAmount(e.kind === 'free' ? e.calories : e.quantity) === null)) {
+    if (foods.some((e) => (e.kind === 'free' ? parseAmount(e.calories) : amountOf(e)) === null)) {
       setError('Every food needs its amount or calories first.');
       return;
     }

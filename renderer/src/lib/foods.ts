@@ -103,12 +103,15 @@ export function entryFromFood(food: NutritionFood): TableEntry {
   };
 }
 
+/** A number followed by a word: "60 g", "250ml", "2 slices", "1,5 cups". */
+const AMOUNT_WITH_WORD = /^\s*(\d+(?:[.,]\d*)?)\s*([a-z][a-z .]*?)\s*$/i;
+
 /**
  * An amount typed with its unit ("60 g", "250ml", "2 slices"): the number and the unit it names,
  * when the food has that unit; null when only a number (or nothing usable) was typed.
  */
 export function amountWithUnit(raw: string, units: readonly UnitOption[]): { quantity: string; unit: string } | null {
-  const m = /^\s*(\d+(?:[.,]\d*)?)\s*([a-z][a-z .]*?)\s*$/i.exec(raw);
+  const m = AMOUNT_WITH_WORD.exec(raw);
   if (!m) return null;
   const word = m[2]!.toLowerCase();
   if (word === 'g' || word === 'ml') return units.some((u) => u.id === word) ? { quantity: m[1]!, unit: word } : null;
@@ -119,6 +122,28 @@ export function amountWithUnit(raw: string, units: readonly UnitOption[]): { qua
     if (u.portion?.toLowerCase().replace(/^[\d./\s]+/, '').startsWith(stem)) return { quantity: m[1]!, unit: u.id };
   }
   return null;
+}
+
+/**
+ * What a table entry's amount field means, read from its whole text: the number, and the unit the
+ * text names ("2 slices") or else the unit chosen in the list. Null while the text is no amount
+ * (blank, not a number, or a word that is none of the food's units). Everything shown and sent is
+ * computed from this, so the answer depends on the text alone, never on when it was typed.
+ */
+export function amountOf(e: Pick<TableEntry, 'quantity' | 'unit' | 'units'>): { quantity: number; unit: string } | null {
+  const named = amountWithUnit(e.quantity, e.units);
+  if (named) {
+    const q = parseAmount(named.quantity);
+    return q === null ? null : { quantity: q, unit: named.unit };
+  }
+  const q = parseAmount(e.quantity);
+  return q === null ? null : { quantity: q, unit: e.unit };
+}
+
+/** The word typed after the number when it names none of the food's units ("2 xyz" → "xyz"), else null. */
+export function unknownUnitWord(e: Pick<TableEntry, 'quantity' | 'units'>): string | null {
+  const m = AMOUNT_WITH_WORD.exec(e.quantity);
+  return m && !amountWithUnit(e.quantity, e.units) ? m[2]!.trim() : null;
 }
 
 /** A stored entry of a logged or saved meal, back in the form (its numbers as they were logged). */
@@ -152,7 +177,8 @@ export function refreshEntry(e: TableEntry, food: NutritionFood): TableEntry {
 
 /** Whether a table entry still has the amount it was stored with. */
 function unchangedFromStored(e: TableEntry): e is TableEntry & { stored: Food } {
-  return e.stored !== undefined && e.unit === e.stored.unit && parseAmount(e.quantity) === e.stored.quantity;
+  const a = amountOf(e);
+  return e.stored !== undefined && a !== null && a.unit === e.stored.unit && a.quantity === e.stored.quantity;
 }
 
 /** A typed number ("1,5" too); null when blank or not a number. */
@@ -165,10 +191,10 @@ export function parseAmount(raw: string): number | null {
 
 /** Grams of a table entry, or null while its amount is not a valid number. */
 export function entryGrams(e: TableEntry): number | null {
-  const q = parseAmount(e.quantity);
-  const unit = e.units.find((u) => u.id === e.unit);
-  if (q === null || q < 0 || !unit) return null;
-  return q * unit.grams;
+  const a = amountOf(e);
+  const unit = a && e.units.find((u) => u.id === a.unit);
+  if (!a || a.quantity < 0 || !unit) return null;
+  return a.quantity * unit.grams;
 }
 
 /** Nutrients of one entry for its amount; null = unknown for this food (or no valid amount). */
@@ -226,7 +252,8 @@ export function isBlank(e: Entry): boolean {
 export function entryInput(e: Entry): FoodEntryInput {
   if (e.kind === 'free') return { name: e.name.trim(), calories: parseAmount(e.calories) ?? 0 };
   if (unchangedFromStored(e)) return { ...e.stored };
-  return { food_id: e.foodId, quantity: parseAmount(e.quantity) ?? 0, unit: e.unit, name: e.name };
+  const a = amountOf(e);
+  return { food_id: e.foodId, quantity: a?.quantity ?? 0, unit: a?.unit ?? e.unit, name: e.name };
 }
 
 /** "Bananas, raw" with its brand when it has one. */

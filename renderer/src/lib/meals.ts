@@ -26,18 +26,16 @@ export function typedIn(meal: MealNumbers, k: NumberKey): boolean {
 }
 
 /**
- * The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete or an edit): its
- * foods as stored, and the numbers that were typed; the others are sums the service makes again
- * from the same foods, so they stay sums. `handBack` sends null for those (an undo of an edit that
- * typed them hands them back to the foods).
+ * The body that recreates `meal` at `timestamp` (copy, re-log, undo of a delete): its foods as
+ * stored, and the numbers that were typed; the others are sums the service makes again from the
+ * same foods, so they stay sums.
  */
-export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'foods'> & MealNumbers, timestamp: string, opts: { handBack?: boolean } = {}): MealInput {
+export function mealInput(meal: Pick<Meal, 'meal_type' | 'description' | 'foods'> & MealNumbers, timestamp: string): MealInput {
   const macros: NonNullable<MealInput['macros']> = {};
   const micros: NonNullable<MealInput['micros']> = {};
   const put = (k: NumberKey, v: number | null | undefined) => {
     const target: Record<string, number | null> = k === 'sodium_mg' || k === 'caffeine_mg' ? micros : macros;
     if (typedIn(meal, k) && v !== null && v !== undefined) target[k] = v;
-    else if (opts.handBack && k !== 'calories') target[k] = null;
   };
   for (const k of MEAL_NUMBER_KEYS) put(k, mealNumber(meal, k));
   const body: MealInput = { timestamp, meal_type: meal.meal_type, description: meal.description, foods: meal.foods.map(storedEntryInput) };

@@ -130,3 +130,39 @@ export function timeZoneNames(current: string): string[] {
   const list = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
   return list.includes(current) ? list : [current, ...list];
 }
+
+/**
+ * The instants a wall-clock time of a day can mean in zone `tz`, earliest first: one, or two when
+ * the clocks go back and the hour repeats (the first and the second 02:30). A time the clocks skip
+ * (02:30 when they go forward) means none; `skipped` then holds the two instants it could be
+ * taken for: read with the offset before the change (03:30 after it) and with the one after
+ * (01:30 before it).
+ */
+export function wallTimeInstants(date: string, minuteOfDay: number, tz: string): { instants: number[]; skipped: number[] } {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const wall = Date.UTC(y, m - 1, d, 0, minuteOfDay);
+  // Zones change offset at most once in a few days: the offsets a day either side cover every reading.
+  const offsets = [...new Set([offsetMinutes(wall - 86_400_000, tz), offsetMinutes(wall, tz), offsetMinutes(wall + 86_400_000, tz)])];
+  const readings = [...new Set(offsets.map((off) => wall - off * 60_000))].sort((a, b) => a - b);
+  const instants = readings.filter((ms) => toLocalInput(ms, tz) === toLocalInput(wall, 'UTC'));
+  return { instants, skipped: instants.length ? [] : readings };
+}
+
+/**
+ * ISO 8601 with a given offset in minutes ("2026-11-22T21:00:00-05:00"): an instant written as it
+ * was stored, at the offset where the meal was eaten.
+ */
+export function isoAtOffset(ms: number, offsetMin: number): string {
+  const shifted = new Date(Math.floor(ms / 1000) * 1000 + offsetMin * 60_000);
+  const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
+  const sign = offsetMin < 0 ? '-' : '+';
+  return `${pad(shifted.getUTCFullYear(), 4)}-${pad(shifted.getUTCMonth() + 1)}-${pad(shifted.getUTCDate())}T${pad(shifted.getUTCHours())}:${pad(shifted.getUTCMinutes())}:${pad(shifted.getUTCSeconds())}${sign}${pad(Math.trunc(Math.abs(offsetMin) / 60))}:${pad(Math.abs(offsetMin) % 60)}`;
+}
+
+/** "UTC+02:00": an offset as people read it. */
+export function fmtOffset(offsetMin: number): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `UTC${offsetMin < 0 ? '−' : '+'}${pad(Math.trunc(Math.abs(offsetMin) / 60))}:${pad(Math.abs(offsetMin) % 60)}`;
+}
+
+export { offsetMinutes };

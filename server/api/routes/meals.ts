@@ -10,6 +10,7 @@ import {
   MealSchema,
   mealType,
   MealUpdateSchema,
+  resourceETag,
   patchMeal,
   removeMeal,
 } from '../../nutrition/meals.js';
@@ -19,6 +20,15 @@ import { DeletedSchema, ErrorSchema, listOf } from '../schemas.js';
 import { checkDateOrder, cursorPosition, queryInt } from '../validation.js';
 
 const idParams = z.object({ id: idString('meal') });
+const etagHeader = { ETag: 'The meal\'s current version: send it back in If-Match to change or delete the meal only if nobody has since.' };
+const ifMatchHeader = {
+  name: 'If-Match',
+  description:
+    'An ETag from an earlier answer about this meal (or *): the write happens only if the meal is still that version, else 412 precondition_failed and nothing changes. Without it, the write happens whatever changed meanwhile.',
+};
+const preconditionFailed = { description: 'If-Match named a version the meal no longer has; the ETag header gives the current one', schema: ErrorSchema };
+/** The If-Match header as sent (several headers joined by commas, as lists are), or undefined. */
+const ifMatchOf = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
 const errorResponses = {
   400: { description: 'Invalid request', schema: ErrorSchema },
   401: { description: 'Missing or invalid API key', schema: ErrorSchema },
@@ -64,7 +74,8 @@ export const mealRoutes = [
     tag: 'Meals',
     access: 'nutrition:read',
     params: idParams,
-    responses: { 200: { description: 'The meal', schema: MealSchema }, 404: { description: 'No such meal', schema: ErrorSchema } },
+    responses: { 200: { description: 'The meal', schema: MealSchema, headers: etagHeader }, 404: { description: 'No such meal', schema: ErrorSchema } },
+    etag: resourceETag,
     handler({ app, params }) {
       const meal = getMeal(app.db, params.id);
       if (!meal) throw errors.resourceMissing('meal', params.id);
@@ -81,7 +92,8 @@ export const mealRoutes = [
     tag: 'Meals',
     access: 'nutrition:write',
     body: MealCreateSchema,
-    responses: { 201: { description: 'The new meal', schema: MealSchema }, ...errorResponses },
+    responses: { 201: { description: 'The new meal', schema: MealSchema, headers: etagHeader }, ...errorResponses },
+    etag: resourceETag,
     handler({ app, body }) {
       return { status: 201, body: mealResource(createMeal(app, mealInputFrom(body, app.clock.now()))) };
     },
@@ -91,14 +103,22 @@ export const mealRoutes = [
     path: '/v1/nutrition/meals/{id}',
     operationId: 'updateMeal',
     summary: 'Edit a meal',
-    description: 'Only the fields sent change; macros and micros merge field by field (null clears one).',
+    description:
+      'Only the fields sent change; macros and micros merge field by field (null clears one; null calories go back to the sum of the foods, else 4/4/9 kcal per gram of macros). With If-Match, only if the meal is still the version named.',
     tag: 'Meals',
     access: 'nutrition:write',
     params: idParams,
     body: MealUpdateSchema,
-    responses: { 200: { description: 'The updated meal', schema: MealSchema }, 404: { description: 'No such meal', schema: ErrorSchema }, ...errorResponses },
-    handler({ app, params, body }) {
-      const meal = patchMeal(app, params.id, mealPatchFrom(body, app.clock.now()));
+    requestHeaders: [ifMatchHeader],
+    responses: {
+      200: { description: 'The updated meal', schema: MealSchema, headers: etagHeader },
+      404: { description: 'No such meal', schema: ErrorSchema },
+      412: preconditionFailed,
+      ...errorResponses,
+    },
+    etag: resourceETag,
+    handler({ app, params, body, req }) {
+      const meal = patchMeal(app, params.id, mealPatchFrom(body, app.clock.now()), { ifMatch: ifMatchOf(req.headers['if-match']) });
       if (!meal) throw errors.resourceMissing('meal', params.id);
       return { body: mealResource(meal) };
     },
@@ -108,12 +128,14 @@ export const mealRoutes = [
     path: '/v1/nutrition/meals/{id}',
     operationId: 'deleteMeal',
     summary: 'Delete a meal',
+    description: 'With If-Match, only if the meal is still the version named.',
     tag: 'Meals',
     access: 'nutrition:write',
     params: idParams,
-    responses: { 200: { description: 'Deleted', schema: DeletedSchema }, 404: { description: 'No such meal', schema: ErrorSchema } },
-    handler({ app, params }) {
-      if (!removeMeal(app, params.id)) throw errors.resourceMissing('meal', params.id);
+    requestHeaders: [ifMatchHeader],
+    responses: { 200: { description: 'Deleted', schema: DeletedSchema }, 404: { description: 'No such meal', schema: ErrorSchema }, 412: preconditionFailed },
+    handler({ app, params, req }) {
+      if (!removeMeal(app, params.id, { ifMatch: ifMatchOf(req.headers['if-match']) })) throw errors.resourceMissing('meal', params.id);
       return { body: { id: params.id, object: 'nutrition.meal', deleted: true } };
     },
   }),
