@@ -204,7 +204,16 @@ export interface AppPage {
  */
 const sessions = new Map<Server, Awaited<ReturnType<BrowserContext['cookies']>>>();
 
-export async function openApp(browser: Browser, server: Server, opts: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {}): Promise<AppPage> {
+export async function openApp(
+  browser: Browser,
+  server: Server,
+  opts: {
+    colorScheme?: 'light' | 'dark';
+    viewport?: { width: number; height: number };
+    /** Start the browser's own clock at this instant (epoch ms); it then runs on, and `page.clock` moves it. */
+    clockMs?: number;
+  } = {},
+): Promise<AppPage> {
   const context = await browser.newContext({
     colorScheme: opts.colorScheme ?? 'light',
     viewport: opts.viewport ?? { width: 1280, height: 860 },
@@ -215,6 +224,7 @@ export async function openApp(browser: Browser, server: Server, opts: { colorSch
   });
   // The App link works once; later contexts reuse the session cookie it was exchanged for.
   if (sessions.has(server)) await context.addCookies(sessions.get(server)!);
+  if (opts.clockMs !== undefined) await context.clock.install({ time: opts.clockMs });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {

@@ -99,8 +99,11 @@ export default function ScoreScreen() {
   }
 
   const scores = useStableScores(daily.data?.data, addDays(app.today, -(days - 1)));
-  // The day whose components are shown: today unless the user steps back through the range.
-  const [chosenDay, setChosenDay] = useState(app.today);
+  // The day whose components are shown: today, following it across midnight, until the person
+  // steps to another day (stepping back to today follows it again).
+  const [steppedTo, setSteppedTo] = useState<string | null>(null);
+  const chosenDay = steppedTo ?? app.today;
+  const chooseDay = (day: string) => setSteppedTo(day === app.today ? null : day);
   const shown = scores.find((s) => s.date === chosenDay) ?? scores.find((s) => s.date === app.today) ?? scores[scores.length - 1];
   const nights = overnight.data?.data ?? [];
   const lastNight = [...nights].reverse().find((n) => n.score_state !== 'UNSCORABLE') ?? nights[nights.length - 1];
@@ -110,7 +113,7 @@ export default function ScoreScreen() {
       <ScreenHead title="Gut score" subtitle="How your eating pattern supports digestion, from 0 to 100." />
       <ResourceStatus resource={daily} />
       {shown ? (
-        <DayScore score={shown} isToday={shown.date === app.today} stepper={<DayStepper day={shown.date} onChange={setChosenDay} min={scores[0]?.date} max={app.today} label="Day to show" />} />
+        <DayScore score={shown} isToday={shown.date === app.today} stepper={<DayStepper day={shown.date} onChange={chooseDay} min={scores[0]?.date} max={app.today} label="Day to show" />} />
       ) : daily.data ? (
         <Card>
           <Empty>No scores yet. Log a few meals to get one.</Empty>
