@@ -187,6 +187,7 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     const keys = page.locator('#keys');
     const secret = (await keys.getByTestId('secret-value').innerText()).trim();
     assert.match(secret, /^chy_/);
+    assert.match(await keys.getByTestId('secret').innerText(), /keeps only a hash of it/);
     assert.match(await page.getByTestId('curl-example').innerText(), new RegExp(`Authorization: Bearer ${secret}`));
     const base = await page.getByTestId('base-url').innerText();
     assert.equal(base, `${server.url}/v1`);
@@ -219,6 +220,12 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
       await page.getByRole('button', { name: 'Add webhook' }).click();
       const secret = (await page.locator('#webhooks').getByTestId('secret-value').innerText()).trim();
       assert.ok(secret.length >= 16);
+      // The service signs with the secret, so it keeps the secret itself (and backups hold it): the
+      // dialog says so, not that only a hash is kept.
+      const said = await page.locator('#webhooks').getByTestId('secret').innerText();
+      assert.doesNotMatch(said, /hash/i);
+      assert.match(said, /keeps the secret itself/);
+      assert.match(said, /backups hold it/);
       const row = page.getByTestId('webhook-row').filter({ hasText: hook.url });
       await row.waitFor();
 
