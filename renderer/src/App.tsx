@@ -197,6 +197,7 @@ export function App() {
       dayStart: settings.day_start,
       today: todayIn(settings.timezone, settings.day_start),
       toast: (message, opts = {}) => setToast({ id: Date.now(), message, opts }),
+      dismissToast: closeToast,
       navigate: (r, p) => {
         const qs = p ? `?${new URLSearchParams(p).toString()}` : '';
         const hash = `#/${r}${qs}`;

@@ -29,6 +29,8 @@ export interface AppContextValue {
   /** The user's current day, YYYY-MM-DD, following the service's clock. */
   today: string;
   toast: (message: string, opts?: ToastOptions) => void;
+  /** Takes the toast away (a form's error replaces what it said about an earlier action). */
+  dismissToast: () => void;
   navigate: (route: Route, params?: Record<string, string>) => void;
   /** Opens the meal form on a meal to edit or copy. */
   openMeal: (draft: MealDraft) => void;

@@ -1,6 +1,6 @@
 import { memo, useEffect, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { errorMessage, idempotencyKey } from '../api/client';
+import { ApiError, errorMessage, idempotencyKey } from '../api/client';
 import { listDailyScores, listOvernightScores } from '../api/digestion';
 import { createSleep, deleteSleep, listSleep } from '../api/sleep';
 import {
@@ -18,6 +18,7 @@ import { Card, Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, Scr
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber } from '../lib/meals';
+import { findOverlap, overlapMessage, overlapSearchDays } from '../lib/sleep';
 import { addDays, dayLabel, fmtDateTime, fmtDay, fmtDuration, fmtTime, fromLocalInput, iso, localTimeToInstant, toLocalInput } from '../lib/time';
 import './Score.css';
 
@@ -503,12 +504,28 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
     }
     if (Object.keys(errs).length) return setErrors(errs);
     await send(async () => {
-      await createSleep(body, idempotencyKey());
+      try {
+        await createSleep(body, idempotencyKey());
+      } catch (err) {
+        throw await explainOverlap(err, start, end);
+      }
       setForm(defaults());
       sessions.reload();
       onSaved();
       app.toast('Sleep logged. The overnight score updates in a moment.');
     });
+  }
+
+  /**
+   * The service's overlap error names the other session in UTC, for API clients; the person gets
+   * it in their own zone. The other session is looked up among those that can overlap.
+   */
+  async function explainOverlap(err: unknown, startMs: number, endMs: number): Promise<unknown> {
+    if (!(err instanceof ApiError) || err.code !== 'sleep_overlap') return err;
+    const other = await listSleep(overlapSearchDays(startMs, endMs, app.tz, app.dayStart))
+      .then((page) => findOverlap(page.data, startMs, endMs))
+      .catch(() => undefined);
+    return new ApiError(err.status, { type: 'invalid_request_error', code: err.code, param: err.param, message: overlapMessage(other, app.tz), request_id: err.requestId });
   }
 
   async function remove(s: SleepSession) {
