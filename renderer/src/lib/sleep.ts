@@ -1,5 +1,5 @@
-import type { SleepSession } from '../api/types';
-import { dayOf, fmtDateTime, fmtTime, localParts, minutesOf } from './time';
+import type { SleepSession } from '../api/types.js';
+import { dayOf, fmtDateTime, fmtTime, localParts, minutesOf } from './time.js';
 
 /** The longest session the service accepts: an overlapping one ends at most this long after a new one. */
 const MAX_SLEEP_MS = 24 * 3600_000;
