@@ -5,7 +5,12 @@ export type Route = 'today' | 'log' | 'score' | 'timeline' | 'import' | 'integra
 
 export interface ToastAction {
   label: string;
-  run: () => void | Promise<void>;
+  /**
+   * Runs the action. It may name, as a CSS selector, the control keyboard focus should land on
+   * once the screen shows the action's result (the restored meal's row), since the toast and its
+   * button go away.
+   */
+  run: () => void | Promise<void | { focus: string }>;
 }
 
 export interface ToastOptions {
