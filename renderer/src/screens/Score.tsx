@@ -302,7 +302,7 @@ const TrendChart = memo(function TrendChart({ scores, today, days }: { scores: D
   const { unscorable, avg } = trend;
   return (
     <figure className="chart" data-testid="trend-chart" data-days={days} data-points={scores.length}>
-      <TrendPlot trend={trend} />
+      <TrendPlot trend={trend} days={days} />
       <figcaption className="chart__caption">
         {avg !== null ? <span>Average of scored days: <strong>{avg}</strong></span> : null}
         <span className="legend legend--scored">Scored</span>
@@ -326,13 +326,21 @@ const TOOLTIP = <TrendTooltip />;
 // measure the labels of) every x-axis tick to place vertical lines it does not draw.
 const NO_VERTICAL_LINES = () => [];
 
-const TrendPlot = memo(function TrendPlot({ trend }: { trend: TrendData }) {
-  const { points, floor, xTicks } = trend;
+const TrendPlot = memo(function TrendPlot({ trend, days }: { trend: TrendData; days: number }) {
+  const { points, floor, xTicks, avg, unscorable } = trend;
+  const pending = points.find((p) => p.pending !== null)?.pending;
+  // A picture with a name, not a focusable "application" (recharts' keyboard layer): each day's
+  // score is reachable by keyboard through the day stepper above, and the caption says the rest.
+  const summary = [
+    avg !== null ? `Average of scored days: ${avg}.` : 'No scored days.',
+    pending != null ? `Today so far: ${pending} (provisional).` : '',
+    unscorable ? `${unscorable} day${unscorable === 1 ? '' : 's'} without meals left out.` : '',
+  ].filter(Boolean).join(' ');
   return (
     <div className="chart__box" style={{ height: 240 }}>
       <ResponsiveContainer width="100%" height="100%">
         {/* No negative left margin: it would clip the axis labels ("100" showed as ".00"). */}
-        <ComposedChart data={points} margin={TREND_MARGIN}>
+        <ComposedChart data={points} margin={TREND_MARGIN} accessibilityLayer={false} role="img" title={`Gut score, the last ${days} days`} desc={summary}>
           <defs>
             <linearGradient id="trendFill" x1="0" y1="0" x2="0" y2="1">
               <stop offset="0%" className="stop-accent" stopOpacity={0.35} />
@@ -455,7 +463,7 @@ const OvernightChart = memo(function OvernightChart({ nights }: { nights: Overni
     <figure className="chart chart--small">
       <div className="chart__box" style={{ height: 140 }}>
         <ResponsiveContainer width="100%" height="100%">
-          <BarChart data={data} margin={{ top: 8, right: 8, bottom: 0, left: -24 }}>
+          <BarChart data={data} margin={{ top: 8, right: 8, bottom: 0, left: -24 }} accessibilityLayer={false} role="img" title="Overnight scores, the last 30 nights">
             <CartesianGrid vertical={false} className="grid-lines" />
             <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={20} className="axis" />
             <YAxis domain={[0, 100]} ticks={[0, 50, 100]} tickLine={false} axisLine={false} className="axis" />
