@@ -44,6 +44,16 @@ export const SettingsSchema = z
   })
   .meta({ id: 'Settings' });
 
+/**
+ * What GET and PATCH /v1/settings answer: the settings plus the service's clock at that moment. A
+ * client's first request is usually this one, and it needs the service's "now" before it can say
+ * which day "today" is (the service may run on another machine or on a test clock); the HTTP Date
+ * header has only whole seconds.
+ */
+export const SettingsAnswerSchema = SettingsSchema.extend({
+  generated_at: z.string().meta({ format: 'date-time', description: 'The service\'s clock when it answered (ISO 8601 UTC, milliseconds).' }),
+}).meta({ id: 'SettingsAnswer' });
+
 export const SettingsUpdateSchema = z
   .strictObject({
     timezone: ianaTimeZone.optional(),
@@ -57,6 +67,11 @@ export const SettingsUpdateSchema = z
 
 export function settingsResource(s: SettingsRecord): Record<string, unknown> {
   return { object: 'settings', timezone: s.timezone, day_start: s.dayStart, units: s.units, updated_at: isoUtc(s.updatedMs) };
+}
+
+/** The answer of GET and PATCH /v1/settings: the resource stamped with the service's `nowMs`. */
+export function settingsAnswer(s: SettingsRecord, nowMs: number): Record<string, unknown> {
+  return { ...settingsResource(s), generated_at: new Date(nowMs).toISOString() };
 }
 
 /** Saves new settings and re-derives what depends on them (meal days after a day_start change). */

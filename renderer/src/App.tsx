@@ -1,5 +1,5 @@
 import './App.css';
-import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import { ApiError, onUnauthenticated } from './api/client';
 import { onStatus, type StreamStatus } from './api/events';
 import { getSettings } from './api/settings';
@@ -78,37 +78,111 @@ interface Toast {
   opts: ToastOptions;
 }
 
-function Toaster({ toast, onClose }: { toast: Toast | null; onClose: () => void }) {
+let toastCount = 0;
+
+/** How long a toast stays: long enough to reach and use its action. Paused while it has focus or the pointer. */
+const TOAST_MS = 5000;
+const ACTION_TOAST_MS = 9000;
+
+/** Focuses the first match of `selector` once it is on screen (the list reloads after an action), for up to 3 s. */
+function focusWhenShown(selector: string, fallback: () => void): void {
+  const until = Date.now() + 3000;
+  const tick = () => {
+    const el = document.querySelector<HTMLElement>(selector);
+    if (el) return el.focus();
+    if (Date.now() < until) setTimeout(tick, 50);
+  };
+  fallback();
+  tick();
+}
+
+function Toaster({ toast, onClose, mainRef }: { toast: Toast | null; onClose: (id: number) => void; mainRef: RefObject<HTMLElement | null> }) {
   const [busy, setBusy] = useState(false);
+  // Hovered or focused: the toast stays until the person moves on (WCAG 2.2.1, timing adjustable).
+  const [held, setHeld] = useState(false);
+  const actionRef = useRef<HTMLButtonElement>(null);
+  const boxRef = useRef<HTMLDivElement>(null);
+  // Where focus was when the toast came: focus goes back there when the toast leaves while it holds focus.
+  const originRef = useRef<Element | null>(null);
+
   useEffect(() => {
-    if (!toast) return;
-    const t = setTimeout(onClose, toast.opts.action ? 9000 : 5000);
+    if (!toast || held) return;
+    const t = setTimeout(() => onClose(toast.id), toast.opts.action ? ACTION_TOAST_MS : TOAST_MS);
     return () => clearTimeout(t);
-  }, [toast, onClose]);
+  }, [toast, held, onClose]);
+
+  useEffect(() => {
+    setHeld(false);
+    if (!toast?.opts.action) return;
+    const origin = document.activeElement;
+    originRef.current = origin;
+    // The action took away the control that had focus (a deleted meal's row goes with its Delete
+    // button): focus would drop to the page, far from Undo. It moves to the toast's action instead.
+    const timer = setInterval(() => {
+      const active = document.activeElement;
+      if (origin && origin !== document.body && !origin.isConnected && (!active || active === document.body)) {
+        clearInterval(timer);
+        actionRef.current?.focus();
+      }
+    }, 50);
+    return () => clearInterval(timer);
+  }, [toast]);
+
+  /** Before the toast (holding focus) goes: focus returns to where it was, else to the screen. */
+  function leave(focus?: string) {
+    const active = document.activeElement;
+    // Focus is elsewhere on purpose: leave it. (In the toast, or dropped to the page because an
+    // action's own toast replaced this one and its button: bring it back.)
+    if (active && active !== document.body && !boxRef.current?.contains(active)) return;
+    const origin = originRef.current;
+    const back = () => (origin instanceof HTMLElement && origin.isConnected ? origin.focus() : mainRef.current?.focus());
+    if (focus) focusWhenShown(focus, back);
+    else back();
+  }
+
   return (
     <div className="toaster" role="status" aria-live="polite">
       {toast ? (
-        <div className={`toast toast--${toast.opts.tone ?? 'info'}`} key={toast.id} data-testid="toast">
+        <div
+          className={`toast toast--${toast.opts.tone ?? 'info'}`}
+          key={toast.id}
+          data-testid="toast"
+          ref={boxRef}
+          onFocus={() => setHeld(true)}
+          onBlur={(e) => !e.currentTarget.contains(e.relatedTarget as Node | null) && setHeld(false)}
+          onMouseEnter={() => setHeld(true)}
+          onMouseLeave={() => setHeld(boxRef.current?.contains(document.activeElement) ?? false)}
+        >
           <span>{toast.message}</span>
           {toast.opts.action ? (
             <button
               type="button"
               className="toast__action"
+              ref={actionRef}
               disabled={busy}
               onClick={() => {
                 setBusy(true);
                 Promise.resolve(toast.opts.action!.run())
                   .catch(() => undefined)
-                  .finally(() => {
+                  .then((result) => {
                     setBusy(false);
-                    onClose();
+                    leave(result ? result.focus : undefined);
+                    onClose(toast.id);
                   });
               }}
             >
               {toast.opts.action.label}
             </button>
           ) : null}
-          <button type="button" className="toast__close" onClick={onClose} aria-label="Dismiss">
+          <button
+            type="button"
+            className="toast__close"
+            onClick={() => {
+              leave();
+              onClose(toast.id);
+            }}
+            aria-label="Dismiss"
+          >
             <Icon name="close" size={16} />
           </button>
         </div>
@@ -186,7 +260,8 @@ export function App() {
     mainRef.current?.focus();
   }, [route]);
 
-  const closeToast = useCallback(() => setToast(null), []);
+  // Closes the toast `id`, or whichever is showing; a newer toast (an action's own "Meal restored.") stays.
+  const closeToast = useCallback((id?: number) => setToast((t) => (id === undefined || t?.id === id ? null : t)), []);
 
   const ctx = useMemo<AppContextValue | null>(() => {
     if (!settings) return null;
@@ -196,7 +271,8 @@ export function App() {
       tz: settings.timezone,
       dayStart: settings.day_start,
       today: todayIn(settings.timezone, settings.day_start),
-      toast: (message, opts = {}) => setToast({ id: Date.now(), message, opts }),
+      toast: (message, opts = {}) => setToast({ id: ++toastCount, message, opts }),
+      dismissToast: () => closeToast(),
       navigate: (r, p) => {
         const qs = p ? `?${new URLSearchParams(p).toString()}` : '';
         const hash = `#/${r}${qs}`;
@@ -298,7 +374,7 @@ export function App() {
           <Suspense fallback={<Loading />}>{screen}</Suspense>
         </main>
       </div>
-      <Toaster toast={toast} onClose={closeToast} />
+      <Toaster toast={toast} onClose={closeToast} mainRef={mainRef} />
     </AppContext.Provider>
   );
 }

@@ -67,9 +67,24 @@ describe('settings', () => {
     const r = await t.request('GET', '/v1/settings', { key: t.keyWith('nutrition:read') });
     assert.equal(r.status, 200);
     assert.deepEqual(
-      { ...r.body, updated_at: undefined },
-      { object: 'settings', timezone: 'Europe/Berlin', day_start: '00:00', units: 'metric', updated_at: undefined },
+      { ...r.body, updated_at: undefined, generated_at: undefined },
+      { object: 'settings', timezone: 'Europe/Berlin', day_start: '00:00', units: 'metric', updated_at: undefined, generated_at: undefined },
     );
+  });
+
+  test('GET and PATCH carry the service’s clock to the millisecond (a client aligns its "today" with it)', async () => {
+    const was = t.clock.now();
+    try {
+      t.clock.set(Date.parse('2026-11-22T23:59:30.250Z'));
+      const got = await t.request('GET', '/v1/settings');
+      assert.equal(got.body.generated_at, '2026-11-22T23:59:30.250Z');
+      t.clock.advance(1);
+      const patched = await t.request('PATCH', '/v1/settings', { body: { units: 'metric' } });
+      assert.equal(patched.status, 200);
+      assert.equal(patched.body.generated_at, '2026-11-22T23:59:30.251Z');
+    } finally {
+      t.clock.set(was);
+    }
   });
 
   test('PATCH validates time zone, day start and units', async () => {

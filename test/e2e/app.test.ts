@@ -187,6 +187,7 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     const keys = page.locator('#keys');
     const secret = (await keys.getByTestId('secret-value').innerText()).trim();
     assert.match(secret, /^chy_/);
+    assert.match(await keys.getByTestId('secret').innerText(), /keeps only a hash of it/);
     assert.match(await page.getByTestId('curl-example').innerText(), new RegExp(`Authorization: Bearer ${secret}`));
     const base = await page.getByTestId('base-url').innerText();
     assert.equal(base, `${server.url}/v1`);
@@ -219,6 +220,12 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
       await page.getByRole('button', { name: 'Add webhook' }).click();
       const secret = (await page.locator('#webhooks').getByTestId('secret-value').innerText()).trim();
       assert.ok(secret.length >= 16);
+      // The service signs with the secret, so it keeps the secret itself (and backups hold it): the
+      // dialog says so, not that only a hash is kept.
+      const said = await page.locator('#webhooks').getByTestId('secret').innerText();
+      assert.doesNotMatch(said, /hash/i);
+      assert.match(said, /keeps the secret itself/);
+      assert.match(said, /backups hold it/);
       const row = page.getByTestId('webhook-row').filter({ hasText: hook.url });
       await row.waitFor();
 
@@ -334,6 +341,50 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
       todays.map((m) => m.timestamp.slice(11)).sort(),
       'copied at the same times of day',
     );
+  });
+
+  test('delete by keyboard: focus moves to Undo, the toast waits while Undo has focus, and Undo returns focus to the meal', async () => {
+    // The page's focused control, named as a person hears it (typed here without the DOM library).
+    const focused = (p: Page) =>
+      p.evaluate(() => {
+        const el = (globalThis as unknown as { document: { activeElement: { tagName: string; textContent: string; getAttribute(n: string): string | null; closest(s: string): unknown } | null } }).document.activeElement;
+        return el ? { tag: el.tagName, name: el.getAttribute('aria-label') ?? el.textContent.trim(), inToast: !!el.closest('[data-testid="toast"]') } : null;
+      });
+    const made = await server.api('POST', '/v1/nutrition/meals', {
+      timestamp: new Date(server.now() - 30 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      meal_type: 'snack',
+      description: 'Keyboard oatcakes',
+      macros: { calories: 120 },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    // The browser's clock is a test clock here, so the toast's timing can be run on, not waited for.
+    const { page: p, context, problems } = await openApp(browser, server, { clockMs: Date.now() });
+    try {
+      await p.goto(`${server.url}/#/log`);
+      await p.getByRole('button', { name: 'Delete Keyboard oatcakes' }).focus();
+      await p.keyboard.press('Enter');
+      const toast = p.getByTestId('toast');
+      await toast.filter({ hasText: 'Deleted' }).waitFor();
+      await until(async () => (await p.getByRole('button', { name: 'Delete Keyboard oatcakes' }).count()) === 0, 'the row to go');
+      await until(async () => {
+        const f = await focused(p);
+        return f?.inToast && f.name === 'Undo';
+      }, 'focus on the toast’s Undo');
+
+      // Well past the toast's 9 s, it is still there while Undo has focus.
+      await p.clock.fastForward('00:30');
+      await p.waitForTimeout(300);
+      assert.equal(await toast.filter({ hasText: 'Deleted' }).count(), 1, 'the toast stays while Undo has focus');
+
+      await p.keyboard.press('Enter');
+      await until(async () => {
+        const f = await focused(p);
+        return f?.name === 'Delete Keyboard oatcakes' && !f.inToast;
+      }, 'focus back on the restored meal');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
   });
 
   test('no console errors or CSP violations', () => {

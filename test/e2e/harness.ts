@@ -208,7 +208,12 @@ const sessions = new Map<Server, Awaited<ReturnType<BrowserContext['cookies']>>>
 export async function openApp(
   browser: Browser,
   server: Server,
-  opts: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; clockMs?: number } = {},
+  opts: {
+    colorScheme?: 'light' | 'dark';
+    viewport?: { width: number; height: number };
+    /** Start the browser's own clock at this instant (epoch ms); it then runs on, and `page.clock` moves it. */
+    clockMs?: number;
+  } = {},
 ): Promise<AppPage> {
   const context = await browser.newContext({
     colorScheme: opts.colorScheme ?? 'light',

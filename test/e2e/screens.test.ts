@@ -1,7 +1,7 @@
 /**
  * Every screen, light and dark: a screenshot of each under test-results/screens/, an axe-core
- * check of each (no serious or critical violations), keyboard reachability of the navigation and
- * the theme toggle. The service runs on a test clock at 13:10 UTC today with 40 days of history.
+ * check of each (no serious or critical violations), each fitting a 390 px phone window (no
+ * sideways scroll, nothing cut off), keyboard reachability of the navigation and the theme toggle. The service runs on a test clock at 13:10 UTC today with 40 days of history.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -12,6 +12,56 @@ import type { Browser, Page } from 'playwright-core';
 import { axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, SCREENS, seed, skipReason, startServer, todayUtcAt, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
+
+/**
+ * Runs in the page: how wide the document is, and every visible element that reaches outside the
+ * window, is cut off by an ancestor that hides its overflow (a card), or whose content spills out
+ * of its own box, each as `tag.class "text"` and where. (The page's globals, typed here without
+ * the DOM library.)
+ */
+function phoneFit(): { scrollWidth: number; innerWidth: number; cut: string[] } {
+  type Box = { left: number; right: number; width: number; height: number };
+  type El = { tagName: string; className: unknown; textContent: string | null; parentElement: El | null; scrollWidth: number; clientWidth: number; getBoundingClientRect(): Box; closest(s: string): El | null };
+  const g = globalThis as unknown as {
+    innerWidth: number;
+    document: { documentElement: { scrollWidth: number }; body: El; querySelectorAll(s: string): Iterable<El> };
+    getComputedStyle(el: El): { display: string; visibility: string; overflowX: string };
+  };
+  const vw = g.innerWidth;
+  const cut: string[] = [];
+  const seen = new Set<El>();
+  for (const el of g.document.querySelectorAll('.shell *, .toaster *')) {
+    if (el.closest('.visually-hidden, .skip-link')) continue;
+    const st = g.getComputedStyle(el);
+    if (st.display === 'none' || st.visibility === 'hidden' || st.display === 'contents') continue;
+    const r = el.getBoundingClientRect();
+    // Hidden for the eye but kept for screen readers (clipped to a pixel), or not drawn at all.
+    if (r.width <= 1 || r.height <= 1) continue;
+    // Its content spills out of its own box (a word wider than a squeezed column runs over the
+    // buttons beside it).
+    // (SVG drawings are placed by coordinates, and checked as boxes below.)
+    if (st.overflowX === 'visible' && !el.closest('svg') && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) {
+      const classes = typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '';
+      cut.push(`${el.tagName.toLowerCase()}${classes} "${(el.textContent ?? '').trim().slice(0, 30)}" spills: ${el.scrollWidth} px of content in ${el.clientWidth} px`);
+    }
+    let outside = r.left < -0.5 || r.right > vw + 0.5;
+    // Cut off by an ancestor that clips (overflow hidden or a scrolling box): the part beyond it is unseen.
+    for (let a = el.parentElement; a && a !== g.document.body && !outside; a = a.parentElement) {
+      const ox = g.getComputedStyle(a).overflowX;
+      if (ox === 'visible') continue;
+      const ar = a.getBoundingClientRect();
+      if (r.left < ar.left - 0.5 || r.right > ar.right + 0.5) outside = true;
+    }
+    if (!outside) continue;
+    seen.add(el);
+    // Only the outermost: its contents go with it.
+    if (el.parentElement && seen.has(el.parentElement)) continue;
+    // (No inner functions here: the test's compiler would wrap them in a helper the page lacks.)
+    const classes = typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '';
+    cut.push(`${el.tagName.toLowerCase()}${classes} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.left)}–${Math.round(r.right)}`);
+  }
+  return { scrollWidth: g.document.documentElement.scrollWidth, innerWidth: vw, cut };
+}
 
 
 describe('every screen, light and dark', { skip: skip ?? false }, () => {
@@ -108,6 +158,35 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
       await context.close();
     }
   });
+
+  for (const theme of ['light', 'dark'] as const) {
+    test(`${theme}: every screen fits a 390 px phone window: no sideways scroll, nothing cut off`, async () => {
+      const { page, context, problems } = await openApp(browser, server, { colorScheme: theme, viewport: { width: 390, height: 844 } });
+      const found: string[] = [];
+      try {
+        for (const s of SCREENS) {
+          await page.goto(`${server.url}/${s.hash}`);
+          await page.waitForSelector(s.ready, { timeout: 20_000 });
+          if (s.name === 'integrations') {
+            await page.getByTestId('webhook-row').first().getByRole('button', { name: 'Deliveries' }).click();
+            await page.waitForSelector('[data-testid="delivery-row"]');
+          }
+          await page.waitForTimeout(300);
+          await page.screenshot({ path: join(dir, `${s.name}-390-${theme}.png`), fullPage: true });
+          // The phone layout passes axe too (the wide one is checked above).
+          const axed = await axe(page);
+          if (axed.length) violations.push({ where: `${s.name} at 390 px (${theme})`, list: axed });
+          const fit = await page.evaluate(phoneFit);
+          if (fit.scrollWidth > fit.innerWidth) found.push(`${s.name}: the page scrolls sideways (${fit.scrollWidth} px wide in ${fit.innerWidth} px)`);
+          for (const c of fit.cut) found.push(`${s.name}: ${c}`);
+        }
+        assert.deepEqual(found, []);
+        assert.deepEqual(problems, []);
+      } finally {
+        await context.close();
+      }
+    });
+  }
 
   test('the sign-in hint without a session', async () => {
     for (const theme of ['light', 'dark'] as const) {
@@ -245,6 +324,29 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
         await page.mouse.move(0, 0);
       }
       assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('Gut score: the charts are named pictures, not focusable applications with empty titles', async () => {
+    const { page, context } = await openApp(browser, server, { colorScheme: 'light' });
+    try {
+      await page.goto(`${server.url}/#/score`);
+      await page.waitForSelector('[data-testid="trend-chart"] .recharts-surface');
+      await page.waitForSelector('.chart--small .recharts-surface');
+      const charts = await page.evaluate(() => {
+        const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ getAttribute(n: string): string | null; querySelector(s: string): { textContent: string } | null }> } }).document;
+        return [...doc.querySelectorAll('svg.recharts-surface')].map((svg) => ({ role: svg.getAttribute('role'), tabindex: svg.getAttribute('tabindex'), title: svg.querySelector('title')?.textContent ?? '' }));
+      });
+      assert.equal(charts.length, 2, JSON.stringify(charts));
+      for (const c of charts) {
+        assert.equal(c.role, 'img', JSON.stringify(c));
+        assert.equal(c.tabindex, null, `not in the Tab order: ${JSON.stringify(c)}`);
+        assert.ok(c.title.trim(), `a title: ${JSON.stringify(c)}`);
+      }
+      await page.getByRole('img', { name: 'Gut score, the last 30 days' }).waitFor();
+      await page.getByRole('img', { name: 'Overnight scores, the last 30 nights' }).waitFor();
     } finally {
       await context.close();
     }

@@ -22,7 +22,7 @@ import type { FoodCreateSchema, FoodEntrySchema, FoodSchema, FoodSourcesSchema, 
 import type { ImportSchema } from '../../../server/imports/schema.js';
 import type { MealCreateSchema, MealSchema, MealUpdateSchema } from '../../../server/nutrition/meals.js';
 import type { SavedMealCreateSchema, SavedMealSchema } from '../../../server/nutrition/saved-meals.js';
-import type { SettingsSchema, SettingsUpdateSchema } from '../../../server/settings.js';
+import type { SettingsAnswerSchema, SettingsSchema, SettingsUpdateSchema } from '../../../server/settings.js';
 import type { SleepCreateSchema, SleepSessionSchema } from '../../../server/sleep/sessions.js';
 import type { WebhookNotice } from '../../../server/webhooks/dispatcher.js';
 import type { WebhookAttemptSchema, WebhookDeliverySchema, WebhookSubscriptionSchema, WebhookTestSchema } from '../../../server/webhooks/resources.js';
@@ -88,6 +88,8 @@ export type SleepSession = z.output<typeof SleepSessionSchema>;
 export type SleepInput = z.input<typeof SleepCreateSchema>;
 
 export type Settings = z.output<typeof SettingsSchema>;
+/** GET and PATCH /v1/settings: the settings and the service's clock when it answered. */
+export type SettingsAnswer = z.output<typeof SettingsAnswerSchema>;
 export type SettingsPatch = z.input<typeof SettingsUpdateSchema>;
 
 export type ApiKey = z.output<typeof ApiKeySchema>;

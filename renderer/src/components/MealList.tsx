@@ -21,9 +21,11 @@ export function useMealActions(onChange?: () => void) {
           label: 'Undo',
           run: async () => {
             // The service has no undelete: the meal is logged again with the same content and time.
-            await createMeal(mealInput(meal, isoInZone(Date.parse(meal.timestamp), app.tz)), idempotencyKey());
+            const restored = await createMeal(mealInput(meal, isoInZone(Date.parse(meal.timestamp), app.tz)), idempotencyKey());
             onChange?.();
             app.toast('Meal restored.');
+            // Back to where the person was: the restored meal's Delete button.
+            return { focus: `[data-meal-id="${restored.id}"] button[aria-label^="Delete "]` };
           },
         },
       });

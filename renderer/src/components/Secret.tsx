@@ -2,8 +2,11 @@ import type { ReactNode } from 'react';
 import { CopyButton } from './CopyButton';
 import './Secret.css';
 
-/** A secret the service shows once (an API key, a signing secret), with a copy button. */
-export function Secret({ title, secret, children }: { title: string; secret: string; children?: ReactNode }) {
+/**
+ * A secret the service shows once (an API key, a signing secret), with a copy button. `kept` says
+ * what Chyme keeps of it, which differs: only a hash of an API key, but the signing secret itself.
+ */
+export function Secret({ title, secret, kept, children }: { title: string; secret: string; kept: string; children?: ReactNode }) {
   return (
     <div className="secret" role="status" data-testid="secret">
       <p className="secret__title">{title}</p>
@@ -13,7 +16,9 @@ export function Secret({ title, secret, children }: { title: string; secret: str
         </code>
         <CopyButton text={secret} label="Copy secret" />
       </div>
-      <p className="muted small">Shown once. Chyme keeps only a hash of it: store it now.</p>
+      <p className="muted small" data-testid="secret-kept">
+        Shown once: store it now. {kept}
+      </p>
       {children}
     </div>
   );

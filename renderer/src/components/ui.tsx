@@ -1,6 +1,7 @@
-import { useId, useState, type ReactNode } from 'react';
+import { useContext, useId, useState, type ReactNode } from 'react';
 import { ApiError, errorMessage } from '../api/client';
 import type { Resource } from '../lib/hooks';
+import { AppContext } from '../lib/app';
 import './ui.css';
 
 /** A labelled control with its hint and its inline error (announced, and tied by aria-describedby). */
@@ -53,12 +54,16 @@ export function toFieldErrors(err: unknown, known: (param: string) => boolean = 
 export function useApiForm(known: (param: string) => boolean) {
   const [errors, setErrors] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
+  const app = useContext(AppContext);
   async function send(action: () => Promise<void>): Promise<void> {
     setBusy(true);
     try {
       await action();
       setErrors({});
     } catch (err) {
+      // One message at a time: a toast still saying the last attempt worked ("Sleep logged") would
+      // sit beside this attempt's error.
+      app?.dismissToast();
       setErrors(toFieldErrors(err, known));
     } finally {
       setBusy(false);

@@ -5,7 +5,12 @@ export type Route = 'today' | 'log' | 'score' | 'timeline' | 'import' | 'integra
 
 export interface ToastAction {
   label: string;
-  run: () => void | Promise<void>;
+  /**
+   * Runs the action. It may name, as a CSS selector, the control keyboard focus should land on
+   * once the screen shows the action's result (the restored meal's row), since the toast and its
+   * button go away.
+   */
+  run: () => void | Promise<void | { focus: string }>;
 }
 
 export interface ToastOptions {
@@ -29,6 +34,8 @@ export interface AppContextValue {
   /** The user's current day, YYYY-MM-DD, following the service's clock. */
   today: string;
   toast: (message: string, opts?: ToastOptions) => void;
+  /** Takes the toast away (a form's error replaces what it said about an earlier action). */
+  dismissToast: () => void;
   navigate: (route: Route, params?: Record<string, string>) => void;
   /** Opens the meal form on a meal to edit or copy. */
   openMeal: (draft: MealDraft) => void;

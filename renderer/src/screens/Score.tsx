@@ -1,6 +1,6 @@
 import { memo, useEffect, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { errorMessage, idempotencyKey } from '../api/client';
+import { ApiError, errorMessage, idempotencyKey } from '../api/client';
 import { listDailyScores, listOvernightScores } from '../api/digestion';
 import { createSleep, deleteSleep, listSleep } from '../api/sleep';
 import {
@@ -18,6 +18,7 @@ import { Card, Chip, Empty, Field, FormError, Icon, Loading, ResourceStatus, Scr
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, fmtNumber } from '../lib/meals';
+import { findOverlap, overlapMessage, overlapSearchDays } from '../lib/sleep';
 import { addDays, dayLabel, fmtDateTime, fmtDay, fmtDuration, fmtTime, fromLocalInput, iso, localTimeToInstant, toLocalInput } from '../lib/time';
 import './Score.css';
 
@@ -99,8 +100,11 @@ export default function ScoreScreen() {
   }
 
   const scores = useStableScores(daily.data?.data, addDays(app.today, -(days - 1)));
-  // The day whose components are shown: today unless the user steps back through the range.
-  const [chosenDay, setChosenDay] = useState(app.today);
+  // The day whose components are shown: today, following it across midnight, until the person
+  // steps to another day (stepping back to today follows it again).
+  const [steppedTo, setSteppedTo] = useState<string | null>(null);
+  const chosenDay = steppedTo ?? app.today;
+  const chooseDay = (day: string) => setSteppedTo(day === app.today ? null : day);
   const shown = scores.find((s) => s.date === chosenDay) ?? scores.find((s) => s.date === app.today) ?? scores[scores.length - 1];
   const nights = overnight.data?.data ?? [];
   const lastNight = [...nights].reverse().find((n) => n.score_state !== 'UNSCORABLE') ?? nights[nights.length - 1];
@@ -110,7 +114,7 @@ export default function ScoreScreen() {
       <ScreenHead title="Gut score" subtitle="How your eating pattern supports digestion, from 0 to 100." />
       <ResourceStatus resource={daily} />
       {shown ? (
-        <DayScore score={shown} isToday={shown.date === app.today} stepper={<DayStepper day={shown.date} onChange={setChosenDay} min={scores[0]?.date} max={app.today} label="Day to show" />} />
+        <DayScore score={shown} isToday={shown.date === app.today} stepper={<DayStepper day={shown.date} onChange={chooseDay} min={scores[0]?.date} max={app.today} label="Day to show" />} />
       ) : daily.data ? (
         <Card>
           <Empty>No scores yet. Log a few meals to get one.</Empty>
@@ -298,7 +302,7 @@ const TrendChart = memo(function TrendChart({ scores, today, days }: { scores: D
   const { unscorable, avg } = trend;
   return (
     <figure className="chart" data-testid="trend-chart" data-days={days} data-points={scores.length}>
-      <TrendPlot trend={trend} />
+      <TrendPlot trend={trend} days={days} />
       <figcaption className="chart__caption">
         {avg !== null ? <span>Average of scored days: <strong>{avg}</strong></span> : null}
         <span className="legend legend--scored">Scored</span>
@@ -322,13 +326,21 @@ const TOOLTIP = <TrendTooltip />;
 // measure the labels of) every x-axis tick to place vertical lines it does not draw.
 const NO_VERTICAL_LINES = () => [];
 
-const TrendPlot = memo(function TrendPlot({ trend }: { trend: TrendData }) {
-  const { points, floor, xTicks } = trend;
+const TrendPlot = memo(function TrendPlot({ trend, days }: { trend: TrendData; days: number }) {
+  const { points, floor, xTicks, avg, unscorable } = trend;
+  const pending = points.find((p) => p.pending !== null)?.pending;
+  // A picture with a name, not a focusable "application" (recharts' keyboard layer): each day's
+  // score is reachable by keyboard through the day stepper above, and the caption says the rest.
+  const summary = [
+    avg !== null ? `Average of scored days: ${avg}.` : 'No scored days.',
+    pending != null ? `Today so far: ${pending} (provisional).` : '',
+    unscorable ? `${unscorable} day${unscorable === 1 ? '' : 's'} without meals left out.` : '',
+  ].filter(Boolean).join(' ');
   return (
     <div className="chart__box" style={{ height: 240 }}>
       <ResponsiveContainer width="100%" height="100%">
         {/* No negative left margin: it would clip the axis labels ("100" showed as ".00"). */}
-        <ComposedChart data={points} margin={TREND_MARGIN}>
+        <ComposedChart data={points} margin={TREND_MARGIN} accessibilityLayer={false} role="img" title={`Gut score, the last ${days} days`} desc={summary}>
           <defs>
             <linearGradient id="trendFill" x1="0" y1="0" x2="0" y2="1">
               <stop offset="0%" className="stop-accent" stopOpacity={0.35} />
@@ -451,7 +463,7 @@ const OvernightChart = memo(function OvernightChart({ nights }: { nights: Overni
     <figure className="chart chart--small">
       <div className="chart__box" style={{ height: 140 }}>
         <ResponsiveContainer width="100%" height="100%">
-          <BarChart data={data} margin={{ top: 8, right: 8, bottom: 0, left: -24 }}>
+          <BarChart data={data} margin={{ top: 8, right: 8, bottom: 0, left: -24 }} accessibilityLayer={false} role="img" title="Overnight scores, the last 30 nights">
             <CartesianGrid vertical={false} className="grid-lines" />
             <XAxis dataKey="label" tickLine={false} axisLine={false} minTickGap={20} className="axis" />
             <YAxis domain={[0, 100]} ticks={[0, 50, 100]} tickLine={false} axisLine={false} className="axis" />
@@ -500,12 +512,28 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
     }
     if (Object.keys(errs).length) return setErrors(errs);
     await send(async () => {
-      await createSleep(body, idempotencyKey());
+      try {
+        await createSleep(body, idempotencyKey());
+      } catch (err) {
+        throw await explainOverlap(err, start, end);
+      }
       setForm(defaults());
       sessions.reload();
       onSaved();
       app.toast('Sleep logged. The overnight score updates in a moment.');
     });
+  }
+
+  /**
+   * The service's overlap error names the other session in UTC, for API clients; the person gets
+   * it in their own zone. The other session is looked up among those that can overlap.
+   */
+  async function explainOverlap(err: unknown, startMs: number, endMs: number): Promise<unknown> {
+    if (!(err instanceof ApiError) || err.code !== 'sleep_overlap') return err;
+    const other = await listSleep(overlapSearchDays(startMs, endMs, app.tz, app.dayStart))
+      .then((page) => findOverlap(page.data, startMs, endMs))
+      .catch(() => undefined);
+    return new ApiError(err.status, { type: 'invalid_request_error', code: err.code, param: err.param, message: overlapMessage(other, app.tz), request_id: err.requestId });
   }
 
   async function remove(s: SleepSession) {

@@ -160,8 +160,19 @@ function Legend() {
   );
 }
 
-const LABEL_W = 150;
 const PAD_R = 16;
+/** Below this chart width (a phone), the row labels get a narrower column and shorter titles. */
+const NARROW = 480;
+
+/**
+ * The row labels' column and the plot beside it, both within `width`: on a phone-width window
+ * (~290 px of chart) a fixed 150 px label column and a 200 px minimum plot spilled out of the card.
+ */
+function chartLayout(width: number): { labelW: number; plotW: number; titleChars: number } {
+  const narrow = width < NARROW;
+  const labelW = narrow ? 122 : 150;
+  return { labelW, plotW: Math.max(80, width - labelW - PAD_R), titleChars: narrow ? 15 : 20 };
+}
 
 function axisTicks(start: number, end: number, tz: string, everyH: number): { t: number; label: string }[] {
   const out: { t: number; label: string }[] = [];
@@ -200,8 +211,8 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
   const rowH = 34;
   const top = 28;
   const height = top + Math.max(1, bars.length) * rowH + 30;
-  const plotW = Math.max(200, width - LABEL_W - PAD_R);
-  const x = (t: number) => LABEL_W + ((t - start) / (end - start)) * plotW;
+  const { labelW, plotW, titleChars } = chartLayout(width);
+  const x = (t: number) => labelW + ((t - start) / (end - start)) * plotW;
   const ticks = axisTicks(start, end, app.tz, width < 640 ? 6 : 3);
   const lapped = overlaps(bars);
   const dayStartMin = minutesOf(app.dayStart);
@@ -238,7 +249,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
                 <text className="row-label" x={8} y={y + rowH / 2 - 2}>
                   <tspan className="row-label__time">{at(b.mealTime)}</tspan>
                   <tspan x={8} dy={13} className="row-label__title">
-                    {truncate(b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type), 20)}
+                    {truncate(b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type), titleChars)}
                   </tspan>
                 </text>
                 <PhaseBar b={b} x={x} y={y + 7} h={rowH - 16} clipStart={start} clipEnd={end} />
@@ -246,7 +257,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
             );
           })}
           {!bars.length ? (
-            <text x={LABEL_W + plotW / 2} y={top + rowH / 2} textAnchor="middle" className="empty-label">
+            <text x={labelW + plotW / 2} y={top + rowH / 2} textAnchor="middle" className="empty-label">
               No meals this day
             </text>
           ) : null}
@@ -261,7 +272,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
         </svg>
       </div>
       {bars.length ? (
-        <table className="phase-table">
+        <table className="phase-table table--stack">
           <caption>Phases by meal</caption>
           <thead>
             <tr>
@@ -279,11 +290,11 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
                 <th scope="row">
                   {at(b.mealTime)} · {b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type)}
                 </th>
-                <td>{at(b.fedEnd)}</td>
-                <td>{at(b.processingEnd)}</td>
-                <td>{at(b.settlingEnd)}</td>
-                <td>{fmtDuration(b.entry.total_processing_min)}</td>
-                <td>{Math.round(b.entry.confidence * 100)}%</td>
+                <td data-label="Fed until">{at(b.fedEnd)}</td>
+                <td data-label="Processing until">{at(b.processingEnd)}</td>
+                <td data-label="Settled at">{at(b.settlingEnd)}</td>
+                <td data-label="Total">{fmtDuration(b.entry.total_processing_min)}</td>
+                <td data-label="Confidence">{Math.round(b.entry.confidence * 100)}%</td>
               </tr>
             ))}
           </tbody>
@@ -308,11 +319,11 @@ function WeekChart({ lastDay, bars, now }: { lastDay: string; bars: Bar[]; now: 
   const top = 10;
   const rowHeights = rows.map((r) => Math.max(1, ...r.lanes.map((l) => l + 1)) * laneH + 8);
   const height = top + rowHeights.reduce((a, b) => a + b + gap, 0) + 20;
-  const plotW = Math.max(200, width - LABEL_W - PAD_R);
+  const { labelW, plotW } = chartLayout(width);
   const ref0 = rows[0]!;
   const span = ref0.end - ref0.start;
   // Every row uses the first day's axis shifted to its own start (days are 24 h except at DST).
-  const xFor = (rowStart: number) => (t: number) => LABEL_W + ((t - rowStart) / span) * plotW;
+  const xFor = (rowStart: number) => (t: number) => labelW + ((t - rowStart) / span) * plotW;
   const ticks = axisTicks(ref0.start, ref0.end, app.tz, width < 640 ? 6 : 3);
   let y = top;
 
@@ -337,7 +348,7 @@ function WeekChart({ lastDay, bars, now }: { lastDay: string; bars: Bar[]; now: 
           const x = xFor(r.start);
           return (
             <g key={r.day} className={`week-row ${r.day === app.today ? 'is-today' : ''}`}>
-              <rect className="week-row__bg" x={LABEL_W - 4} y={rowY - 4} width={plotW + 8} height={h} rx={6} />
+              <rect className="week-row__bg" x={labelW - 4} y={rowY - 4} width={plotW + 8} height={h} rx={6} />
               <text className="row-label" x={8} y={rowY + h / 2}>
                 {dayLabel(r.day, app.today)}
               </text>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { currentSettings, settingsPatchFrom, settingsResource, SettingsSchema, SettingsUpdateSchema, updateSettings } from '../../settings.js';
+import { currentSettings, settingsAnswer, SettingsAnswerSchema, settingsPatchFrom, SettingsUpdateSchema, updateSettings } from '../../settings.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
 
@@ -25,8 +25,8 @@ export const systemRoutes = [
     summary: 'Read settings (any valid key)',
     tag: 'Settings',
     access: 'authenticated',
-    responses: { 200: { description: 'The settings', schema: SettingsSchema } },
-    handler: ({ app }) => ({ body: settingsResource(currentSettings(app)) }),
+    responses: { 200: { description: 'The settings, and the service\'s clock (`generated_at`)', schema: SettingsAnswerSchema } },
+    handler: ({ app }) => ({ body: settingsAnswer(currentSettings(app), app.clock.now()) }),
   }),
   defineRoute({
     method: 'PATCH',
@@ -38,9 +38,9 @@ export const systemRoutes = [
     tag: 'Settings',
     access: 'admin',
     body: SettingsUpdateSchema,
-    responses: { 200: { description: 'The new settings', schema: SettingsSchema }, 400: { description: 'Invalid', schema: ErrorSchema } },
+    responses: { 200: { description: 'The new settings, and the service\'s clock (`generated_at`)', schema: SettingsAnswerSchema }, 400: { description: 'Invalid', schema: ErrorSchema } },
     handler({ app, body }) {
-      return { body: settingsResource(updateSettings(app, settingsPatchFrom(body))) };
+      return { body: settingsAnswer(updateSettings(app, settingsPatchFrom(body)), app.clock.now()) };
     },
   }),
 ];

@@ -53,7 +53,7 @@ export function ApiKeysCard() {
         Base URL <code data-testid="base-url">{baseUrl()}</code> <CopyButton text={baseUrl()} label="Copy base URL" />
       </p>
       {created?.secret ? (
-        <Secret title={`New key “${created.name}”`} secret={created.secret}>
+        <Secret title={`New key “${created.name}”`} secret={created.secret} kept="Chyme keeps only a hash of it, so it cannot show it again.">
           <p className="small">Try it:</p>
           <pre className="code" data-testid="curl-example">{`curl -H "Authorization: Bearer ${created.secret}" \\\n  ${baseUrl()}${curlPath}`}</pre>
           <button type="button" className="btn btn--small" onClick={() => setCreated(null)}>

@@ -40,7 +40,7 @@ export function Deliveries({ subscriptionId, tz, refreshKey }: { subscriptionId:
       <ResourceStatus resource={list} />
       {list.data && !list.data.data.length ? <Empty>No deliveries yet.</Empty> : null}
       {list.data?.data.length ? (
-        <table className="delivery-table">
+        <table className="delivery-table table--stack">
           <caption>Recent deliveries</caption>
           <thead>
             <tr>
@@ -63,12 +63,12 @@ export function Deliveries({ subscriptionId, tz, refreshKey }: { subscriptionId:
                     <br />
                     <span className="muted small">{fmtDateTime(d.created_at, tz)}</span>
                   </th>
-                  <td>
+                  <td data-label="Outcome">
                     <Chip tone={o.tone}>{o.label}</Chip>
                     {d.status_detail ? <p className="muted small">{d.status_detail}</p> : null}
                     {d.status === 'pending' && d.next_attempt_at ? <p className="muted small">Next try {fmtTime(d.next_attempt_at, tz)}</p> : null}
                   </td>
-                  <td>
+                  <td data-label="Attempts">
                     <ol className="attempts">
                       {d.attempts.map((a) => (
                         <li key={a.attempt} className={`attempt attempt--${a.outcome}`}>

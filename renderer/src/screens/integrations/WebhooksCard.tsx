@@ -42,7 +42,12 @@ export function WebhooksCard() {
         Chyme POSTs each event to your URL, signed with <code>X-Service-Signature</code> (HMAC-SHA256 of <code>timestamp.body</code>), retrying 5 times over about 31 seconds.
       </p>
       {created?.secret ? (
-        <Secret title={`Signing secret for ${created.url}`} secret={created.secret}>
+        <Secret
+          title={`Signing secret for ${created.url}`}
+          secret={created.secret}
+          // The service signs every delivery with it, so it keeps the secret itself, not a hash.
+          kept="Chyme keeps the secret itself in its database, because it signs every delivery with it, so its backups hold it too; exports never do. It is not shown again."
+        >
           <button type="button" className="btn btn--small" onClick={() => setCreated(null)}>
             I’ve stored it
           </button>
