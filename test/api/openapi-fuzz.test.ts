@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { errorOf, startTestService, type TestService } from '../helpers/service.js';
+import { errorOf, startTestService, type HttpReply, type TestService } from '../helpers/service.js';
 import { SCOPES, type Scope } from '../../server/auth/scopes.js';
 import { arbitraryFor, durationMs, isUri, resolve, type JsonSchema, type SchemaContext } from '../helpers/schema-arbitrary.js';
 
@@ -425,7 +425,7 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
 
   test("a food entry's food_id is checked wherever it is accepted: an id of no food, or of another shape, is refused", async () => {
     const entry = (food_id: string) => ({ name: 'Entry', calories: 50, food_id, quantity: 1, unit: 'g' });
-    const writes: Array<[string, (foods: unknown[]) => Promise<{ status: number; body: any }>]> = [
+    const writes: Array<[string, (foods: unknown[]) => Promise<HttpReply>]> = [
       ['createMeal', (foods) => t.request('POST', '/v1/nutrition/meals', { body: { timestamp: '2026-11-22T09:00:00Z', meal_type: 'snack', foods } })],
       ['updateMeal', (foods) => t.request('PATCH', `/v1/nutrition/meals/${ids.meal![0]}`, { body: { foods } })],
       ['createSavedMeal', (foods) => t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Fuzzed', foods } })],
