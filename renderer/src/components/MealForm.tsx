@@ -6,7 +6,7 @@ import { MEAL_TYPES, type Meal, type MealInput, type MealType, type NutrientKey 
 import { useApp } from '../lib/app';
 import { entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
 import { capitalize, guessMealType, mealInput, mealNumber, mealTitle, typedIn, type NumberKey } from '../lib/meals';
-import { clock, fmtTime, fromLocalInput, isoInZone, localParts, toLocalInput } from '../lib/time';
+import { clock, fmtTime, fromLocalInput, isoAsLived, isoInZone, localParts, toLocalInput } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
 import { Field, FormError, Segmented, useApiForm, type FieldErrors } from './ui';
@@ -76,7 +76,10 @@ function buildBody(s: FormState, tz: string, editing: Meal | null): { body: Meal
   const errors: FieldErrors = {};
   const ts = fromLocalInput(s.time, tz);
   if (Number.isNaN(ts)) errors.timestamp = 'Enter a date and time.';
-  const body: MealInput = { timestamp: Number.isNaN(ts) ? '' : isoInZone(ts, tz), meal_type: s.mealType, description: s.description.trim() };
+  // An edit that leaves the time alone keeps the offset the meal was eaten at, and so its day.
+  const sameTime = editing && s.time === toLocalInput(Date.parse(editing.timestamp), tz);
+  const timestamp = Number.isNaN(ts) ? '' : sameTime ? isoAsLived(editing) : isoInZone(ts, tz);
+  const body: MealInput = { timestamp, meal_type: s.mealType, description: s.description.trim() };
   const macros: Record<string, number | null> = {};
   const micros: Record<string, number | null> = {};
   for (const f of NUMBER_FIELDS) {
@@ -173,7 +176,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     await send(async () => {
       if (editing) {
         // Numbers that were sums go back to being sums (null hands them to the foods).
-        const before = mealInput(editing, isoInZone(Date.parse(editing.timestamp), app.tz), { handBack: true });
+        const before = mealInput(editing, isoAsLived(editing), { handBack: true });
         const saved = await updateMeal(editing.id, built.body);
         // Typed calories cannot be handed back to the foods: the undo types the old number.
         if (typedIn(saved, 'calories') && !typedIn(editing, 'calories')) before.macros = { ...before.macros, calories: editing.macros.calories };
