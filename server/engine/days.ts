@@ -146,11 +146,14 @@ export function overnightInputWindows(
   };
 }
 
-/** Windows need today's meals (first meal of the day) and the last 24 h, and 14 days of sleep. */
+/**
+ * Windows need today's meals (first meal of the day: up to MEAL_DAY_SPREAD_MS before today's start
+ * when eaten at another offset) and the last 24 h, and 14 days of sleep.
+ */
 export function windowsInputWindows(now: number, settings: EngineSettings): { meals: InstantWindow; sleeps: InstantWindow } {
   const todayStart = userDayBounds(userDay(now, settings), settings).start;
   return {
-    meals: { from: Math.min(todayStart, now - MAX_DIGESTION_LOOKBACK_MS), to: now },
+    meals: { from: Math.min(todayStart - MEAL_DAY_SPREAD_MS, now - MAX_DIGESTION_LOOKBACK_MS), to: now },
     sleeps: { from: now - (BEDTIME_LEARNING_DAYS + 1) * MS_PER_DAY, to: now },
   };
 }
