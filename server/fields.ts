@@ -105,6 +105,17 @@ export function parseDateTime(s: string): { ms: number; offsetMin: number | null
 }
 
 /**
+ * What follows the prefix: a random base62 id (ids.ts), and for foods also the shipped USDA
+ * table's `usda_` + NDB number (foods/table.ts), ids people's meals already hold.
+ */
+const ID_BODY: Partial<Record<string, string>> = { food: '(?:usda_[0-9]{5}|[0-9A-Za-z]{1,60})' };
+
+/** The documented shape of an id with this prefix. */
+export function idPattern(prefix: string): string {
+  return `^${prefix}_${ID_BODY[prefix] ?? '[0-9A-Za-z]{1,60}'}$`;
+}
+
+/**
  * Object ids as they appear in paths and cursors. The pattern documents their shape; it is not
  * enforced, because an id of any other shape simply names nothing (404, or 400 invalid_cursor).
  */
@@ -112,8 +123,17 @@ export function idString(prefix: string) {
   return z
     .string()
     .max(64)
-    .meta({ example: `${prefix}_3kT9xQ2pLm8vR1sN4wZc`, pattern: `^${prefix}_[0-9A-Za-z]{1,60}$` });
+    .meta({ example: `${prefix}_3kT9xQ2pLm8vR1sN4wZc`, pattern: idPattern(prefix) });
 }
+
+/**
+ * A food id in a body (a meal's or saved meal's entry): its shape is enforced, since an entry
+ * stores it; whether it names a food is the feature's check (foods/entries.ts).
+ */
+export const foodIdField = z
+  .string({ message: 'must be a string' })
+  .regex(new RegExp(idPattern('food')), { message: 'must be a food id (food_…)' })
+  .meta({ example: 'food_usda_09003' });
 
 /** An instant in a resource, as the API writes it (ISO 8601 UTC). */
 export const isoDateTime = z.string().meta({ format: 'date-time' });

@@ -1,11 +1,11 @@
 import './App.css';
 import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import { ApiError, onUnauthenticated } from './api/client';
-import { onStatus, type StreamStatus } from './api/events';
+import { onStatus, subscribe, type StreamStatus } from './api/events';
 import { getSettings } from './api/settings';
 import type { Settings } from './api/types';
 import { ErrorNote, Icon, Loading } from './components/ui';
-import { AppContext, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
+import { AppContext, startAfreshAfterRestore, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
 import { useNow, useServiceEvents, useStoredState } from './lib/hooks';
 import { todayIn } from './lib/time';
 import ImportScreen from './screens/Import';
@@ -249,6 +249,18 @@ export function App() {
 
   // Another client (or the CLI) may change settings: keep ours current.
   useServiceEvents(['settings.updated'], loadSettings);
+
+  // A restore replaced the data (from this window, another one or `chyme restore`): nothing shown
+  // is true any more, down to the Edit and Delete buttons of meals that are gone.
+  useEffect(
+    () =>
+      subscribe((ev) => {
+        if (ev.type !== 'database.restored') return;
+        setToast({ id: Date.now(), message: 'A backup was restored: showing the restored data.', opts: {} });
+        startAfreshAfterRestore(600);
+      }),
+    [],
+  );
 
   // Move focus to the screen on navigation, so keyboard and screen-reader users land on it.
   const firstRoute = useRef(true);

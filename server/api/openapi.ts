@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCOPE_DESCRIPTIONS, SCOPES } from '../auth/scopes.js';
 import type { PayloadDocs } from '../webhooks/payloads.js';
 import type { RouteDef } from './route.js';
 import { ErrorSchema } from './schemas.js';
@@ -8,6 +9,28 @@ type JsonSchema = Record<string, unknown>;
 /** Extra documents other subsystems contribute (webhook payloads). */
 export interface OpenApiExtras {
   webhooks?: PayloadDocs;
+}
+
+/**
+ * The scope table, made from the route table itself so that it cannot say other than what the
+ * server checks: per scope, what it grants and the operations that need it.
+ */
+function scopeTable(routes: readonly RouteDef[]): string {
+  const needs = (r: RouteDef): readonly string[] => (Array.isArray(r.access) ? r.access : [r.access]);
+  const ops = (keep: (r: RouteDef) => boolean) =>
+    routes
+      .filter(keep)
+      .map((r) => `${r.method} ${r.path}`)
+      .join(', ');
+  return [
+    'An API key, chy_…. Scopes (an operation lists those it needs under x-required-scopes; it needs all of them):',
+    '',
+    '| scope | grants | operations |',
+    '| --- | --- | --- |',
+    ...SCOPES.map((scope) => `| ${scope} | ${SCOPE_DESCRIPTIONS[scope]} | ${ops((r) => needs(r).includes(scope))} |`),
+    '',
+    `Any valid key, whatever its scopes: ${ops((r) => r.access === 'authenticated')} (the snapshot then needs the read scope of each section it returns; the event stream sends only the events the key's scopes may read). No key: ${ops((r) => r.access === 'public')}.`,
+  ].join('\n');
 }
 
 /**
@@ -118,7 +141,7 @@ export function buildOpenApi(routes: RouteDef[], version: string, extras: OpenAp
     paths,
     ...(Object.keys(webhooks).length ? { webhooks } : {}),
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, chy_…' } },
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: scopeTable(routes) } },
       schemas: components,
     },
   };

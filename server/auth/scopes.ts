@@ -33,7 +33,8 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   'sleep:write': 'log and delete sleep',
   'webhooks:read': 'see webhooks and deliveries',
   'webhooks:write': 'manage and test webhooks',
-  admin: 'API keys, settings, export and import',
+  // Reading settings needs no scope: every client that shows days needs the zone and day start.
+  admin: 'API keys, changing settings, export and import',
 };
 
 export function isScope(s: string): s is Scope {

@@ -43,6 +43,7 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
   const { app } = host;
   app.unavailable = { code: 'restore_in_progress', message: 'A backup is being restored into Chyme; try again in a few seconds.' };
   let releaseWrites: (() => void) | undefined;
+  let installed = false;
   try {
     await host.pause();
     // An import's worker writes on a connection of its own: the swap waits for its transaction to
@@ -53,6 +54,7 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
     app.db.close();
     try {
       installDatabaseFile(sourcePath, host.dbPath, { ...binding, keepAccessFrom: host.dbPath });
+      installed = true;
     } finally {
       // Reopened whatever happened: the restored file, or the untouched old one.
       host.reopen(openDatabase(host.dbPath, binding));
@@ -63,5 +65,9 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
     releaseWrites?.();
     host.resume();
     app.unavailable = null;
+    // Whoever asked for it (the app's Backups card, `chyme restore`, another client), every open
+    // event stream hears of it, so each client refreshes what it shows; only now, once requests
+    // are answered again.
+    if (installed) app.bus.announceRestored();
   }
 }

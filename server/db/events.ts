@@ -38,3 +38,8 @@ export function listEventsAfter(db: Db, seq: number, limit: number): EventRecord
     db.prepare('SELECT seq, id, type, created_ms, data_json FROM events WHERE seq > ? ORDER BY seq ASC LIMIT ?').all(seq, limit) as EventRow[]
   ).map(fromRow);
 }
+
+/** The sequence number of the newest event (0 when there is none). */
+export function latestEventSeq(db: Db): number {
+  return (db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get() as { seq: number }).seq;
+}

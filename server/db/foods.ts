@@ -117,6 +117,25 @@ export function getFoods(db: Db, ids: readonly string[]): FoodRecord[] {
   return rows.map(fromRow);
 }
 
+/**
+ * Which of these ids name a food that exists, or one the stored data still refers to: a meal's
+ * entries (food_usage counts them) or a saved meal's, so an entry of a food since deleted can be
+ * sent back as it was returned.
+ */
+export function knownFoodIds(db: Db, ids: readonly string[]): Set<string> {
+  if (ids.length === 0) return new Set();
+  const rows = db
+    .prepare(
+      `SELECT value AS id FROM json_each(@ids) AS wanted
+       WHERE EXISTS (SELECT 1 FROM foods WHERE foods.id = wanted.value)
+          OR EXISTS (SELECT 1 FROM food_usage WHERE food_usage.food_id = wanted.value)
+          OR EXISTS (SELECT 1 FROM saved_meals, json_each(saved_meals.foods_json) AS entry
+                     WHERE json_extract(entry.value, '$.food_id') = wanted.value)`,
+    )
+    .all({ ids: JSON.stringify([...new Set(ids)]) }) as Array<{ id: string }>;
+  return new Set(rows.map((r) => r.id));
+}
+
 export function getFoodsBySeq(db: Db, seqs: readonly number[]): FoodRecord[] {
   if (seqs.length === 0) return [];
   const rows = db.prepare(`SELECT ${COLUMNS} FROM foods WHERE seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify(seqs)) as FoodRow[];

@@ -169,6 +169,13 @@ export const SIMULATION_STEP_MIN = 1;
  */
 export const MAX_DIGESTION_LOOKBACK_MS = 24 * HOUR_MS;
 
+/**
+ * How far a meal of a day can lie outside that day's bounds in the user's zone. A meal's day is the
+ * date on the clock where it was eaten (its own UTC offset, which a later change of zone does not
+ * move); offsets run from −12:00 to +14:00, so that clock can be up to 26 h from the zone's.
+ */
+export const MEAL_DAY_SPREAD_MS = 26 * HOUR_MS;
+
 // ---------------------------------------------------------------------------------------------
 // Confidence (0–1)
 // ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import {
   LATE_EVENING_CLOCK_MIN,
   LATE_SHARE_ANCHORS,
   MAX_CONFIDENCE,
-  MS_PER_DAY,
+  MEAL_DAY_SPREAD_MS,
   MS_PER_MINUTE,
   OVERNIGHT_FAST_ANCHORS_H,
   PRE_SLEEP_WINDOW_MIN,
@@ -94,7 +94,7 @@ export function dayMetrics(
   const { start, end } = userDayBounds(date, settings);
   const previousStart = userDayBounds(addDays(date, -1), settings).start;
   // A meal's day comes from where it was eaten, which can differ from the zone's day bounds.
-  const ofDay = meals.filter((m) => m.timestamp >= start - MS_PER_DAY && m.timestamp < end + MS_PER_DAY && mealDay(m, settings) === date);
+  const ofDay = meals.filter((m) => m.timestamp >= start - MEAL_DAY_SPREAD_MS && m.timestamp < end + MEAL_DAY_SPREAD_MS && mealDay(m, settings) === date);
   const digestive = ofDay.filter(isDigestiveMeal).sort(byTime);
   const first = digestive[0] ?? null;
   const last = digestive[digestive.length - 1] ?? null;
@@ -286,9 +286,9 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
  * digestive meals, in one pass over the meals.
  */
 export function eatingWindowMidpoints(fromDate: string, toDate: string, meals: readonly EngineMeal[], settings: EngineSettings): number[] {
-  // A day earlier and later than the zone's bounds: a meal's own offset can move it across them.
-  const from = userDayBounds(fromDate, settings).start - MS_PER_DAY;
-  const to = userDayBounds(toDate, settings).end + MS_PER_DAY;
+  // A meal's own offset can move it across the zone's bounds.
+  const from = userDayBounds(fromDate, settings).start - MEAL_DAY_SPREAD_MS;
+  const to = userDayBounds(toDate, settings).end + MEAL_DAY_SPREAD_MS;
   const windows = new Map<string, { first: EngineMeal; last: EngineMeal }>();
   for (const m of meals) {
     if (m.timestamp < from || m.timestamp >= to || !isDigestiveMeal(m)) continue;

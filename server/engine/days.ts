@@ -4,7 +4,7 @@
  */
 
 import { addDays, dayBounds, dayOf, localMinuteOfDay, parseClock } from '../time/tz.js';
-import { BEDTIME_LEARNING_DAYS, LAST_MEAL_SEARCH_MIN, MAX_DIGESTION_LOOKBACK_MS, MS_PER_DAY, MS_PER_MINUTE, REGULARITY_WINDOW_DAYS } from './constants.js';
+import { BEDTIME_LEARNING_DAYS, LAST_MEAL_SEARCH_MIN, MAX_DIGESTION_LOOKBACK_MS, MEAL_DAY_SPREAD_MS, MS_PER_DAY, MS_PER_MINUTE, REGULARITY_WINDOW_DAYS } from './constants.js';
 import type { EngineMeal, EngineSettings } from './types.js';
 
 /** Minutes after local midnight at which the user's day starts. */
@@ -99,21 +99,23 @@ export function stateInputWindow(now: number): InstantWindow {
 }
 
 /**
- * Meals needed for exact timeline entries of meals on [startDate, endDate]: a look-back before and
- * after, since meals on either side can share the stomach. Filter the output to the range.
+ * Meals needed for exact timeline entries of meals on [startDate, endDate]: those whose day is in
+ * the range (up to MEAL_DAY_SPREAD_MS outside its bounds in the zone), and a look-back before and
+ * after them, since meals on either side can share the stomach. Filter the output to the range.
  */
 export function timelineInputWindow(startDate: string, endDate: string, settings: EngineSettings): InstantWindow {
   return {
-    from: userDayBounds(startDate, settings).start - MAX_DIGESTION_LOOKBACK_MS,
-    to: userDayBounds(endDate, settings).end + MAX_DIGESTION_LOOKBACK_MS,
+    from: userDayBounds(startDate, settings).start - MEAL_DAY_SPREAD_MS - MAX_DIGESTION_LOOKBACK_MS,
+    to: userDayBounds(endDate, settings).end + MEAL_DAY_SPREAD_MS + MAX_DIGESTION_LOOKBACK_MS,
   };
 }
 
 /**
  * Meals and sleeps daily scores for [startDate, endDate] need: the range plus the prior 14 days
  * (regularity, usual bedtime, the fast before the first day), the night after the last day
- * (circadian: meals within 3 h of that sleep), and the day after it for meals (a meal eaten at
- * another offset can belong to the last day yet fall after its bounds in the user's zone).
+ * (circadian: meals within 3 h of that sleep), and the day after it for meals, at least
+ * MEAL_DAY_SPREAD_MS (a meal eaten at another offset can belong to the last day yet fall after its
+ * bounds in the user's zone).
  */
 export function dailyScoreInputWindows(
   startDate: string,
@@ -122,7 +124,7 @@ export function dailyScoreInputWindows(
 ): { meals: InstantWindow; sleeps: InstantWindow } {
   const from = userDayBounds(addDays(startDate, -REGULARITY_WINDOW_DAYS - 1), settings).start;
   return {
-    meals: { from, to: userDayBounds(addDays(endDate, 1), settings).end },
+    meals: { from, to: Math.max(userDayBounds(addDays(endDate, 1), settings).end, userDayBounds(endDate, settings).end + MEAL_DAY_SPREAD_MS) },
     sleeps: { from: from - MS_PER_DAY, to: userDayBounds(addDays(endDate, 1), settings).end },
   };
 }
@@ -144,11 +146,14 @@ export function overnightInputWindows(
   };
 }
 
-/** Windows need today's meals (first meal of the day) and the last 24 h, and 14 days of sleep. */
+/**
+ * Windows need today's meals (first meal of the day: up to MEAL_DAY_SPREAD_MS before today's start
+ * when eaten at another offset) and the last 24 h, and 14 days of sleep.
+ */
 export function windowsInputWindows(now: number, settings: EngineSettings): { meals: InstantWindow; sleeps: InstantWindow } {
   const todayStart = userDayBounds(userDay(now, settings), settings).start;
   return {
-    meals: { from: Math.min(todayStart, now - MAX_DIGESTION_LOOKBACK_MS), to: now },
+    meals: { from: Math.min(todayStart - MEAL_DAY_SPREAD_MS, now - MAX_DIGESTION_LOOKBACK_MS), to: now },
     sleeps: { from: now - (BEDTIME_LEARNING_DAYS + 1) * MS_PER_DAY, to: now },
   };
 }

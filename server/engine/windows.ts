@@ -19,7 +19,7 @@ import {
 } from './constants.js';
 import { bedtimeAfterDay, formatClock, usualBedtime } from './bedtime.js';
 import { formatDuration } from './format.js';
-import { clockInUserDay, localMinute, minuteInUserDay, userDay, userDayBounds } from './days.js';
+import { clockInUserDay, localMinute, mealDay, minuteInUserDay, userDay } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
 import { digestiveState, stomachAt } from './state.js';
 import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion } from './types.js';
@@ -38,6 +38,12 @@ const PRE_SLEEP_MS = PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
 
 function clockOf(instant: number, settings: EngineSettings): string {
   return formatClock(localMinute(instant, settings));
+}
+
+/** A meal's time on the clock where it was eaten. */
+function livedClockOf(meal: EngineMeal, settings: EngineSettings): string {
+  if (meal.utcOffsetMin == null) return clockOf(meal.timestamp, settings);
+  return formatClock((((Math.floor(meal.timestamp / MS_PER_MINUTE) + meal.utcOffsetMin) % 1440) + 1440) % 1440);
 }
 
 /**
@@ -87,21 +93,23 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
     });
   }
 
-  const todayStart = userDayBounds(today, settings).start;
-  let firstToday: number | null = null;
+  // Today's first meal is the first of the meals whose day is today, by the one rule for days
+  // (where each was eaten), as the meals list and the scores count them.
+  let first: EngineMeal | null = null;
   let lastDigestive: number | null = null;
   for (const m of eaten) {
     if (!isDigestiveMeal(m)) continue;
-    if (m.timestamp >= todayStart && (firstToday === null || m.timestamp < firstToday)) firstToday = m.timestamp;
+    if ((first === null || m.timestamp < first.timestamp) && mealDay(m, settings) === today) first = m;
     if (m.timestamp >= recentFrom && (lastDigestive === null || m.timestamp > lastDigestive)) lastDigestive = m.timestamp;
   }
+  const firstToday = first?.timestamp ?? null;
   if (firstToday !== null && firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE > now) {
     const close = firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE;
     suggestions.push({
       kind: 'eating_window_close',
       at: close,
       reason:
-        `Your first meal today was at ${clockOf(firstToday, settings)}; finishing by ${clockOf(close, settings)} keeps ` +
+        `Your first meal today was at ${livedClockOf(first!, settings)}; finishing by ${clockOf(close, settings)} keeps ` +
         `today's eating span within ${formatDuration(EATING_WINDOW_TARGET_MIN)} (half of people eat over more than ` +
         `${MEDIAN_EATING_SPAN_H} h a day; ${IMPROVED_EATING_SPAN_H} h improved sleep).`,
       basis: { firstMealAt: firstToday, targetSpanMin: EATING_WINDOW_TARGET_MIN },

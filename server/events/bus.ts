@@ -28,6 +28,7 @@ export type EventListener = (event: EventRecord) => void;
 export class EventBus {
   private readonly recorders: EventRecorder[] = [];
   private readonly listeners = new Set<EventListener>();
+  private readonly restoredListeners = new Set<() => void>();
   private pending: EventRecord[] | null = null;
 
   constructor(
@@ -49,6 +50,26 @@ export class EventBus {
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Listens for a restore having replaced the data (announceRestored). The events recorded since
+   * are those of the restored file: their sequence numbers start from where it stopped.
+   */
+  onRestored(listener: () => void): () => void {
+    this.restoredListeners.add(listener);
+    return () => this.restoredListeners.delete(listener);
+  }
+
+  /** Tells listeners the data was replaced by a restore, once the service answers on it again. */
+  announceRestored(): void {
+    for (const listener of this.restoredListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.onListenerError(err);
+      }
+    }
   }
 
   /** Runs `fn` in one IMMEDIATE transaction; nested calls join the outer one. */

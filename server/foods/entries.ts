@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { getFoods, type FoodRecord } from '../db/foods.js';
+import { getFoods, knownFoodIds, type FoodRecord } from '../db/foods.js';
 import { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry } from '../db/meals.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { ensureFoods } from './foods.js';
@@ -87,16 +87,22 @@ function entryAsSent(input: FoodEntryInput, param: string): FoodEntry {
  */
 export function resolveFoodEntries(app: AppContext, inputs: readonly FoodEntryInput[], param = 'foods'): FoodEntry[] {
   const toCompute = inputs.filter((e) => e.food_id !== undefined && e.calories === undefined);
+  const asSent = inputs.filter((e) => e.food_id !== undefined && e.calories !== undefined);
   let foods = new Map<string, FoodRecord>();
-  if (toCompute.length > 0) {
-    ensureFoods(app);
-    foods = new Map(getFoods(app.db, toCompute.map((e) => e.food_id!)).map((f) => [f.id, f]));
-  }
+  let known = new Set<string>();
+  if (toCompute.length > 0 || asSent.length > 0) ensureFoods(app);
+  if (toCompute.length > 0) foods = new Map(getFoods(app.db, toCompute.map((e) => e.food_id!)).map((f) => [f.id, f]));
+  if (asSent.length > 0) known = knownFoodIds(app.db, asSent.map((e) => e.food_id!));
   return inputs.map((input, i) => {
     const at = `${param}.${i}`;
     if (input.food_id === undefined || input.calories !== undefined) {
       if (input.food_id !== undefined && (input.quantity === undefined || input.unit === undefined)) {
         throw new InvalidInputError(`${at}.quantity`, `An entry with food_id needs quantity and unit.`);
+      }
+      // Kept as sent, but its food_id must still name a food: one that exists, or one whose
+      // entries the person's meals or saved meals already hold (the food was deleted since).
+      if (input.food_id !== undefined && !known.has(input.food_id)) {
+        throw new InvalidInputError(`${at}.food_id`, `No such food: '${input.food_id}'.`);
       }
       return entryAsSent(input, at);
     }

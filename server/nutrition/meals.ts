@@ -23,7 +23,7 @@ import { mealDay } from '../engine/days.js';
 import { previousAttributes } from '../events/bus.js';
 import { entryFoodIds, entryTotals, resolveFoodEntries, type FoodEntryInput } from '../foods/entries.js';
 import { FoodEntrySchema, NutrientSourcesSchema } from '../foods/schemas.js';
-import { boundedDateTime, idString, isoDateTime, nonBlankText, parseDateTime, type FutureBound } from '../fields.js';
+import { boundedDateTime, foodIdField, isoDateTime, nonBlankText, parseDateTime, type FutureBound } from '../fields.js';
 import { newId } from '../ids.js';
 import { currentSettings, type SettingsRecord } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
@@ -53,7 +53,7 @@ export const foodEntryInput = z
   .strictObject({
     name: nonBlankText(200).optional(),
     calories: bounded(MAX_MEAL_CALORIES).optional(),
-    food_id: idString('food').optional(),
+    food_id: foodIdField.optional(),
     quantity: z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(100_000).optional(),
     unit: z.string().min(1).max(20).optional().meta({ description: '"g", "ml", or a portion id of the food' }),
     grams: bounded(100_000).optional(),

@@ -32,6 +32,9 @@ const MAX_URL_LENGTH = 2048;
 /** Why a webhook URL is refused, or undefined when it is fine (CONTRACT §7). */
 export function webhookUrlProblem(raw: string): string | undefined {
   if (/[\s\u0000-\u001f\u007f]/.test(raw)) return 'must not contain spaces or control characters';
+  // The document calls it format: uri (RFC 3986), which is ASCII; WHATWG's parser would take an
+  // IRI and quietly rewrite it, so the URL stored would not be the one sent.
+  if (/[^\u0000-\u007f]/.test(raw)) return 'must be written in ASCII: an international domain name in its xn-- form, other characters percent-encoded';
   let url: URL;
   try {
     url = new URL(raw);
@@ -47,10 +50,12 @@ export function webhookUrlProblem(raw: string): string | undefined {
 
 /**
  * What webhookUrlProblem requires, as a pattern for the OpenAPI document: http(s), an authority
- * without credentials, no spaces, control characters or fragment. With `format: uri` (a valid
- * URI), a URL that matches it is accepted.
+ * without credentials, then a path and query, in the characters RFC 3986 allows there (so only
+ * ASCII) or percent-encoded, and no fragment. With `format: uri` (a valid URI), a URL that
+ * matches it is accepted.
  */
-const WEBHOOK_URL_PATTERN = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\u0000-\u0020\u007f/?#@\\]+([/?][^\u0000-\u0020\u007f#]*)?$/;
+const WEBHOOK_URL_PATTERN =
+  /^[Hh][Tt][Tt][Pp][Ss]?:\/\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:[\]]|%[0-9A-Fa-f]{2})+(?:[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
 
 export const webhookUrl = z
   .string({ message: 'must be a string' })

@@ -88,6 +88,10 @@ describe('meals built from foods', () => {
       [{ food_id: BANANA, unit: 'g' }, 'foods.0.quantity'],
       [{ food_id: BANANA, quantity: 0, unit: 'g' }, 'foods.0.quantity'],
       [{ calories: 100 }, 'foods.0.name'],
+      // Kept as sent (it has calories), yet its food_id must name a food, in the documented shape.
+      [{ name: 'Apple', calories: 52, food_id: 'food_usda_99999', quantity: 1, unit: 'g' }, 'foods.0.food_id'],
+      [{ name: 'Apple', calories: 52, food_id: 'bogus!', quantity: 1, unit: 'g' }, 'foods.0.food_id'],
+      [{ name: 'Apple', calories: 52, food_id: '', quantity: 1, unit: 'g' }, 'foods.0.food_id'],
     ];
     for (const [entry, param] of cases) {
       const r = await logMeal({ foods: [entry] });
@@ -120,5 +124,17 @@ describe('meals built from foods', () => {
     const kept = await t.request('GET', `/v1/nutrition/meals/${meal.body.id}`);
     assert.deepEqual(kept.body.foods[0], meal.body.foods[0]);
     assert.equal((await t.request('GET', `/v1/foods/${food.body.id}`)).status, 404);
+    // The food is gone, but the meal still holds its entry: sent back (an edit, a copy, a saved
+    // meal made from it) it is kept as it was, since its food_id names a food the data knows.
+    const resent = await t.request('PATCH', `/v1/nutrition/meals/${meal.body.id}`, { body: { foods: kept.body.foods } });
+    assert.equal(resent.status, 200, resent.text);
+    const copy = await logMeal({ foods: kept.body.foods });
+    assert.equal(copy.status, 201, copy.text);
+    assert.deepEqual(copy.body.foods, kept.body.foods);
+    const saved = await t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Granola bowl', foods: kept.body.foods } });
+    assert.equal(saved.status, 201, saved.text);
+    // Computing a new entry from it is another matter: there is nothing to compute from.
+    const computed = await logMeal({ foods: [{ food_id: food.body.id, quantity: 1, unit: 'g' }] });
+    assert.equal(errorOf(computed).param, 'foods.0.food_id');
   });
 });

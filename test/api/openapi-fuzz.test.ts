@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { arbitraryFor, durationMs, resolve, type JsonSchema, type SchemaContext } from '../helpers/schema-arbitrary.js';
+import { errorOf, startTestService, type HttpReply, type TestService } from '../helpers/service.js';
+import { SCOPES, type Scope } from '../../server/auth/scopes.js';
+import { arbitraryFor, durationMs, isUri, resolve, type JsonSchema, type SchemaContext } from '../helpers/schema-arbitrary.js';
 
 /**
  * Issue #10 item 6: the OpenAPI document says what the server enforces. For every operation that
@@ -160,13 +161,16 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
     const food = await t.request('POST', '/v1/foods', { body: { name: 'Fuzz bar', nutrients: FIXTURE_FOOD_NUTRIENTS } });
     const saved = await t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Usual breakfast', foods: [{ name: 'Oats', calories: 300 }] } });
     const events = t.service.app.db.prepare('SELECT id FROM events').all() as Array<{ id: string }>;
+    // A food of the shipped table: its id is of another shape than a custom food's.
+    const tableFood = (await t.request('GET', '/v1/foods?query=apple&limit=1')).body.data[0];
+    assert.equal(tableFood?.source, 'usda_sr');
     Object.assign(ids, {
       meal: [meal.body.id],
       sleep: [sleep.body.id],
       whsub: [sub.body.id],
       whdel: [delivery.body.webhook_delivery_id],
       evt: events.map((e) => e.id),
-      food: [food.body.id],
+      food: [food.body.id, tableFood.id],
       smeal: [saved.body.id],
     });
     assert.ok(food.body.id && saved.body.id);
@@ -390,6 +394,133 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
       assert.ok(expected.includes(refusal.param?.toLowerCase().replaceAll('-', '_') ?? ''), `${refusal.param}: ${refusal.request}: ${refusal.message}`);
     });
   }
+
+  /** The pattern the document gives each kind of id, by prefix, wherever an id is accepted. */
+  function idPatterns(d: Doc): Array<{ where: string; prefix: string; pattern: string }> {
+    const out: Array<{ where: string; prefix: string; pattern: string }> = [];
+    const visit = (schema: unknown, where: string) => {
+      if (!schema || typeof schema !== 'object') return;
+      const s = schema as Doc;
+      const prefix = typeof s.pattern === 'string' ? /^\^([a-z]+)_/.exec(s.pattern)?.[1] : undefined;
+      if (prefix && prefix in ids) out.push({ where, prefix, pattern: s.pattern });
+      for (const [k, v] of Object.entries(s)) visit(v, `${where}.${k}`);
+    };
+    for (const [path, ops] of Object.entries<Doc>(d.paths)) {
+      for (const [method, op] of Object.entries<Doc>(ops)) for (const p of op.parameters ?? []) visit(p.schema, `${method.toUpperCase()} ${path} ${p.name}`);
+    }
+    for (const [name, schema] of Object.entries<Doc>(d.components.schemas)) visit(schema, name);
+    return out;
+  }
+
+  test('every id the server hands out matches the pattern the document gives its kind, wherever an id is accepted', () => {
+    const patterns = idPatterns(doc);
+    // The food id patterns: the /v1/foods/{id} operations and a food entry's food_id at least.
+    assert.ok(patterns.filter((p) => p.prefix === 'food').length >= 4, JSON.stringify(patterns.filter((p) => p.prefix === 'food')));
+    const mismatches = patterns.flatMap(({ where, prefix, pattern }) =>
+      // An import document's foods are custom foods only (the table is never exported).
+      ids[prefix]!.filter((id) => !new RegExp(pattern).test(id) && !(where.startsWith('ImportDocument') && id.startsWith('food_usda_'))).map((id) => `${id} vs ${where}: ${pattern}`),
+    );
+    assert.deepEqual(mismatches, []);
+  });
+
+  test("a food entry's food_id is checked wherever it is accepted: an id of no food, or of another shape, is refused", async () => {
+    const entry = (food_id: string) => ({ name: 'Entry', calories: 50, food_id, quantity: 1, unit: 'g' });
+    const writes: Array<[string, (foods: unknown[]) => Promise<HttpReply>]> = [
+      ['createMeal', (foods) => t.request('POST', '/v1/nutrition/meals', { body: { timestamp: '2026-11-22T09:00:00Z', meal_type: 'snack', foods } })],
+      ['updateMeal', (foods) => t.request('PATCH', `/v1/nutrition/meals/${ids.meal![0]}`, { body: { foods } })],
+      ['createSavedMeal', (foods) => t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Fuzzed', foods } })],
+      ['updateSavedMeal', (foods) => t.request('PATCH', `/v1/nutrition/saved_meals/${ids.smeal![0]}`, { body: { foods } })],
+    ];
+    const foodIdSchema = resolve(doc.components.schemas.FoodEntryInput, ctx()).properties.food_id;
+    const unknown = fc.oneof(
+      arbitraryFor(foodIdSchema, ctx()).map(String),
+      fc.constantFrom('', 'bogus!', 'meal_x', ' food_abc'),
+    ).filter((id) => t.service.app.db.prepare('SELECT 1 FROM foods WHERE id = ?').get(id) === undefined); // drawn ids may name a table food
+    const accepted: string[] = [];
+    for (const [operationId, write] of writes) {
+      // Entries kept as sent (with calories) and entries computed from the food (without).
+      for (const known of ids.food!) {
+        const r = await write([entry(known)]);
+        assert.ok(r.status < 300, `${operationId} ${known}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+      await fc.assert(
+        fc.asyncProperty(unknown, fc.boolean(), async (id, withCalories) => {
+          const sent = withCalories ? entry(id) : { food_id: id, quantity: 1, unit: 'g' };
+          const r = await write([sent]);
+          if (r.status !== 400 || errorOf(r).param !== 'foods.0.food_id') accepted.push(`${operationId} ${JSON.stringify(sent)} → ${r.status} ${r.body?.error?.param ?? ''}`);
+        }),
+        { numRuns: 25, seed: 20261126 },
+      );
+    }
+    assert.deepEqual(accepted, []);
+  });
+
+  test('a webhook URL the server accepts is a URI (format: uri, RFC 3986), as the document says', async () => {
+    // Web URLs with a character of anywhere in Unicode put somewhere in them.
+    const candidate = fc.oneof(
+      fc.constant('https://_òæ/p'),
+      fc
+        .tuple(fc.webUrl({ validSchemes: ['http', 'https'], withQueryParameters: true }), fc.string({ unit: 'binary', minLength: 1, maxLength: 3 }), fc.nat())
+        .map(([url, extra, at]) => {
+          const i = 8 + (at % Math.max(1, url.length - 7));
+          return url.slice(0, i) + extra + url.slice(i);
+        }),
+    );
+    const wrong: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(candidate, async (url) => {
+        const r = await t.request('POST', '/v1/webhooks', { body: { url, events: ['meal.created'] } });
+        if (r.status === 201) await removeNewSubscriptions();
+        if (r.status === 201 && !isUri(url)) wrong.push(url);
+      }),
+      { numRuns: 200, seed: 20261126 },
+    );
+    assert.deepEqual(wrong, [], 'accepted, but not a URI');
+  });
+
+  test('every operation answers keys as its x-required-scopes say, and the scope table lists it under them', async () => {
+    const description: string = doc.components.securitySchemes.bearerAuth.description;
+    // The table's rows, "| scope | grants | operations |", and its "Any valid key…: …" line.
+    const table: Record<string, string[]> = {};
+    for (const line of description.split('\n')) {
+      const row = /^\| ([a-z:]+) \| [^|]* \| ([^|]*) \|$/.exec(line);
+      if (row) table[row[1]!] = row[2]!.split(', ');
+      const any = /^Any valid key[^:]*: (.*?) \(/.exec(line);
+      if (any) table.any = any[1]!.split(', ');
+    }
+    const problems: string[] = [];
+    for (const [path, ops] of Object.entries<Doc>(doc.paths)) {
+      for (const [method, op] of Object.entries<Doc>(ops)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        if (Array.isArray(op.security) && op.security.length === 0) {
+          if (!description.includes(name)) problems.push(`${name}: public but not in the scope table`);
+          continue;
+        }
+        if (path === '/v1/events/stream') continue; // an endless stream; its scopes filter events (events-stream tests)
+        const needs: Scope[] = op['x-required-scopes'] ?? [];
+        // Listed in the table under each scope it needs, or under "any valid key".
+        const listed = Object.entries(table).filter(([, names]) => names.includes(name)).map(([scope]) => scope).sort();
+        const expected = needs.length ? [...needs].sort() : ['any'];
+        if (JSON.stringify(listed) !== JSON.stringify(expected)) problems.push(`${name}: needs ${expected} but the table lists it under ${listed}`);
+        const url = path.replace(/\{(\w+)\}/g, 'x_0');
+        const send = (key: string) => t.request(method.toUpperCase(), url, method === 'get' || method === 'delete' ? { key } : { key, body: {} });
+        // With every scope but one it needs: refused, naming that scope.
+        for (const missing of needs) {
+          const r = await send(t.keyWith(...SCOPES.filter((s) => s !== missing)));
+          if (r.status !== 403 || !errorOf(r).message.includes(missing)) problems.push(`${name} without ${missing}: ${r.status}`);
+        }
+        // With exactly what it needs (a key must hold one scope): past authentication and scopes.
+        const r = await send(t.keyWith(...(needs.length ? needs : ['sleep:read' as Scope])));
+        const section403 = path === '/v1/snapshot' && r.status === 403; // needs each section's scope, by include
+        if (r.status === 401 || (r.status === 403 && !section403)) problems.push(`${name} with ${needs.join(',') || 'no scope it needs'}: ${r.status}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+    const settings = await t.request('GET', '/v1/settings', { key: t.keyWith('sleep:read') });
+    assert.equal(settings.status, 200);
+    assert.match(description, /\| admin \|[^|]*changing settings[^|]*\|[^\n]*PATCH \/v1\/settings/);
+    assert.match(description, /Any valid key[^\n]*GET \/v1\/settings/);
+  });
 
   // Last: deleting removes the fixtures every test above names.
   test('no deletion of an id the document calls valid is refused (no 400)', async () => {

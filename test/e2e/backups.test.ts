@@ -1,13 +1,15 @@
 /**
  * Integrations → Backups in Chromium: back up now, the age of the last backup, the warning while
- * backups fail, and a restore by keyboard alone; axe-core finds nothing serious, light and dark.
+ * backups fail, a restore by keyboard alone, and `chyme restore` refreshing open windows; axe-core
+ * finds nothing serious, light and dark.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { axe, formatViolations, iso, launchBrowser, openApp, resultsDir, skipReason, startServer, type Server } from './harness.js';
+import { axe, CLI, formatViolations, iso, launchBrowser, openApp, resultsDir, skipReason, startServer, until, waitForToday, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -81,6 +83,36 @@ describe('Backups card', { skip: skip ?? false }, () => {
       assert.deepEqual(found, [], formatViolations(found));
     } finally {
       await dark.context.close();
+    }
+  });
+
+  test('`chyme restore` against the running app refreshes its open windows (Today and Log meal), as a restore from the app does', async () => {
+    const kept = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: iso(Date.now() - 7200_000), meal_type: 'lunch', description: 'Kept stew', macros: { calories: 500 } });
+    const backup = await server.api<{ path: string }>('POST', '/v1/backups');
+    assert.equal(backup.status, 201);
+    const gone = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: iso(Date.now() - 1800_000), meal_type: 'snack', description: 'Restored-away pear', macros: { calories: 80 } });
+    const today = await openApp(browser, server);
+    const log = await openApp(browser, server);
+    try {
+      await waitForToday(today.page);
+      await log.page.goto(`${server.url}/#/log`);
+      const rowOf = (page: typeof today.page, id: string) => page.locator(`[data-testid="meal-row"][data-meal-id="${id}"]`);
+      for (const page of [today.page, log.page]) {
+        await rowOf(page, gone.body.id).getByRole('button', { name: /Delete/ }).first().waitFor();
+        await rowOf(page, kept.body.id).waitFor();
+      }
+      // The command, as a person would type it, while both windows stay where they are.
+      const restored = spawnSync(process.execPath, [CLI, 'restore', backup.body.path, '--db', server.dbPath], { encoding: 'utf8' });
+      assert.equal(restored.status, 0, restored.stderr + restored.stdout);
+      for (const page of [today.page, log.page]) {
+        await until(async () => (await rowOf(page, gone.body.id).count()) === 0, 'the restored-away meal leaves the window');
+        await rowOf(page, kept.body.id).waitFor();
+      }
+      await today.page.screenshot({ path: join(dir, 'after-cli-restore-today.png') });
+      assert.deepEqual([...today.problems, ...log.problems].filter((p) => !/status of 503/.test(p)), [], 'no console errors');
+    } finally {
+      await today.context.close();
+      await log.context.close();
     }
   });
 });

@@ -15,7 +15,7 @@ import { prng } from '../helpers/random.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const RESULTS = join(ROOT, 'test-results');
-const CLI = join(ROOT, 'build/server/cli/main.js');
+export const CLI = join(ROOT, 'build/server/cli/main.js');
 const require = createRequire(import.meta.url);
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

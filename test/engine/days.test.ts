@@ -55,14 +55,15 @@ describe('input windows for the API', () => {
   test('daily scores read the 14 days before the range and the day and night after it', () => {
     const w = dailyScoreInputWindows('2026-05-10', '2026-05-12', { timezone: 'UTC', dayStart: '00:00' });
     assert.ok(w.meals.from <= Date.UTC(2026, 3, 26), 'w.meals.from <= Date.UTC(2026, 3, 26)');
-    assert.equal(w.meals.to, Date.UTC(2026, 4, 14), 'a meal eaten at another offset can belong to the last day');
+    // A meal eaten at another offset (up to 26 h from the zone's clock) can belong to the last day.
+    assert.equal(w.meals.to, Date.UTC(2026, 4, 14, 2));
     assert.ok(w.sleeps.to >= Date.UTC(2026, 4, 14), 'w.sleeps.to >= Date.UTC(2026, 4, 14)');
   });
 
-  test('timeline reads a look-back on both sides', () => {
+  test('timeline reads the meals of its days wherever they were eaten (26 h either side), and a look-back on both sides', () => {
     const w = timelineInputWindow('2026-05-10', '2026-05-10', { timezone: 'UTC', dayStart: '00:00' });
-    assert.equal(w.from, Date.UTC(2026, 4, 9));
-    assert.equal(w.to, Date.UTC(2026, 4, 12));
+    assert.equal(w.from, Date.UTC(2026, 4, 7, 22));
+    assert.equal(w.to, Date.UTC(2026, 4, 13, 2));
   });
 });
 

@@ -87,6 +87,18 @@ describe('next meal suggestions', () => {
     assert.equal(suggestion(windows([], at(DAY, 13)), 'eating_window_close'), undefined);
   });
 
+  test("today's first meal is the first whose day is today, by where it was eaten", () => {
+    // 23:30 UTC the day before, eaten at +02:00 (01:30 there): today's. 00:30 UTC today eaten at
+    // −02:00 (22:30 the day before there): yesterday's, though after today's start in UTC.
+    const abroad = meal(at(addDays(DAY, -1), 23, 30), 400, { utcOffsetMin: 120 });
+    const west = meal(at(DAY, 0, 30), 400, { utcOffsetMin: -120 });
+    const s = suggestion(windows([abroad, west, meal(at(DAY, 9), 500)], at(DAY, 10)), 'eating_window_close')!;
+    assert.equal(s.basis.firstMealAt, abroad.timestamp);
+    assert.match(s.reason, /^Your first meal today was at 01:30;/);
+    const s2 = suggestion(windows([west, meal(at(DAY, 9), 500)], at(DAY, 10)), 'eating_window_close')!;
+    assert.equal(s2.basis.firstMealAt, at(DAY, 9));
+  });
+
   test('after an evening meal: earliest first meal for a 13 h fast; not after lunch', () => {
     const dinner = meal(at(DAY, 19), 700);
     const s = suggestion(windows([dinner], at(DAY, 21)), 'earliest_first_meal')!;

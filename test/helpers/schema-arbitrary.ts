@@ -46,6 +46,24 @@ export function resolve(schema: JsonSchema, ctx: SchemaContext): JsonSchema {
   return schema;
 }
 
+/**
+ * RFC 3986's URI grammar (section 3 and appendix A), written out on its own: what `format: uri`
+ * means, checked against the server rather than against the server's own pattern.
+ */
+const PCT = '%[0-9A-Fa-f]{2}';
+const SUB_DELIMS = "!$&'()*+,;=";
+const PCHAR = `(?:[A-Za-z0-9\\-._~${SUB_DELIMS}:@]|${PCT})`;
+const USERINFO = `(?:[A-Za-z0-9\\-._~${SUB_DELIMS}:]|${PCT})*`;
+const IP_LITERAL = `\\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\\.[A-Za-z0-9\\-._~${SUB_DELIMS}:]+)\\]`;
+const REG_NAME = `(?:[A-Za-z0-9\\-._~${SUB_DELIMS}]|${PCT})*`;
+const HIER_PART = `(?://(?:${USERINFO}@)?(?:${IP_LITERAL}|${REG_NAME})(?::[0-9]*)?(?:/${PCHAR}*)*|/(?:${PCHAR}+(?:/${PCHAR}*)*)?|${PCHAR}+(?:/${PCHAR}*)*|)`;
+const URI = new RegExp(`^[A-Za-z][A-Za-z0-9+.\\-]*:${HIER_PART}(?:\\?(?:${PCHAR}|[/?])*)?(?:#(?:${PCHAR}|[/?])*)?$`);
+
+/** True for a URI as RFC 3986 defines it (ASCII only: an IRI is not one). */
+export function isUri(s: string): boolean {
+  return URI.test(s);
+}
+
 function pad(n: number, width = 2): string {
   return String(Math.abs(n)).padStart(width, '0');
 }
@@ -87,7 +105,7 @@ function stringArb(schema: JsonSchema, ctx: SchemaContext): fc.Arbitrary<string>
     const pattern = schema.pattern ? new RegExp(schema.pattern) : undefined;
     return fc
       .webUrl({ validSchemes: ['http', 'https', 'ftp', 'ws'], withQueryParameters: true })
-      .filter((s) => withinLength(s) && (!pattern || pattern.test(s)));
+      .filter((s) => withinLength(s) && isUri(s) && (!pattern || pattern.test(s)));
   }
   if (schema.format) throw new Error(`unsupported string format ${schema.format}`);
   if (schema.pattern) {

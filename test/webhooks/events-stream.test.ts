@@ -185,6 +185,33 @@ describe('GET /v1/events/stream', () => {
     assert.equal(byEventId.messages[0]!.data.data.object.description, 'r2', 'an evt_ id works as a resume point too');
   });
 
+  test('a restore tells every open stream (database.restored, any key), which then carries the restored data\'s events', async () => {
+    await t.request('POST', '/v1/nutrition/meals', { body: MEAL });
+    const backup = await t.request('POST', '/v1/backups');
+    assert.equal(backup.status, 201, backup.text);
+    // Events after the backup: the stream's position runs past the backup's newest event.
+    for (let i = 0; i < 3; i++) await t.request('POST', '/v1/nutrition/meals', { body: { ...MEAL, description: `later ${i}` } });
+    const reader = await open(t.keyWith('nutrition:read'));
+    const sleepOnly = await open(t.keyWith('sleep:read'));
+    await t.request('POST', '/v1/nutrition/meals', { body: { ...MEAL, description: 'seen live' } });
+    const before = await reader.waitFor((m) => m.event === 'meal.created' && m.data.data.object.description === 'seen live');
+
+    const r = await t.request('POST', `/v1/backups/${backup.body.id}/restore`);
+    assert.equal(r.status, 200, r.text);
+    for (const c of [reader, sleepOnly]) {
+      const notice = await c.waitFor((m) => m.event === 'database.restored');
+      assert.equal(notice.data.object, 'notice');
+      assert.equal(notice.data.type, 'database.restored');
+      // Its id is the restored file's newest event: a client resuming from it misses nothing.
+      assert.ok(Number(notice.id) < Number(before.id), `${notice.id} < ${before.id}`);
+    }
+    // A meal logged now has a sequence number below what the stream had seen before the restore:
+    // it is still delivered.
+    await t.request('POST', '/v1/nutrition/meals', { body: { ...MEAL, description: 'after the restore' } });
+    const after = await reader.waitFor((m) => m.event === 'meal.created' && m.data.data.object.description === 'after the restore');
+    assert.ok(Number(after.id) <= Number(before.id));
+  });
+
   test('heartbeats keep the line alive', async () => {
     const c = await open(t.keyWith('digestion:read'));
     await sleep(650);

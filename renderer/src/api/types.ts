@@ -117,7 +117,7 @@ export type ImportWarning = Import['warnings'][number];
  * What the live stream delivers: the service's events, its live webhook notices, and the
  * renderer's own 'stream.opened' when a connection (re)opens.
  */
-export type StreamEventType = EventType | WebhookNotice['type'] | 'stream.opened';
+export type StreamEventType = EventType | WebhookNotice['type'] | 'database.restored' | 'stream.opened';
 
 /**
  * An event as `/v1/events/stream` carries it (the envelope webhooks carry too, CONTRACT §7). The

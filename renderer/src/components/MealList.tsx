@@ -4,7 +4,7 @@ import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
 import { useApp } from '../lib/app';
 import { capitalize, fmtNumber, groupByDay, mealInput, mealTitle } from '../lib/meals';
-import { clock, dayBounds, dayLabel, fmtTime, isoInZone, minutesOf } from '../lib/time';
+import { addDays, clock, dayLabel, fmtMealTime, fmtTime, isoInZone, localTimeToInstant } from '../lib/time';
 import { Icon } from './ui';
 import './MealList.css';
 
@@ -47,14 +47,19 @@ export function useMealActions(onChange?: () => void) {
     }
   }
 
-  /** Copies every meal of one day to another day at the same local times. */
+  /**
+   * Copies every meal of one day to another day at the same times as they were lived (on the clock
+   * where each was eaten), now on the zone's clock: each lands on `toDay` by the one rule for days.
+   */
   async function copyDay(meals: readonly Meal[], fromDay: string, toDay: string) {
-    const start = minutesOf(app.dayStart);
-    const shift = dayBounds(toDay, app.tz, start).start - dayBounds(fromDay, app.tz, start).start;
+    const days = Math.round((Date.parse(toDay) - Date.parse(fromDay)) / 86_400_000);
     const created: Meal[] = [];
     try {
       for (const m of meals) {
-        created.push(await createMeal(mealInput(m, isoInZone(Date.parse(m.timestamp) + shift, app.tz)), idempotencyKey()));
+        const lived = new Date(Date.parse(m.timestamp) + m.utc_offset_min * 60_000);
+        const minute = lived.getUTCHours() * 60 + lived.getUTCMinutes();
+        const at = localTimeToInstant(addDays(lived.toISOString().slice(0, 10), days), minute, app.tz) + lived.getUTCSeconds() * 1000;
+        created.push(await createMeal(mealInput(m, isoInZone(at, app.tz)), idempotencyKey()));
       }
       onChange?.();
       app.toast(`Copied ${created.length} meal${created.length === 1 ? '' : 's'} to ${dayLabel(toDay, app.today)}.`, {
@@ -82,7 +87,7 @@ function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof use
   return (
     <li className={`meal meal--${meal.meal_type}`} data-testid="meal-row" data-meal-id={meal.id}>
       <time className="meal__time" dateTime={meal.timestamp}>
-        {fmtTime(meal.timestamp, app.tz)}
+        {fmtMealTime(meal, app.tz)}
       </time>
       <div className="meal__body">
         <p className="meal__title">

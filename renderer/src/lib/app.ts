@@ -50,3 +50,16 @@ export function useApp(): AppContextValue {
   if (!ctx) throw new Error('useApp outside <AppContext>');
   return ctx;
 }
+
+let startingAfresh = false;
+
+/**
+ * A backup was restored: every screen's data changed at once, so the app starts afresh on the
+ * restored data. One path whoever restored it (the Backups card, `chyme restore`, another client):
+ * the service's `database.restored` notice calls it, and the card too in case the stream is down.
+ */
+export function startAfreshAfterRestore(delayMs: number): void {
+  if (startingAfresh) return;
+  startingAfresh = true;
+  setTimeout(() => location.reload(), delayMs);
+}

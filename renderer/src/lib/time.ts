@@ -5,7 +5,7 @@
  */
 import { addDays, dayBounds, dayOf, localParts, localTimeToInstant, offsetMinutes, parseClock } from '../../../server/time/tz.js';
 
-export { addDays, dayBounds, dayOf, localParts, localTimeToInstant, parseClock };
+export { addDays, dayBounds, dayOf, localParts, localTimeToInstant, offsetMinutes, parseClock };
 
 /**
  * The service's clock. Normally the same machine's clock, but the service may run with an injected
@@ -64,6 +64,38 @@ function toMs(t: string | number | Date): number {
 /** "14:05" (or "2:05 PM", per locale) in the user's zone. */
 export function fmtTime(t: string | number | Date, tz: string): string {
   return fmt(tz, { hour: 'numeric', minute: '2-digit' }).format(toMs(t));
+}
+
+/**
+ * A meal's time as it was lived: on the clock where it was eaten (its `utc_offset_min`), which is
+ * also what its `day` was read from (docs/api.md, "A meal's day: one rule"). Other instants (now,
+ * the digestive state's, sleep) are shown on the zone's clock.
+ */
+export interface LivedAt {
+  timestamp: string;
+  utc_offset_min: number;
+}
+
+/** How far the clock where a meal was eaten is from the zone's clock at that instant (ms). */
+export function livedShiftMs(meal: LivedAt, tz: string): number {
+  const ms = Date.parse(meal.timestamp);
+  return (meal.utc_offset_min - offsetMinutes(ms, tz)) * 60_000;
+}
+
+/** "UTC+1", "UTC−5:30". */
+export function fmtOffset(offsetMin: number): string {
+  const a = Math.abs(offsetMin);
+  return `UTC${offsetMin < 0 ? '−' : '+'}${Math.floor(a / 60)}${a % 60 ? `:${String(a % 60).padStart(2, '0')}` : ''}`;
+}
+
+/** "" when a meal was eaten on the zone's clock, else " (UTC+1)": the clock its time is read on. */
+export function livedOffsetNote(meal: LivedAt, tz: string): string {
+  return livedShiftMs(meal, tz) === 0 ? '' : ` (${fmtOffset(meal.utc_offset_min)})`;
+}
+
+/** "00:20", or "00:20 (UTC+1)" for a meal eaten on another clock than the zone's. */
+export function fmtMealTime(meal: LivedAt, tz: string): string {
+  return fmtTime(Date.parse(meal.timestamp) + meal.utc_offset_min * 60_000, 'UTC') + livedOffsetNote(meal, tz);
 }
 
 /** "Mon 12 Jan, 14:05". */
@@ -125,6 +157,13 @@ export function isoInZone(ms: number, tz: string): string {
   return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}${sign}${pad(Math.trunc(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
 }
 
+/** The ISO 8601 timestamp of a meal as the service stores it: its instant at the offset it was eaten at. */
+export function isoAsLived(meal: LivedAt): string {
+  const lived = new Date(Math.floor(Date.parse(meal.timestamp) / 1000) * 1000 + meal.utc_offset_min * 60_000).toISOString().slice(0, 19);
+  const a = Math.abs(meal.utc_offset_min);
+  return `${lived}${meal.utc_offset_min < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+}
+
 /** Every IANA zone the browser knows, with `current` first when the list lacks it (e.g. "UTC"). */
 export function timeZoneNames(current: string): string[] {
   const list = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
@@ -159,10 +198,4 @@ export function isoAtOffset(ms: number, offsetMin: number): string {
   return `${pad(shifted.getUTCFullYear(), 4)}-${pad(shifted.getUTCMonth() + 1)}-${pad(shifted.getUTCDate())}T${pad(shifted.getUTCHours())}:${pad(shifted.getUTCMinutes())}:${pad(shifted.getUTCSeconds())}${sign}${pad(Math.trunc(Math.abs(offsetMin) / 60))}:${pad(Math.abs(offsetMin) % 60)}`;
 }
 
-/** "UTC+02:00": an offset as people read it. */
-export function fmtOffset(offsetMin: number): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `UTC${offsetMin < 0 ? '−' : '+'}${pad(Math.trunc(Math.abs(offsetMin) / 60))}:${pad(Math.abs(offsetMin) % 60)}`;
-}
 
-export { offsetMinutes };

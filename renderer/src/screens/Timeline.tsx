@@ -7,38 +7,54 @@ import { Card, ResourceStatus, ScreenHead, Segmented } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { capitalize, mealTitle } from '../lib/meals';
-import { addDays, clock, dayBounds, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, localParts, minutesOf } from '../lib/time';
+import { addDays, clock, dayBounds, dayLabel, dayOf, fmtDay, fmtDuration, fmtTime, livedOffsetNote, livedShiftMs, localParts, minutesOf } from '../lib/time';
 import './Timeline.css';
 
 type View = 'day' | 'week';
 
-/** One meal's phases as instants. */
+/**
+ * One meal's phases as instants, drawn on the clock where it was eaten: a meal eaten at another
+ * offset than the zone's is moved by the difference, so it sits on its own `day`'s row at the time
+ * it was lived (docs/api.md, "A meal's day: one rule"), as Today and Meals list it.
+ */
 interface Bar {
   id: string;
+  /** The meal's day (the API's), which picks its row. */
+  day: string;
   mealTime: number;
   fedEnd: number;
   processingEnd: number;
   settlingEnd: number;
+  /** " (UTC+1)" when drawn on another clock than the zone's. */
+  offsetNote: string;
   entry: TimelineEntry;
   meal: Meal | undefined;
 }
 
-function toBars(entries: readonly TimelineEntry[], meals: readonly Meal[]): Bar[] {
+function toBars(entries: readonly TimelineEntry[], meals: readonly Meal[], tz: string, dayStartMin: number): Bar[] {
   const byId = new Map(meals.map((m) => [m.id, m]));
   return entries
     .map((e) => {
-      const t = Date.parse(e.meal_time);
+      const meal = byId.get(e.meal_id);
+      const t = Date.parse(e.meal_time) + (meal ? livedShiftMs(meal, tz) : 0);
       return {
         id: e.meal_id,
+        day: meal?.day ?? dayOf(t, tz, dayStartMin),
         mealTime: t,
         fedEnd: t + e.phases.fed_end_min * 60000,
         processingEnd: t + e.phases.processing_end_min * 60000,
         settlingEnd: t + e.phases.settling_end_min * 60000,
+        offsetNote: meal ? livedOffsetNote(meal, tz) : '',
         entry: e,
-        meal: byId.get(e.meal_id),
+        meal,
       };
     })
     .sort((a, b) => a.mealTime - b.mealTime);
+}
+
+/** The bars a day's row shows: its own meals, and earlier days' meals still digesting into it. */
+function barsOfDay(bars: readonly Bar[], day: string, start: number, end: number): Bar[] {
+  return bars.filter((b) => b.day === day || (b.day < day && b.settlingEnd > start && b.mealTime < end));
 }
 
 /**
@@ -104,9 +120,9 @@ export default function TimelineScreen({ params }: { params: URLSearchParams }) 
         listTimeline({ start_date: first, end_date: day }, signal),
         listMeals({ start_date: first, end_date: day }, signal),
       ]);
-      return toBars(entries, meals);
+      return toBars(entries, meals, app.tz, minutesOf(app.dayStart));
     },
-    [first, day],
+    [first, day, app.tz, app.dayStart],
   );
   useServiceEvents(['meal.', 'settings.updated'], data.reload, 300);
   const now = useNow(30_000);
@@ -207,7 +223,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
   const app = useApp();
   const [ref, width] = useWidth<HTMLDivElement>();
   const { start, end } = dayBounds(day, app.tz, minutesOf(app.dayStart));
-  const bars = allBars.filter((b) => b.settlingEnd > start && b.mealTime < end);
+  const bars = barsOfDay(allBars, day, start, end);
   const rowH = 34;
   const top = 28;
   const height = top + Math.max(1, bars.length) * rowH + 30;
@@ -247,7 +263,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
             return (
               <g key={b.id} className={`timeline-row ${spill ? 'is-spill' : ''}`} data-testid="timeline-bar" data-meal-id={b.id}>
                 <text className="row-label" x={8} y={y + rowH / 2 - 2}>
-                  <tspan className="row-label__time">{at(b.mealTime)}</tspan>
+                  <tspan className="row-label__time">{at(b.mealTime) + b.offsetNote}</tspan>
                   <tspan x={8} dy={13} className="row-label__title">
                     {truncate(b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type), titleChars)}
                   </tspan>
@@ -288,7 +304,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
             {bars.map((b) => (
               <tr key={b.id}>
                 <th scope="row">
-                  {at(b.mealTime)} · {b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type)}
+                  {at(b.mealTime) + b.offsetNote} · {b.meal ? mealTitle(b.meal) : capitalize(b.entry.meal_type)}
                 </th>
                 <td data-label="Fed until">{at(b.fedEnd)}</td>
                 <td data-label="Processing until">{at(b.processingEnd)}</td>
@@ -311,7 +327,7 @@ function WeekChart({ lastDay, bars, now }: { lastDay: string; bars: Bar[]; now: 
   const dayStartMin = minutesOf(app.dayStart);
   const rows = days.map((d) => {
     const { start, end } = dayBounds(d, app.tz, dayStartMin);
-    const list = bars.filter((b) => b.settlingEnd > start && b.mealTime < end);
+    const list = barsOfDay(bars, d, start, end);
     return { day: d, start, end, list, lanes: assignLanes(list, start) };
   });
   const laneH = 11;
@@ -356,7 +372,9 @@ function WeekChart({ lastDay, bars, now }: { lastDay: string; bars: Bar[]; now: 
                 <rect key={a} className="overlap-band" x={x(Math.max(a, r.start))} y={rowY - 4} width={Math.max(2, x(Math.min(z, r.end)) - x(Math.max(a, r.start)))} height={h} />
               ))}
               {r.list.map((b, j) => (
-                <PhaseBar key={b.id} b={b} x={x} y={rowY + r.lanes[j]! * laneH} h={laneH - 3} clipStart={r.start} clipEnd={r.end} />
+                <g key={b.id} data-testid="timeline-week-bar" data-meal-id={b.id} data-day={r.day}>
+                  <PhaseBar b={b} x={x} y={rowY + r.lanes[j]! * laneH} h={laneH - 3} clipStart={r.start} clipEnd={r.end} />
+                </g>
               ))}
               {now >= r.start && now <= r.end ? (
                 <line className="now-mark now-mark--week" x1={x(now)} x2={x(now)} y1={rowY - 6} y2={rowY + h + 2} data-testid="now-marker" />

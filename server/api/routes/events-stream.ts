@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { getApiKey } from '../../db/api-keys.js';
-import { getEvent, listEventsAfter } from '../../db/events.js';
+import { getEvent, latestEventSeq, listEventsAfter } from '../../db/events.js';
 import { eventEnvelope, type EventRecord } from '../../events/bus.js';
 import { mayRead, STREAM_SCOPES } from '../../events/visibility.js';
 import type { WebhookNotice } from '../../webhooks/dispatcher.js';
@@ -21,6 +21,10 @@ import { ErrorSchema } from '../schemas.js';
  * Which principal sees which event is the rule of events/visibility.ts. The webhook notices
  * (webhook_subscription.*, webhook_delivery.*) are live news for the app: no id:, not replayed,
  * not sent to webhooks.
+ *
+ * A restore (in the app, by `chyme restore`, or by any client) replaces the data under open
+ * streams: each gets a `database.restored` notice, whose `id:` is the restored file's newest
+ * event, so a client resumes from there; the events that follow are the restored file's.
  */
 
 const REPLAY_BATCH = 500;
@@ -56,7 +60,7 @@ export function eventStreamRoutes({ notices, trackStream, heartbeatMs }: EventSt
       operationId: 'streamEvents',
       summary: 'Live events (Server-Sent Events)',
       description:
-        'text/event-stream of the events webhooks carry: `id: <seq>`, `event: <type>`, `data: <event JSON>`. Send Last-Event-ID (or ?last_event_id=) to resume after a reconnect. A key sees meal.* with nutrition:read and digestion events with digestion:read; webhooks:read adds live webhook_subscription.* / webhook_delivery.* notices (no id, not replayed). test.ping is never streamed.',
+        'text/event-stream of the events webhooks carry: `id: <seq>`, `event: <type>`, `data: <event JSON>`. Send Last-Event-ID (or ?last_event_id=) to resume after a reconnect. A key sees meal.* with nutrition:read and digestion events with digestion:read; webhooks:read adds live webhook_subscription.* / webhook_delivery.* notices (no id, not replayed). Every key gets settings.updated and the database.restored notice: a backup was restored, so everything shown before is stale (its id: is the restored data\'s newest event; resume from it). test.ping is never streamed.',
       tag: 'Events',
       access: 'authenticated',
       query: z.object({
@@ -121,6 +125,12 @@ export function eventStreamRoutes({ notices, trackStream, heartbeatMs }: EventSt
         }
         const offEvents = app.bus.subscribe(sendEvent);
         const offNotices = notices.subscribe(sendNotice);
+        const offRestored = app.bus.onRestored(() => {
+          // The old file's sequence numbers mean nothing in the restored one.
+          lastSeq = latestEventSeq(app.db);
+          const body = { object: 'notice', type: 'database.restored', created: new Date(app.clock.now()).toISOString(), data: { object: { object: 'restore' } } };
+          write(`id: ${lastSeq}\nevent: database.restored\ndata: ${JSON.stringify(body)}\n\n`);
+        });
         const heartbeat = setInterval(() => {
           // A revoked key loses its stream too.
           try {
@@ -139,6 +149,7 @@ export function eventStreamRoutes({ notices, trackStream, heartbeatMs }: EventSt
           clearInterval(heartbeat);
           offEvents();
           offNotices();
+          offRestored();
         });
         return HANDLED;
       },

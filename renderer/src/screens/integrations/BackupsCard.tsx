@@ -3,7 +3,7 @@ import { api, errorMessage, idempotencyKey } from '../../api/client';
 import type { Backup, BackupSettings, BackupStatus, List } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { Chip, Empty, Field, FormError, Icon, ResourceStatus, useApiForm } from '../../components/ui';
-import { useApp } from '../../lib/app';
+import { startAfreshAfterRestore, useApp } from '../../lib/app';
 import { useNow, useResource } from '../../lib/hooks';
 import { fmtDateTime } from '../../lib/time';
 import './BackupsCard.css';
@@ -85,8 +85,8 @@ export function BackupsCard() {
     run('restore', async () => {
       await api.post<unknown>(`/v1/backups/${encodeURIComponent(b.id)}/restore`, {}, idempotencyKey());
       app.toast(`Restored the backup of ${fmtDateTime(b.created_at, tz)}. Your data from before is kept as a backup.`);
-      // Every screen's data changed at once: start the app afresh on the restored data.
-      setTimeout(() => location.reload(), 600);
+      // The service's database.restored notice does the same; this covers a stream that is down.
+      startAfreshAfterRestore(600);
       return `Restored the backup of ${fmtDateTime(b.created_at, tz)}.`;
     });
 
