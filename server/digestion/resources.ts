@@ -113,6 +113,17 @@ export function windowsResource(w: DigestionWindows): Record<string, unknown> {
     sleep_ready_at: isoUtc(w.sleepReadyAt),
     fasted_at: isoUtc(w.fastedAt),
     next_meal_suggestions: w.nextMealSuggestions.map((s) => ({ kind: s.kind, at: isoUtc(s.at), reason: s.reason })),
+    tonight:
+      w.tonight === null
+        ? null
+        : {
+            woke_at: isoUtc(w.tonight.wokeAt),
+            woke_source: w.tonight.wokeSource,
+            bedtime_at: isoUtc(w.tonight.bedtimeAt),
+            bedtime_source: w.tonight.bedtimeSource,
+            finish_eating_by: isoUtc(w.tonight.finishEatingBy),
+            sleep_ready_at: w.tonight.sleepReadyAt === null ? null : isoUtc(w.tonight.sleepReadyAt),
+          },
     calculated_at: isoUtc(w.calculatedAt),
   };
 }
@@ -209,6 +220,22 @@ export const WindowsSchema = z
     sleep_ready_at: isoDateTime,
     fasted_at: isoDateTime,
     next_meal_suggestions: z.array(z.object({ kind: z.string(), at: isoDateTime, reason: z.string() })),
+    tonight: z
+      .object({
+        woke_at: isoDateTime.meta({ description: 'When the person got up: the end of a logged night since the last usual bedtime, else the usual wake time.' }),
+        woke_source: z.enum(['sleep', 'learned', 'default']),
+        bedtime_at: isoDateTime.meta({ description: 'The usual bedtime of the coming night (learned from logged nights, else 23:00).' }),
+        bedtime_source: z.enum(['learned', 'default']),
+        finish_eating_by: isoDateTime.meta({ description: 'The latest time to finish eating for that bedtime: 3 h before it.' }),
+        sleep_ready_at: isoDateTime
+          .nullable()
+          .meta({ description: 'When lying down is fine after what has been eaten since woke_at (as sleep_ready_at); null when nothing has been.' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The coming night, from the time the person is up until the usual bedtime; null during the usual night. sleep_ready_at stays what the stomach says, which in the morning is usually a time last night.',
+      }),
     calculated_at: isoDateTime,
   })
   .meta({ id: 'Windows' });

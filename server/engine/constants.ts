@@ -304,7 +304,14 @@ export const FULL_GAP_MIN = 240;
 
 /** ASSUMPTION: bedtime when no sleep has been logged (MODEL.md / CONTRACT: "else 23:00"). */
 export const DEFAULT_BEDTIME_MIN = 23 * 60;
-/** Nights whose start times teach the usual bedtime (circular mean of the local clock). */
+/**
+ * ASSUMPTION: the length of a night when none has been logged, so the default night is 23:00 → 07:00
+ * (the sleep form's default). 8 h is inside the 7–9 h recommended for adults (Watson et al., Sleep
+ * 2015: 7 h or more; Hirshkowitz et al., Sleep Health 2015;1:40: 7–9 h) and earns the duration
+ * feature's full marks.
+ */
+export const DEFAULT_NIGHT_MIN = 8 * 60;
+/** Nights whose start (and end) times teach the usual bedtime (and wake time): circular mean of the local clock. */
 export const BEDTIME_LEARNING_DAYS = 14;
 /**
  * ASSUMPTION: below this resultant length the sleep start times are too scattered for their circular
