@@ -98,6 +98,7 @@ export const overnightResource = mappedOnce((o: OvernightScore): Record<string, 
     level: o.level,
     sleep: { start: isoUtc(o.sleep.start), end: isoUtc(o.sleep.end), duration_min: o.sleep.durationMin },
     last_meal_at: o.lastMealAt === null ? null : isoUtc(o.lastMealAt),
+    meals_during_sleep: o.mealsDuringSleep,
     features: Object.fromEntries(
       Object.entries(o.features).map(([name, f]) => [name, { value: f.value, contribution: f.contribution, score: f.score }]),
     ),
@@ -206,7 +207,13 @@ export const OvernightScoreSchema = z
     score_state: scoreState,
     level: levelSchema,
     sleep: z.object({ start: isoDateTime, end: isoDateTime, duration_min: z.number().int() }),
-    last_meal_at: isoDateTime.nullable(),
+    last_meal_at: isoDateTime
+      .nullable()
+      .meta({ description: 'The last meal (15 kcal or more) from a day before the sleep until it ended: a meal inside the sleep is a gap of 0.' }),
+    meals_during_sleep: z
+      .number()
+      .int()
+      .meta({ description: 'Meals logged inside the sleep (eating in the night, or sleep times that are off); an insight `meal_during_sleep` tells the person.' }),
     features: z.record(z.string(), z.object({ value: z.number(), contribution, score: z.number() })),
     baseline: z.object({ score: z.number().nullable(), days: z.number().int() }),
     deviation: z.number().nullable(),

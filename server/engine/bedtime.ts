@@ -113,6 +113,13 @@ export function bedtimeAfterDay(date: string, bedtimeMinute: number, settings: E
   return localTimeToInstant(calendarDate, bedtimeMinute, settings.timezone);
 }
 
+/** The first instant after `bedtime` at which the local clock reads `wakeMinute`: that night's end. */
+export function wakeAfter(bedtime: number, wakeMinute: number, settings: EngineSettings): number {
+  const date = dayOf(bedtime, settings.timezone);
+  const sameDate = localTimeToInstant(date, wakeMinute, settings.timezone);
+  return sameDate > bedtime ? sameDate : localTimeToInstant(addDays(date, 1), wakeMinute, settings.timezone);
+}
+
 /** "23:05" */
 export function formatClock(minuteOfDay: number): string {
   const m = ((Math.round(minuteOfDay) % MINUTES_PER_DAY) + MINUTES_PER_DAY) % MINUTES_PER_DAY;

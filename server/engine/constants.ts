@@ -276,7 +276,8 @@ export const REGULARITY_SD_ANCHORS_MIN: Anchors = [
 export const REGULARITY_WINDOW_DAYS = 14;
 
 /**
- * Share of the day's calories eaten late (after 20:00 or within 3 h of sleep) → circadian value: ≤ 10 %
+ * Share of the day's calories eaten late (after 20:00, within 3 h of sleep, or in the night before the
+ * day: McHill, Am J Clin Nutr 2017 — food in one's biological night) → circadian value: ≤ 10 %
  * positive, > 25 % attention (MODEL.md anchors; Allison, Curr Biol 2021: eating 08–19 h beats 12–23 h).
  * ASSUMPTION: 0 % → 100, 60 % → 0.
  */
@@ -311,6 +312,12 @@ export const DEFAULT_BEDTIME_MIN = 23 * 60;
  * feature's full marks.
  */
 export const DEFAULT_NIGHT_MIN = 8 * 60;
+/**
+ * ASSUMPTION: for a night that was not logged, a meal in the last hour before the usual wake time is
+ * taken as an early breakfast rather than night eating (a wake time varies from day to day; without
+ * a logged night the engine cannot tell), so the late-eating span of such a night ends 1 h before it.
+ */
+export const EARLY_WAKE_ALLOWANCE_MIN = 60;
 /** Nights whose start (and end) times teach the usual bedtime (and wake time): circular mean of the local clock. */
 export const BEDTIME_LEARNING_DAYS = 14;
 /**

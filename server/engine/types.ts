@@ -164,8 +164,10 @@ export interface OvernightScore {
   scoreState: ScoreState;
   level: Level | null;
   sleep: { start: number; end: number; durationMin: number };
-  /** Last digestive meal in the 24 h before sleep start. */
+  /** Last digestive meal from 24 h before the sleep started until it ended (a meal inside it counts, gap 0). */
   lastMealAt: number | null;
+  /** Digestive meals logged inside the sleep: eating in the night, or sleep times that are off. */
+  mealsDuringSleep: number;
   features: Record<string, OvernightFeature>;
   baseline: { score: number | null; days: number };
   deviation: number | null;

@@ -434,3 +434,30 @@ describe('windows in the morning', () => {
     assert.equal(w.tonight.finish_eating_by, '2026-11-23T19:02:00Z');
   });
 });
+
+describe('eating in the night', () => {
+  test('meals at 23:40 and 00:20 inside a sleep logged 23:00 → 07:00: the overnight score counts them, and an insight says so', async () => {
+    // Berlin: 23:40 on 22 Nov is 22:40 UTC.
+    const t = await startTestService({ now: Date.UTC(2026, 10, 23, 11, 0) });
+    try {
+      await logMeal(t, Date.UTC(2026, 10, 22, 12, 0), 'lunch', 700);
+      await logMeal(t, Date.UTC(2026, 10, 22, 22, 40), 'snack', 500);
+      await logMeal(t, Date.UTC(2026, 10, 22, 23, 20), 'snack', 300);
+      const r = await t.request('POST', '/v1/sleep/sessions', { body: { start: '2026-11-22T22:00:00Z', end: '2026-11-23T06:00:00Z' } });
+      assert.equal(r.status, 201, r.text);
+      const [night] = (await t.request('GET', '/v1/digestion/scores/overnight?start_date=2026-11-23&end_date=2026-11-23')).body.data;
+      assert.equal(night.last_meal_at, '2026-11-22T23:20:00Z');
+      assert.equal(night.features.last_meal_gap_min.value, 0);
+      assert.equal(night.features.late_calories.value, 800);
+      assert.equal(night.meals_during_sleep, 2);
+      assert.ok(night.score < 60, `overnight score ${night.score}`);
+      const insights = (await t.request('GET', '/v1/digestion/insights?days=2')).body.data;
+      const flagged = insights.find((i: { kind: string }) => i.kind === 'meal_during_sleep');
+      assert.ok(flagged, JSON.stringify(insights));
+      assert.equal(flagged.date, '2026-11-23');
+      assert.match(flagged.detail, /from 23:00 to 07:00 \(the first at 23:40, 800 kcal in all\)/);
+    } finally {
+      await t.stop();
+    }
+  });
+});

@@ -176,3 +176,29 @@ describe('usual bedtime', () => {
     assert.equal(usualBedtime(nights, nyc, at('2026-05-20', 12)).minuteOfDay, 23 * 60);
   });
 });
+
+describe('eating inside a logged sleep (issue 19: the night was scored from lunch)', () => {
+  test('meals at 23:40 and 00:20 inside a night logged 23:00 → 07:00 are the last meal, a gap of 0 and late calories', () => {
+    const day = '2026-05-20';
+    const next = addDays(day, 1);
+    const meals = [meal(at(day, 13), 700), meal(at(day, 23, 40), 600), meal(at(next, 0, 20), 400)];
+    const night = sleep(at(day, 23), at(next, 7));
+    const [s] = overnightScores({ sleeps: [night], meals, settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(s!.lastMealAt, at(next, 0, 20));
+    assert.equal(s!.features.last_meal_gap_min!.value, 0);
+    assert.equal(s!.features.late_calories!.value, 1000);
+    assert.equal(s!.features.last_meal_gap_min!.contribution, 'attention');
+    assert.equal(s!.mealsDuringSleep, 2);
+    assert.ok(s!.score! < 60, `score ${s!.score}`);
+  });
+
+  test('a meal after the sleep ended is breakfast, not part of the night', () => {
+    const day = '2026-05-20';
+    const next = addDays(day, 1);
+    const night = sleep(at(day, 23), at(next, 7));
+    const [s] = overnightScores({ sleeps: [night], meals: [meal(at(day, 19), 700), meal(at(next, 7, 30), 400)], settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(s!.lastMealAt, at(day, 19));
+    assert.equal(s!.features.last_meal_gap_min!.value, 240);
+    assert.equal(s!.mealsDuringSleep, 0);
+  });
+});
