@@ -196,7 +196,7 @@ export function insightsFromEvidence(evidence: InsightEvidence): Insight[] {
         `${count} logged during your sleep`,
         `${count} logged inside the sleep you logged from ${n.duringSleep.sleepClock} (the first at ${n.duringSleep.firstClock}, ` +
           `${Math.round(n.duringSleep.kcal)} kcal in all), ` +
-          `so that night counts them as eaten at bedtime. If you got up to eat, that is worth noticing: waking in the night to eat ` +
+          `so that night counts ${n.duringSleep.meals === 1 ? 'it' : 'them'} as eaten at bedtime. If you got up to eat, that is worth noticing: waking in the night to eat ` +
           `is one of the signs of night eating syndrome. If the sleep times are off, log that sleep again with the times you slept, and the night is scored again.`,
         {
           meals: n.duringSleep.meals,
