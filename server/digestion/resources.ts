@@ -209,11 +209,11 @@ export const OvernightScoreSchema = z
     sleep: z.object({ start: isoDateTime, end: isoDateTime, duration_min: z.number().int() }),
     last_meal_at: isoDateTime
       .nullable()
-      .meta({ description: 'The last meal (15 kcal or more) from a day before the sleep until it ended: a meal inside the sleep is a gap of 0.' }),
+      .meta({ description: 'The last meal (15 kcal or more) from a day before the sleep until an hour before it ended: a meal inside the sleep is a gap of 0; one in its last hour is breakfast.' }),
     meals_during_sleep: z
       .number()
       .int()
-      .meta({ description: 'Meals logged inside the sleep (eating in the night, or sleep times that are off); an insight `meal_during_sleep` tells the person.' }),
+      .meta({ description: 'Meals logged inside the sleep before its last hour (eating in the night, or sleep times that are off); an insight `meal_during_sleep` tells the person.' }),
     features: z.record(z.string(), z.object({ value: z.number(), contribution, score: z.number() })),
     baseline: z.object({ score: z.number().nullable(), days: z.number().int() }),
     deviation: z.number().nullable(),

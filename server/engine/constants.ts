@@ -313,9 +313,11 @@ export const DEFAULT_BEDTIME_MIN = 23 * 60;
  */
 export const DEFAULT_NIGHT_MIN = 8 * 60;
 /**
- * ASSUMPTION: for a night that was not logged, a meal in the last hour before the usual wake time is
- * taken as an early breakfast rather than night eating (a wake time varies from day to day; without
- * a logged night the engine cannot tell), so the late-eating span of such a night ends 1 h before it.
+ * ASSUMPTION: a meal in the last hour before the wake time (a logged night's end, or the usual wake
+ * time) is an early breakfast rather than eating in the night, so a night's late-eating span ends 1 h
+ * before it. Wake times are logged roughly (the sleep form offers 07:00) and vary from day to day,
+ * and a meal just before getting up is not followed by lying down, which is what the reflux and
+ * night-waking figures are about.
  */
 export const EARLY_WAKE_ALLOWANCE_MIN = 60;
 /** Nights whose start (and end) times teach the usual bedtime (and wake time): circular mean of the local clock. */

@@ -39,7 +39,7 @@ import {
 import { bedtimeAfterDay, isNight, usualBedtime, usualWakeTime, wakeAfter } from './bedtime.js';
 import { clockInUserDay, datesBetween, mealDay, mealMinuteInUserDay, userDayBounds } from './days.js';
 import { isDigestiveMeal, mealEnergy } from './meal-model.js';
-import { analyseNight } from './overnight.js';
+import { analyseNight, nightEatingUntil } from './overnight.js';
 import { roundConfidence } from './phases.js';
 import { clampScore, component, fromAnchors, levelOf, standardDeviation } from './scoring.js';
 import type { DailyScore, EngineMeal, EngineSettings, EngineSleep, ScoreState } from './types.js';
@@ -70,10 +70,11 @@ export interface DayMetrics {
 }
 
 /**
- * The night that ended on a day, and the span in which eating counts as eating in the night:
- * - a logged night (the longest ≥ 3 h that ended on the day): from its start to its end;
- * - else the usual night: from the usual bedtime before the day to 1 h before the usual wake time
- *   (learned from logged nights' ends, else bedtime + 8 h), EARLY_WAKE_ALLOWANCE_MIN.
+ * The night that ended on a day, and the span in which eating counts as eating in the night, each
+ * ending 1 h before the wake time (EARLY_WAKE_ALLOWANCE_MIN: a meal just before getting up is breakfast):
+ * - a logged night (the longest ≥ 3 h that ended on the day): from its start;
+ * - else the usual night: from the usual bedtime before the day, up to the usual wake time learned
+ *   from logged nights' ends, else bedtime + 8 h.
  */
 export interface NightBefore {
   bedtime: number;
@@ -85,7 +86,7 @@ export interface NightBefore {
 
 export function nightBeforeDay(date: string, sleeps: readonly EngineSleep[], settings: EngineSettings, now: number): NightBefore {
   const night = mainSleepEndingOn(date, sleeps, settings, now);
-  if (night) return { bedtime: night.start, lateUntil: night.end, sleep: night, source: 'sleep' };
+  if (night) return { bedtime: night.start, lateUntil: nightEatingUntil(night), sleep: night, source: 'sleep' };
   const { start } = userDayBounds(date, settings);
   const usual = usualBedtime(sleeps, settings, start);
   const bedtime = bedtimeAfterDay(addDays(date, -1), usual.minuteOfDay, settings);

@@ -8,6 +8,7 @@ import {
   BASELINE_HALF_LIFE_NIGHTS,
   BASELINE_NIGHTS,
   CAFFEINE_WINDOW_MIN,
+  EARLY_WAKE_ALLOWANCE_MIN,
   FULL_GAP_MIN,
   LAST_MEAL_SEARCH_MIN,
   LATE_CAFFEINE_ANCHORS_MG,
@@ -60,19 +61,28 @@ function feature(value: number, score: number): OvernightFeature {
 }
 
 /**
+ * The end of a logged night's late-eating span: 1 h before it ended (EARLY_WAKE_ALLOWANCE_MIN), so a
+ * breakfast logged just before the logged wake time stays breakfast.
+ */
+export function nightEatingUntil(sleep: EngineSleep): number {
+  return Math.max(sleep.start, sleep.end - EARLY_WAKE_ALLOWANCE_MIN * MS_PER_MINUTE);
+}
+
+/**
  * The meal and sleep features of a night that starts at `bedtime`.
  *
- * Meals count from a day before bedtime up to `mealsUntil`: for a logged sleep its end, so a meal
- * eaten inside it (the person got up to eat, or the times logged are off) is the last meal, a gap
- * of 0 and late calories, instead of being skipped for an earlier one; for an estimated night, the
- * end of its late-eating span (see nightBeforeDay), so a meal after the usual bedtime counts the same.
+ * Meals count from a day before bedtime up to `mealsUntil`: for a logged sleep, up to an hour before
+ * its end (nightEatingUntil), so a meal eaten inside it (the person got up to eat, or the times
+ * logged are off) is the last meal, a gap of 0 and late calories, instead of being skipped for an
+ * earlier one; for an estimated night, the end of its late-eating span (see nightBeforeDay), so a
+ * meal after the usual bedtime counts the same.
  * With no digestive meal in the 24 h before, the gap is reported as 1 440 min (≥ a day).
  */
 export function analyseNight(
   bedtime: number,
   meals: readonly EngineMeal[],
   sleep: EngineSleep | null,
-  mealsUntil: number = sleep ? Math.max(bedtime, sleep.end) : bedtime,
+  mealsUntil: number = sleep ? Math.max(bedtime, nightEatingUntil(sleep)) : bedtime,
 ): NightAnalysis {
   const searchFrom = bedtime - LAST_MEAL_SEARCH_MIN * MS_PER_MINUTE;
   let lastMealAt: number | null = null;

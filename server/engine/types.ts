@@ -164,9 +164,9 @@ export interface OvernightScore {
   scoreState: ScoreState;
   level: Level | null;
   sleep: { start: number; end: number; durationMin: number };
-  /** Last digestive meal from 24 h before the sleep started until it ended (a meal inside it counts, gap 0). */
+  /** Last digestive meal from 24 h before the sleep started until an hour before it ended (inside it: gap 0). */
   lastMealAt: number | null;
-  /** Digestive meals logged inside the sleep: eating in the night, or sleep times that are off. */
+  /** Digestive meals inside the sleep before its last hour: eating in the night, or sleep times that are off. */
   mealsDuringSleep: number;
   features: Record<string, OvernightFeature>;
   baseline: { score: number | null; days: number };

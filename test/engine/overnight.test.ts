@@ -206,6 +206,18 @@ describe('eating inside a logged sleep (issue 19: the night was scored from lunc
     assert.ok(s!.score! < 60, `score ${s!.score}`);
   });
 
+  test('a breakfast in the last hour before the logged wake time is breakfast, not eating in the night', () => {
+    const day = '2026-05-20';
+    const next = addDays(day, 1);
+    const night = sleep(at(day, 23), at(next, 7));
+    const [s] = overnightScores({ sleeps: [night], meals: [meal(at(day, 19), 700), meal(at(next, 6, 10), 400)], settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(s!.lastMealAt, at(day, 19));
+    assert.equal(s!.mealsDuringSleep, 0);
+    // An hour and more before it, the night has it.
+    const [earlier] = overnightScores({ sleeps: [night], meals: [meal(at(day, 19), 700), meal(at(next, 5, 55), 400)], settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(earlier!.mealsDuringSleep, 1);
+  });
+
   test('a meal after the sleep ended is breakfast, not part of the night', () => {
     const day = '2026-05-20';
     const next = addDays(day, 1);
