@@ -98,6 +98,7 @@ export const overnightResource = mappedOnce((o: OvernightScore): Record<string, 
     level: o.level,
     sleep: { start: isoUtc(o.sleep.start), end: isoUtc(o.sleep.end), duration_min: o.sleep.durationMin },
     last_meal_at: o.lastMealAt === null ? null : isoUtc(o.lastMealAt),
+    meals_during_sleep: o.mealsDuringSleep,
     features: Object.fromEntries(
       Object.entries(o.features).map(([name, f]) => [name, { value: f.value, contribution: f.contribution, score: f.score }]),
     ),
@@ -113,6 +114,17 @@ export function windowsResource(w: DigestionWindows): Record<string, unknown> {
     sleep_ready_at: isoUtc(w.sleepReadyAt),
     fasted_at: isoUtc(w.fastedAt),
     next_meal_suggestions: w.nextMealSuggestions.map((s) => ({ kind: s.kind, at: isoUtc(s.at), reason: s.reason })),
+    tonight:
+      w.tonight === null
+        ? null
+        : {
+            woke_at: isoUtc(w.tonight.wokeAt),
+            woke_source: w.tonight.wokeSource,
+            bedtime_at: isoUtc(w.tonight.bedtimeAt),
+            bedtime_source: w.tonight.bedtimeSource,
+            finish_eating_by: isoUtc(w.tonight.finishEatingBy),
+            sleep_ready_at: w.tonight.sleepReadyAt === null ? null : isoUtc(w.tonight.sleepReadyAt),
+          },
     calculated_at: isoUtc(w.calculatedAt),
   };
 }
@@ -195,7 +207,13 @@ export const OvernightScoreSchema = z
     score_state: scoreState,
     level: levelSchema,
     sleep: z.object({ start: isoDateTime, end: isoDateTime, duration_min: z.number().int() }),
-    last_meal_at: isoDateTime.nullable(),
+    last_meal_at: isoDateTime
+      .nullable()
+      .meta({ description: 'The last meal (15 kcal or more) from a day before the sleep until an hour before it ended: a meal inside the sleep is a gap of 0; one in its last hour is breakfast.' }),
+    meals_during_sleep: z
+      .number()
+      .int()
+      .meta({ description: 'Meals logged inside the sleep before its last hour (eating in the night, or sleep times that are off); an insight `meal_during_sleep` tells the person.' }),
     features: z.record(z.string(), z.object({ value: z.number(), contribution, score: z.number() })),
     baseline: z.object({ score: z.number().nullable(), days: z.number().int() }),
     deviation: z.number().nullable(),
@@ -209,6 +227,22 @@ export const WindowsSchema = z
     sleep_ready_at: isoDateTime,
     fasted_at: isoDateTime,
     next_meal_suggestions: z.array(z.object({ kind: z.string(), at: isoDateTime, reason: z.string() })),
+    tonight: z
+      .object({
+        woke_at: isoDateTime.meta({ description: 'When the person got up: the end of a logged night since the last usual bedtime, else the usual wake time.' }),
+        woke_source: z.enum(['sleep', 'learned', 'default']),
+        bedtime_at: isoDateTime.meta({ description: 'The usual bedtime of the coming night (learned from logged nights, else 23:00).' }),
+        bedtime_source: z.enum(['learned', 'default']),
+        finish_eating_by: isoDateTime.meta({ description: 'The latest time to finish eating for that bedtime: 3 h before it.' }),
+        sleep_ready_at: isoDateTime
+          .nullable()
+          .meta({ description: 'When lying down is fine after what has been eaten since woke_at (as sleep_ready_at); null when nothing has been.' }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The coming night, from the time the person is up until the usual bedtime; null during the usual night. sleep_ready_at stays what the stomach says, which in the morning is usually a time last night.',
+      }),
     calculated_at: isoDateTime,
   })
   .meta({ id: 'Windows' });

@@ -1,10 +1,19 @@
 /**
  * The usual bedtime: the circular mean of the local clock time at which logged nights started (so
- * 23:30 and 00:30 average to 00:00, not to 12:00), or 23:00 when no night has been logged.
+ * 23:30 and 00:30 average to 00:00, not to 12:00), or 23:00 when no night has been logged. The usual
+ * wake time likewise from the nights' ends, or 8 h after the default bedtime (07:00).
  */
 
-import { addDays, localTimeToInstant } from '../time/tz.js';
-import { BEDTIME_LEARNING_DAYS, DEFAULT_BEDTIME_MIN, MIN_BEDTIME_RESULTANT, MIN_NIGHT_SLEEP_MIN, MS_PER_DAY, MS_PER_MINUTE } from './constants.js';
+import { addDays, dayOf, localTimeToInstant } from '../time/tz.js';
+import {
+  BEDTIME_LEARNING_DAYS,
+  DEFAULT_BEDTIME_MIN,
+  DEFAULT_NIGHT_MIN,
+  MIN_BEDTIME_RESULTANT,
+  MIN_NIGHT_SLEEP_MIN,
+  MS_PER_DAY,
+  MS_PER_MINUTE,
+} from './constants.js';
 import { localMinute } from './days.js';
 import type { EngineSettings, EngineSleep } from './types.js';
 
@@ -44,15 +53,55 @@ export function circularMeanMinute(minutes: readonly number[]): { minuteOfDay: n
 
 /** Usual bedtime learned from the nights that started in the 14 days before `before`. */
 export function usualBedtime(sleeps: readonly EngineSleep[], settings: EngineSettings, before: number): UsualBedtime {
-  const from = before - BEDTIME_LEARNING_DAYS * MS_PER_DAY;
-  const starts = sleeps
-    .filter((s) => isNight(s) && s.start >= from && s.start < before)
-    .map((s) => localMinute(s.start, settings));
+  const starts = learningNights(sleeps, before).map((s) => localMinute(s.start, settings));
   const mean = circularMeanMinute(starts);
   if (!mean || mean.resultant < MIN_BEDTIME_RESULTANT) {
     return { minuteOfDay: DEFAULT_BEDTIME_MIN, source: 'default', nights: starts.length };
   }
   return { minuteOfDay: mean.minuteOfDay, source: 'learned', nights: starts.length };
+}
+
+/** The nights that started in the 14 days before `before`. */
+function learningNights(sleeps: readonly EngineSleep[], before: number): EngineSleep[] {
+  const from = before - BEDTIME_LEARNING_DAYS * MS_PER_DAY;
+  return sleeps.filter((s) => isNight(s) && s.start >= from && s.start < before);
+}
+
+/**
+ * Usual wake time from the ends of the nights that taught the usual bedtime; with too few or too
+ * scattered ends, the usual bedtime + 8 h (07:00 with the default bedtime).
+ */
+export function usualWakeTime(sleeps: readonly EngineSleep[], settings: EngineSettings, before: number): UsualBedtime {
+  const nights = learningNights(sleeps, before).filter((s) => s.end <= before);
+  const mean = circularMeanMinute(nights.map((s) => localMinute(s.end, settings)));
+  if (!mean || mean.resultant < MIN_BEDTIME_RESULTANT) {
+    const bedtime = usualBedtime(sleeps, settings, before);
+    return { minuteOfDay: (bedtime.minuteOfDay + DEFAULT_NIGHT_MIN) % MINUTES_PER_DAY, source: 'default', nights: nights.length };
+  }
+  return { minuteOfDay: mean.minuteOfDay, source: 'learned', nights: nights.length };
+}
+
+/** A night's span as instants: from its bedtime to its wake time. */
+export interface NightSpan {
+  start: number;
+  end: number;
+}
+
+/**
+ * The usual nights around `now` on the local clock: `previous`, the last whose bedtime is at or
+ * before now (it may still be going on), and `next`, the first whose bedtime is after now. A night
+ * ends at the first wake-time clock after its bedtime.
+ */
+export function usualNightsAround(now: number, bedtimeMinute: number, wakeMinute: number, settings: EngineSettings): { previous: NightSpan; next: NightSpan } {
+  const today = dayOf(now, settings.timezone);
+  const spans: NightSpan[] = [-2, -1, 0, 1].map((offset) => {
+    const date = addDays(today, offset);
+    const start = localTimeToInstant(date, bedtimeMinute, settings.timezone);
+    const end = localTimeToInstant(wakeMinute > bedtimeMinute ? date : addDays(date, 1), wakeMinute, settings.timezone);
+    return { start, end };
+  });
+  const nextIndex = spans.findIndex((s) => s.start > now);
+  return { previous: spans[nextIndex - 1]!, next: spans[nextIndex]! };
 }
 
 /**
@@ -62,6 +111,13 @@ export function usualBedtime(sleeps: readonly EngineSleep[], settings: EngineSet
 export function bedtimeAfterDay(date: string, bedtimeMinute: number, settings: EngineSettings): number {
   const calendarDate = bedtimeMinute < 12 * 60 ? addDays(date, 1) : date;
   return localTimeToInstant(calendarDate, bedtimeMinute, settings.timezone);
+}
+
+/** The first instant after `bedtime` at which the local clock reads `wakeMinute`: that night's end. */
+export function wakeAfter(bedtime: number, wakeMinute: number, settings: EngineSettings): number {
+  const date = dayOf(bedtime, settings.timezone);
+  const sameDate = localTimeToInstant(date, wakeMinute, settings.timezone);
+  return sameDate > bedtime ? sameDate : localTimeToInstant(addDays(date, 1), wakeMinute, settings.timezone);
 }
 
 /** "23:05" */

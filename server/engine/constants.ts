@@ -283,7 +283,8 @@ export const REGULARITY_SD_ANCHORS_MIN: Anchors = [
 export const REGULARITY_WINDOW_DAYS = 14;
 
 /**
- * Share of the day's calories eaten late (after 20:00 or within 3 h of sleep) → circadian value: ≤ 10 %
+ * Share of the day's calories eaten late (after 20:00, within 3 h of sleep, or in the night before the
+ * day: McHill, Am J Clin Nutr 2017 — food in one's biological night) → circadian value: ≤ 10 %
  * positive, > 25 % attention (MODEL.md anchors; Allison, Curr Biol 2021: eating 08–19 h beats 12–23 h).
  * ASSUMPTION: 0 % → 100, 60 % → 0.
  */
@@ -311,7 +312,22 @@ export const FULL_GAP_MIN = 240;
 
 /** ASSUMPTION: bedtime when no sleep has been logged (MODEL.md / CONTRACT: "else 23:00"). */
 export const DEFAULT_BEDTIME_MIN = 23 * 60;
-/** Nights whose start times teach the usual bedtime (circular mean of the local clock). */
+/**
+ * ASSUMPTION: the length of a night when none has been logged, so the default night is 23:00 → 07:00
+ * (the sleep form's default). 8 h is inside the 7–9 h recommended for adults (Watson et al., Sleep
+ * 2015: 7 h or more; Hirshkowitz et al., Sleep Health 2015;1:40: 7–9 h) and earns the duration
+ * feature's full marks.
+ */
+export const DEFAULT_NIGHT_MIN = 8 * 60;
+/**
+ * ASSUMPTION: a meal in the last hour before the wake time (a logged night's end, or the usual wake
+ * time) is an early breakfast rather than eating in the night, so a night's late-eating span ends 1 h
+ * before it. Wake times are logged roughly (the sleep form offers 07:00) and vary from day to day,
+ * and a meal just before getting up is not followed by lying down, which is what the reflux and
+ * night-waking figures are about.
+ */
+export const EARLY_WAKE_ALLOWANCE_MIN = 60;
+/** Nights whose start (and end) times teach the usual bedtime (and wake time): circular mean of the local clock. */
 export const BEDTIME_LEARNING_DAYS = 14;
 /**
  * ASSUMPTION: below this resultant length the sleep start times are too scattered for their circular

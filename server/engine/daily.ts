@@ -6,7 +6,8 @@
  *                 from logged nights, else 23:00), with lower confidence;
  * - fastedRatio:  the overnight fast before the day's first meal and the day's eating span;
  * - regularity:   SD of the eating-window midpoint over this day and the 14 before it;
- * - circadian:    share of the day's calories eaten after 20:00 or within 3 h of that night's sleep.
+ * - circadian:    share of the day's calories eaten after 20:00, within 3 h of that night's sleep, or
+ *                 in the night before the day (inside a logged sleep, or after the usual bedtime).
  *
  * States: the day containing `now` is PENDING with a provisional score from what has been eaten so
  * far; a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
@@ -20,6 +21,7 @@ import {
   CALIBRATION_CONFIDENCE_FACTOR,
   CALIBRATION_MIN_DAYS,
   DAILY_WEIGHTS,
+  EARLY_WAKE_ALLOWANCE_MIN,
   EATING_SPAN_ANCHORS_H,
   ESTIMATED_OVERNIGHT_CONFIDENCE_FACTOR,
   FASTED_RATIO_FAST_WEIGHT,
@@ -34,10 +36,10 @@ import {
   REGULARITY_WINDOW_DAYS,
   UNKNOWN_FAST_CONFIDENCE_FACTOR,
 } from './constants.js';
-import { bedtimeAfterDay, isNight, usualBedtime } from './bedtime.js';
+import { bedtimeAfterDay, isNight, usualBedtime, usualWakeTime, wakeAfter } from './bedtime.js';
 import { clockInUserDay, datesBetween, mealDay, mealMinuteInUserDay, userDayBounds } from './days.js';
 import { isDigestiveMeal, mealEnergy } from './meal-model.js';
-import { analyseNight } from './overnight.js';
+import { analyseNight, nightEatingUntil } from './overnight.js';
 import { roundConfidence } from './phases.js';
 import { clampScore, component, fromAnchors, levelOf, standardDeviation } from './scoring.js';
 import type { DailyScore, EngineMeal, EngineSettings, EngineSleep, ScoreState } from './types.js';
@@ -63,6 +65,33 @@ export interface DayMetrics {
   /** Bedtime of the night after this day: a logged night's start, else the usual bedtime. */
   nightBedtime: number;
   nightBedtimeSource: 'sleep' | 'learned' | 'default';
+  /** The night that ended on this day ("last night"). */
+  previousNight: NightBefore;
+}
+
+/**
+ * The night that ended on a day, and the span in which eating counts as eating in the night, each
+ * ending 1 h before the wake time (EARLY_WAKE_ALLOWANCE_MIN: a meal just before getting up is breakfast):
+ * - a logged night (the longest ≥ 3 h that ended on the day): from its start;
+ * - else the usual night: from the usual bedtime before the day, up to the usual wake time learned
+ *   from logged nights' ends, else bedtime + 8 h.
+ */
+export interface NightBefore {
+  bedtime: number;
+  /** Meals in [bedtime, lateUntil) were eaten in the night. */
+  lateUntil: number;
+  sleep: EngineSleep | null;
+  source: 'sleep' | 'learned' | 'default';
+}
+
+export function nightBeforeDay(date: string, sleeps: readonly EngineSleep[], settings: EngineSettings, now: number): NightBefore {
+  const night = mainSleepEndingOn(date, sleeps, settings, now);
+  if (night) return { bedtime: night.start, lateUntil: nightEatingUntil(night), sleep: night, source: 'sleep' };
+  const { start } = userDayBounds(date, settings);
+  const usual = usualBedtime(sleeps, settings, start);
+  const bedtime = bedtimeAfterDay(addDays(date, -1), usual.minuteOfDay, settings);
+  const wake = wakeAfter(bedtime, usualWakeTime(sleeps, settings, start).minuteOfDay, settings);
+  return { bedtime, lateUntil: Math.max(bedtime, wake - EARLY_WAKE_ALLOWANCE_MIN * MS_PER_MINUTE), sleep: null, source: usual.source };
 }
 
 function byTime(a: EngineMeal, b: EngineMeal): number {
@@ -127,6 +156,7 @@ export function dayMetrics(
     nightBedtimeSource = usual.source;
   }
 
+  const previousNight = nightBeforeDay(date, sleeps, settings, now);
   const lateClockInDay = clockInUserDay(LATE_EVENING_CLOCK_MIN, settings);
   let totalKcal = 0;
   let lateKcal = 0;
@@ -135,7 +165,9 @@ export function dayMetrics(
     totalKcal += kcal;
     const lateByClock = mealMinuteInUserDay(m, settings) >= lateClockInDay;
     const nearSleep = m.timestamp >= nightBedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
-    if (lateByClock || nearSleep) lateKcal += kcal;
+    // After midnight the clock reads early, but a meal inside last night is eating in the night.
+    const inLastNight = m.timestamp >= previousNight.bedtime && m.timestamp < previousNight.lateUntil;
+    if (lateByClock || nearSleep || inLastNight) lateKcal += kcal;
   }
 
   return {
@@ -153,6 +185,7 @@ export function dayMetrics(
     lateKcal,
     nightBedtime,
     nightBedtimeSource,
+    previousNight,
   };
 }
 
@@ -201,21 +234,12 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
   const lateShare = day.totalKcal > 0 ? day.lateKcal / day.totalKcal : 0;
   const circadian = fromAnchors(lateShare, LATE_SHARE_ANCHORS);
 
-  // overnight: last night, logged or estimated
-  const night = mainSleepEndingOn(date, input.sleeps, settings, now);
-  let overnight: number;
-  let overnightBedtime: number;
-  let overnightBedtimeSource: 'sleep' | 'learned' | 'default';
-  if (night) {
-    overnight = analyseNight(night.start, meals, night).score;
-    overnightBedtime = night.start;
-    overnightBedtimeSource = 'sleep';
-  } else {
-    const usual = usualBedtime(input.sleeps, settings, day.start);
-    overnightBedtime = bedtimeAfterDay(addDays(date, -1), usual.minuteOfDay, settings);
-    overnight = analyseNight(overnightBedtime, meals, null, Math.max(overnightBedtime, day.start)).score;
-    overnightBedtimeSource = usual.source;
-  }
+  // overnight: last night, logged or estimated; a meal inside it is a gap of 0
+  const lastNight = day.previousNight;
+  const night = lastNight.sleep;
+  const overnight = analyseNight(lastNight.bedtime, meals, night, lastNight.lateUntil).score;
+  const overnightBedtime = lastNight.bedtime;
+  const overnightBedtimeSource = lastNight.source;
 
   const components = {
     overnight: component(overnight),

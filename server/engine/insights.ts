@@ -40,7 +40,7 @@ import {
 } from './constants.js';
 import { formatClock, isNight } from './bedtime.js';
 import { dayMetrics, type DayMetrics } from './daily.js';
-import { datesBetween, userDay } from './days.js';
+import { datesBetween, localMinute, userDay } from './days.js';
 import { analyseNight } from './overnight.js';
 import { mean, median, standardDeviation } from './scoring.js';
 import { formatDuration } from './format.js';
@@ -89,6 +89,8 @@ export interface InsightNight {
   sleep: EngineSleep;
   gapMin: number;
   lateCaffeineMg: number;
+  /** Digestive meals logged inside the sleep, and the local clock times the insight quotes. */
+  duringSleep: { meals: number; kcal: number; firstAt: number | null; firstClock: string | null; sleepClock: string };
 }
 
 /**
@@ -120,6 +122,11 @@ export function insightEvidence(input: InsightsInput, fromDate: string, toDate: 
       sleep,
       gapMin: analysis.features.last_meal_gap_min!.value,
       lateCaffeineMg: analysis.features.late_caffeine_mg!.value,
+      duringSleep: {
+        ...analysis.afterBedtime,
+        firstClock: analysis.afterBedtime.firstAt === null ? null : formatClock(localMinute(analysis.afterBedtime.firstAt, settings)),
+        sleepClock: `${formatClock(localMinute(sleep.start, settings))} to ${formatClock(localMinute(sleep.end, settings))}`,
+      },
     });
   }
   return { days, nights };
@@ -173,6 +180,33 @@ export function insightsFromEvidence(evidence: InsightEvidence): Insight[] {
         ),
       );
     }
+  }
+
+  // 1b. A meal inside a logged sleep: worth telling the person each time, not only as a pattern —
+  // either they got up to eat (nocturnal eating, a sign of night eating syndrome: Allison et al.,
+  // Int J Eat Disord 2010) or the sleep's times are off, and the night's score rests on them.
+  for (const n of nights) {
+    if (n.duringSleep.meals === 0) continue;
+    const count = n.duringSleep.meals === 1 ? 'A meal was' : `${n.duringSleep.meals} meals were`;
+    out.push(
+      insight(
+        'meal_during_sleep',
+        n.date,
+        'warning',
+        `${count} logged during your sleep`,
+        `${count} logged inside the sleep you logged from ${n.duringSleep.sleepClock} (the first at ${n.duringSleep.firstClock}, ` +
+          `${Math.round(n.duringSleep.kcal)} kcal in all), ` +
+          `so that night counts ${n.duringSleep.meals === 1 ? 'it' : 'them'} as eaten at bedtime. If you got up to eat, that is worth noticing: waking in the night to eat ` +
+          `is one of the signs of night eating syndrome. If the sleep times are off, log that sleep again with the times you slept, and the night is scored again.`,
+        {
+          meals: n.duringSleep.meals,
+          kcal: Math.round(n.duringSleep.kcal),
+          firstMealAt: n.duringSleep.firstAt,
+          sleepStart: n.sleep.start,
+          sleepEnd: n.sleep.end,
+        },
+      ),
+    );
   }
 
   // 2. Eating span.

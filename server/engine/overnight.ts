@@ -8,6 +8,7 @@ import {
   BASELINE_HALF_LIFE_NIGHTS,
   BASELINE_NIGHTS,
   CAFFEINE_WINDOW_MIN,
+  EARLY_WAKE_ALLOWANCE_MIN,
   FULL_GAP_MIN,
   LAST_MEAL_SEARCH_MIN,
   LATE_CAFFEINE_ANCHORS_MG,
@@ -36,6 +37,8 @@ export type OvernightFeatureName = keyof typeof OVERNIGHT_WEIGHTS;
 export interface NightAnalysis {
   features: Partial<Record<OvernightFeatureName, OvernightFeature>>;
   lastMealAt: number | null;
+  /** Digestive meals from bedtime up to `mealsUntil`: inside a logged sleep, or after the usual bedtime. */
+  afterBedtime: { meals: number; kcal: number; firstAt: number | null };
   /** Weighted mean of the feature scores, 0–100 integer. */
   score: number;
 }
@@ -58,28 +61,46 @@ function feature(value: number, score: number): OvernightFeature {
 }
 
 /**
+ * The end of a logged night's late-eating span: 1 h before it ended (EARLY_WAKE_ALLOWANCE_MIN), so a
+ * breakfast logged just before the logged wake time stays breakfast.
+ */
+export function nightEatingUntil(sleep: EngineSleep): number {
+  return Math.max(sleep.start, sleep.end - EARLY_WAKE_ALLOWANCE_MIN * MS_PER_MINUTE);
+}
+
+/**
  * The meal and sleep features of a night that starts at `bedtime`.
  *
- * Meals count from a day before bedtime up to `mealsUntil` (default: bedtime). For an estimated bedtime
- * `mealsUntil` can be later, so that a meal eaten after the usual bedtime counts as a gap of 0.
+ * Meals count from a day before bedtime up to `mealsUntil`: for a logged sleep, up to an hour before
+ * its end (nightEatingUntil), so a meal eaten inside it (the person got up to eat, or the times
+ * logged are off) is the last meal, a gap of 0 and late calories, instead of being skipped for an
+ * earlier one; for an estimated night, the end of its late-eating span (see nightBeforeDay), so a
+ * meal after the usual bedtime counts the same.
  * With no digestive meal in the 24 h before, the gap is reported as 1 440 min (≥ a day).
  */
 export function analyseNight(
   bedtime: number,
   meals: readonly EngineMeal[],
   sleep: EngineSleep | null,
-  mealsUntil: number = bedtime,
+  mealsUntil: number = sleep ? Math.max(bedtime, nightEatingUntil(sleep)) : bedtime,
 ): NightAnalysis {
   const searchFrom = bedtime - LAST_MEAL_SEARCH_MIN * MS_PER_MINUTE;
   let lastMealAt: number | null = null;
   let lateKcal = 0;
   let lateCaffeine = 0;
+  const afterBedtime: NightAnalysis['afterBedtime'] = { meals: 0, kcal: 0, firstAt: null };
   for (const m of meals) {
     if (m.timestamp < searchFrom || m.timestamp >= mealsUntil) continue;
     if (m.timestamp >= bedtime - CAFFEINE_WINDOW_MIN * MS_PER_MINUTE) lateCaffeine += m.caffeineMg ?? 0;
     if (!isDigestiveMeal(m)) continue;
     if (lastMealAt === null || m.timestamp > lastMealAt) lastMealAt = m.timestamp;
-    if (m.timestamp >= bedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE) lateKcal += mealEnergy(m).kcal;
+    const kcal = mealEnergy(m).kcal;
+    if (m.timestamp >= bedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE) lateKcal += kcal;
+    if (m.timestamp >= bedtime) {
+      afterBedtime.meals++;
+      afterBedtime.kcal += kcal;
+      if (afterBedtime.firstAt === null || m.timestamp < afterBedtime.firstAt) afterBedtime.firstAt = m.timestamp;
+    }
   }
   const gapMin =
     lastMealAt === null ? LAST_MEAL_SEARCH_MIN : Math.min(LAST_MEAL_SEARCH_MIN, Math.max(0, Math.round((bedtime - lastMealAt) / MS_PER_MINUTE)));
@@ -106,7 +127,7 @@ export function analyseNight(
     weighted += OVERNIGHT_WEIGHTS[name] * f.score;
     weights += OVERNIGHT_WEIGHTS[name];
   }
-  return { features, lastMealAt, score: clampScore(weighted / weights) };
+  return { features, lastMealAt, afterBedtime, score: clampScore(weighted / weights) };
 }
 
 export interface OvernightScoresInput {
@@ -170,6 +191,7 @@ export function overnightScores(input: OvernightScoresInput): OvernightScore[] {
       level: score === null ? null : levelOf(score),
       sleep: { start: sleep.start, end: sleep.end, durationMin: Math.round((sleep.end - sleep.start) / MS_PER_MINUTE) },
       lastMealAt: night.lastMealAt,
+      mealsDuringSleep: night.afterBedtime.meals,
       features: night.features,
       baseline,
       deviation: score !== null && baseline.score !== null ? score - baseline.score : null,

@@ -164,8 +164,10 @@ export interface OvernightScore {
   scoreState: ScoreState;
   level: Level | null;
   sleep: { start: number; end: number; durationMin: number };
-  /** Last digestive meal in the 24 h before sleep start. */
+  /** Last digestive meal from 24 h before the sleep started until an hour before it ended (inside it: gap 0). */
   lastMealAt: number | null;
+  /** Digestive meals inside the sleep before its last hour: eating in the night, or sleep times that are off. */
+  mealsDuringSleep: number;
   features: Record<string, OvernightFeature>;
   baseline: { score: number | null; days: number };
   deviation: number | null;
@@ -185,11 +187,30 @@ export interface MealSuggestion {
   basis: Basis;
 }
 
+/** The coming night, from the moment the person is up until the usual bedtime. */
+export interface TonightWindow {
+  /** When the person got up: a logged night's end, else the usual wake time. */
+  wokeAt: number;
+  wokeSource: 'sleep' | 'learned' | 'default';
+  /** The usual bedtime of the coming night. */
+  bedtimeAt: number;
+  bedtimeClock: string;
+  bedtimeSource: 'learned' | 'default';
+  /** Nights the bedtime was learned from. */
+  nights: number;
+  /** The latest time to finish eating for that bedtime: bedtimeAt − 3 h. */
+  finishEatingBy: number;
+  /** sleepReadyAt once something has been eaten since wokeAt; null before. */
+  sleepReadyAt: number | null;
+}
+
 export interface DigestionWindows {
   /** The later of last meal + 180 min and the time the stomach is 75 % empty; now with no recent meal. */
   sleepReadyAt: number;
   fastedAt: number;
   nextMealSuggestions: MealSuggestion[];
+  /** Null during the usual night, before the person is known to be up. */
+  tonight: TonightWindow | null;
   calculatedAt: number;
 }
 

@@ -17,12 +17,12 @@ import {
   REFLUX_ODDS_RATIO,
   SHORT_FAST_HAZARD_RATIO,
 } from './constants.js';
-import { bedtimeAfterDay, formatClock, usualBedtime } from './bedtime.js';
+import { bedtimeAfterDay, formatClock, isNight, usualBedtime, usualNightsAround, usualWakeTime } from './bedtime.js';
 import { formatDuration } from './format.js';
 import { clockInUserDay, localMinute, mealDay, minuteInUserDay, userDay } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
 import { digestiveState, stomachAt } from './state.js';
-import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion } from './types.js';
+import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion, TonightWindow } from './types.js';
 
 export interface WindowsInput {
   /** windowsInputWindows(now).meals: today's meals and the last 24 h. */
@@ -47,10 +47,44 @@ function livedClockOf(meal: EngineMeal, settings: EngineSettings): string {
 }
 
 /**
+ * The coming night, once the person is up: from the end of a logged night that ended since the
+ * last usual bedtime, else from that night's usual wake time, until the next usual bedtime. Null
+ * during the usual night, before the person is known to be up.
+ */
+export function tonightWindow(
+  sleeps: readonly EngineSleep[],
+  settings: EngineSettings,
+  now: number,
+  lastMealAt: number | null,
+  sleepReadyAt: number,
+): TonightWindow | null {
+  const bedtime = usualBedtime(sleeps, settings, now);
+  const wake = usualWakeTime(sleeps, settings, now);
+  const { previous, next } = usualNightsAround(now, bedtime.minuteOfDay, wake.minuteOfDay, settings);
+  let loggedWake: number | null = null;
+  for (const s of sleeps) {
+    if (isNight(s) && s.end <= now && s.end > previous.start && (loggedWake === null || s.end > loggedWake)) loggedWake = s.end;
+  }
+  if (loggedWake === null && now < previous.end) return null;
+  const wokeAt = loggedWake ?? previous.end;
+  return {
+    wokeAt,
+    wokeSource: loggedWake !== null ? 'sleep' : wake.source,
+    bedtimeAt: next.start,
+    bedtimeClock: formatClock(bedtime.minuteOfDay),
+    bedtimeSource: bedtime.source,
+    nights: bedtime.nights,
+    finishEatingBy: next.start - PRE_SLEEP_MS,
+    sleepReadyAt: lastMealAt !== null && lastMealAt >= wokeAt ? sleepReadyAt : null,
+  };
+}
+
+/**
  * - sleepReadyAt: the later of the last digestive meal + 180 min and the time the stomach is 75 %
  *   empty (every meal in it ≤ 25 % left). It can be in the past ("ready since"). With no digestive
  *   meal in the last 24 h it is `now`.
  * - fastedAt: as in the digestive state.
+ * - tonight: see tonightWindow; what Today's card speaks of once the person is up.
  * - nextMealSuggestions, each only when it lies ahead of `now`:
  *   latest_dinner = tonight's usual bedtime − 3 h; eating_window_close = today's first meal + 12 h;
  *   earliest_first_meal = an evening meal + 13 h (the overnight fast).
@@ -75,7 +109,9 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
 
   const today = userDay(now, settings);
   const usual = usualBedtime(input.sleeps, settings, now);
-  const bedtime = bedtimeAfterDay(today, usual.minuteOfDay, settings);
+  const tonight = tonightWindow(input.sleeps, settings, now, lastMealAt, sleepReadyAt);
+  // Once up, tonight's bedtime is the next usual one (on the clock, whatever the day start says).
+  const bedtime = tonight?.bedtimeAt ?? bedtimeAfterDay(today, usual.minuteOfDay, settings);
   const latestDinner = bedtime - PRE_SLEEP_MS;
   if (latestDinner > now) {
     const bedtimeWhy =
@@ -134,5 +170,5 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
   }
 
   suggestions.sort((a, b) => a.at - b.at);
-  return { sleepReadyAt, fastedAt: state.fastedAt, nextMealSuggestions: suggestions, calculatedAt: now };
+  return { sleepReadyAt, fastedAt: state.fastedAt, nextMealSuggestions: suggestions, tonight, calculatedAt: now };
 }

@@ -1,6 +1,6 @@
 import type { AppContext } from '../app-context.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
-import type { DigestionWindows, DigestiveState } from '../engine/index.js';
+import { MAX_DIGESTION_LOOKBACK_MS, type DigestionWindows, type DigestiveState } from '../engine/index.js';
 import type { Emit } from '../events/bus.js';
 import { addDays, isoUtc } from '../time/tz.js';
 import { dailyScoreResource, overnightResource, stateResource, windowsResource } from '../digestion/resources.js';
@@ -33,13 +33,16 @@ interface AnnouncedState {
 
 /**
  * What identifies a recalculation of the windows: the instants derived from meals and sleep. A
- * sleep_ready_at that is simply "now" (no recent meal) moves every second and is not a change.
+ * sleep_ready_at that is simply "now", or a fasted_at that is simply the look-back before now (no
+ * recent meal), moves every second and is not a change.
  */
 function windowsFingerprint(w: DigestionWindows, now: number): string {
   return JSON.stringify({
     sleepReadyAt: w.sleepReadyAt === now ? null : w.sleepReadyAt,
-    fastedAt: w.fastedAt,
+    fastedAt: w.fastedAt === now - MAX_DIGESTION_LOOKBACK_MS ? null : w.fastedAt,
     suggestions: w.nextMealSuggestions.map((s) => [s.kind, s.at]),
+    // Getting up (the usual wake time passing) is a recalculation too: the windows now speak of tonight.
+    tonight: w.tonight && [w.tonight.wokeAt, w.tonight.bedtimeAt, w.tonight.sleepReadyAt],
   });
 }
 

@@ -217,6 +217,13 @@ describe('windows, insights and snapshot', () => {
     assert.ok(Array.isArray(w.next_meal_suggestions));
   });
 
+  test('in the afternoon, up since the logged night ended: tonight lies ahead', async () => {
+    // 12:00 UTC is 13:00 in Berlin: up since the logged night ended, tonight ahead.
+    const day = (await t.request('GET', '/v1/digestion/windows')).body;
+    assert.ok(day.tonight, JSON.stringify(day));
+    assert.ok(Date.parse(day.tonight.bedtime_at) > TEST_NOW);
+  });
+
   test('insights point at the data that produced them', async () => {
     const r = await t.request('GET', '/v1/digestion/insights?days=14');
     assert.equal(r.status, 200);
@@ -338,6 +345,26 @@ describe('scheduler', () => {
     await t.stop();
   });
 
+  test('getting up is a recalculation of the windows: windows.updated carries tonight', async () => {
+    // 05:30 in Berlin on 23 Nov: the default night (23:00 → 07:00) is on.
+    const t = await startTestService({ now: Date.UTC(2026, 10, 23, 4, 30) });
+    try {
+      const windows: any[] = [];
+      t.service.app.bus.subscribe((e) => e.type === 'windows.updated' && windows.push(e.data.object));
+      t.service.runScheduler();
+      t.clock.advance(HOUR); // 06:30
+      t.service.runScheduler();
+      assert.equal(windows.length, 0, 'nothing changed before the usual wake time (no meal: fasted_at only follows the clock)');
+      t.clock.advance(HOUR); // 07:30
+      t.service.runScheduler();
+      assert.equal(windows.length, 1);
+      assert.equal(windows[0].tonight.woke_at, '2026-11-23T06:00:00Z');
+      assert.equal(windows[0].tonight.finish_eating_by, '2026-11-23T19:00:00Z');
+    } finally {
+      await t.stop();
+    }
+  });
+
   test('the real scheduler loop notices a change by itself, without any request', async () => {
     const t = await startTestService();
     await logMeal(t, TEST_NOW, 'snack', 200);
@@ -366,6 +393,73 @@ describe('a meal eaten at another offset', () => {
       const scores = (await t.request('GET', '/v1/digestion/scores/daily?start_date=2026-11-20&end_date=2026-11-21')).body.data;
       assert.equal(scores[0].score_state, 'SCORED', 'Berlin calls this instant 21 Nov 08:30, but it was dinner on the 20th');
       assert.equal(scores[1].score_state, 'UNSCORABLE');
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
+describe('windows in the morning', () => {
+  // 07:00 in Berlin on 23 Nov (06:00 UTC), after dinner at 19:00 and a night logged 23:02 → 06:40.
+  const MORNING = Date.UTC(2026, 10, 23, 6, 0);
+  let t: TestService;
+  before(async () => {
+    t = await startTestService({ now: MORNING });
+    await logMeal(t, Date.UTC(2026, 10, 22, 18, 0), 'dinner', 700);
+    const r = await t.request('POST', '/v1/sleep/sessions', { body: { start: '2026-11-22T22:02:00Z', end: '2026-11-23T05:40:00Z' } });
+    assert.equal(r.status, 201, r.text);
+  });
+  after(() => t.stop());
+
+  test('speak of tonight: the latest time to finish eating for the usual bedtime, not last night’s "ready"', async () => {
+    const w = (await t.request('GET', '/v1/digestion/windows')).body;
+    // What the stomach says is still there, and is a time last night.
+    assert.ok(Date.parse(w.sleep_ready_at) < Date.UTC(2026, 10, 22, 23, 0));
+    assert.deepEqual(w.tonight, {
+      woke_at: '2026-11-23T05:40:00Z',
+      woke_source: 'sleep',
+      bedtime_at: '2026-11-23T22:02:00Z',
+      bedtime_source: 'learned',
+      finish_eating_by: '2026-11-23T19:02:00Z',
+      sleep_ready_at: null,
+    });
+    assert.ok(w.next_meal_suggestions.some((s: { kind: string; at: string }) => s.kind === 'latest_dinner' && s.at === w.tonight.finish_eating_by));
+    // The snapshot carries the same windows.
+    const snap = (await t.request('GET', '/v1/snapshot?include=windows')).body;
+    assert.deepEqual(snap.digestion.windows.tonight, w.tonight);
+  });
+
+  test('a breakfast gives tonight a sleep-ready time; the finish-by time stays', async () => {
+    t.clock.advance(HOUR);
+    await logMeal(t, t.clock.now(), 'breakfast', 400);
+    const w = (await t.request('GET', '/v1/digestion/windows')).body;
+    assert.equal(w.tonight.sleep_ready_at, w.sleep_ready_at);
+    assert.ok(Date.parse(w.tonight.sleep_ready_at) >= t.clock.now() + 3 * HOUR);
+    assert.equal(w.tonight.finish_eating_by, '2026-11-23T19:02:00Z');
+  });
+});
+
+describe('eating in the night', () => {
+  test('meals at 23:40 and 00:20 inside a sleep logged 23:00 → 07:00: the overnight score counts them, and an insight says so', async () => {
+    // Berlin: 23:40 on 22 Nov is 22:40 UTC.
+    const t = await startTestService({ now: Date.UTC(2026, 10, 23, 11, 0) });
+    try {
+      await logMeal(t, Date.UTC(2026, 10, 22, 12, 0), 'lunch', 700);
+      await logMeal(t, Date.UTC(2026, 10, 22, 22, 40), 'snack', 500);
+      await logMeal(t, Date.UTC(2026, 10, 22, 23, 20), 'snack', 300);
+      const r = await t.request('POST', '/v1/sleep/sessions', { body: { start: '2026-11-22T22:00:00Z', end: '2026-11-23T06:00:00Z' } });
+      assert.equal(r.status, 201, r.text);
+      const [night] = (await t.request('GET', '/v1/digestion/scores/overnight?start_date=2026-11-23&end_date=2026-11-23')).body.data;
+      assert.equal(night.last_meal_at, '2026-11-22T23:20:00Z');
+      assert.equal(night.features.last_meal_gap_min.value, 0);
+      assert.equal(night.features.late_calories.value, 800);
+      assert.equal(night.meals_during_sleep, 2);
+      assert.ok(night.score < 60, `overnight score ${night.score}`);
+      const insights = (await t.request('GET', '/v1/digestion/insights?days=2')).body.data;
+      const flagged = insights.find((i: { kind: string }) => i.kind === 'meal_during_sleep');
+      assert.ok(flagged, JSON.stringify(insights));
+      assert.equal(flagged.date, '2026-11-23');
+      assert.match(flagged.detail, /from 23:00 to 07:00 \(the first at 23:40, 800 kcal in all\)/);
     } finally {
       await t.stop();
     }

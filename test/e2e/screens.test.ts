@@ -227,16 +227,16 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
     }
   });
 
-  test('Today: "ready for sleep" says when the time is and what it means during the day', async () => {
+  test('Today: during the day the card speaks of tonight, not of when lunch is digested', async () => {
     const { page, context } = await openApp(browser, server, { colorScheme: 'light' });
     try {
       await page.goto(`${server.url}/#/today`);
-      // Lunch at 12:35 and the clock at 13:10: the time is this afternoon, and holds only if
-      // nothing more is eaten.
-      const ready = page.getByTestId('sleep-ready');
-      await ready.waitFor();
-      assert.match(await ready.innerText(), /this afternoon, in \d/);
-      assert.match(await page.getByTestId('sleep-ready-note').innerText(), /if you eat nothing more today/);
+      // Lunch at 12:35 and the clock at 13:10, 40 logged nights: the latest time to finish eating
+      // for the usual bedtime.
+      const by = page.getByTestId('finish-eating-by');
+      await by.waitFor();
+      assert.match(await by.innerText(), /in \d+ h/);
+      assert.match(await page.getByTestId('tonight-note').innerText(), /^For bed at .*, your usual bedtime from the nights you logged/);
     } finally {
       await context.close();
     }

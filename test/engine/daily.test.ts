@@ -220,3 +220,33 @@ describe('overnight component', () => {
     assert.ok(estimated.confidence < logged.confidence, 'estimated.confidence < logged.confidence');
   });
 });
+
+describe('eating in the night (issue 19: a night-eating day scored 100)', () => {
+  test('700 kcal at 01:30 and at 03:30, nothing else: late eating, not Optimal', () => {
+    const meals = [meal(at(DAY, 1, 30), 700), meal(at(DAY, 3, 30), 700)];
+    const s = score(DAY, meals, { daysWithData: 1 });
+    // After the usual bedtime (23:00, none logged) and before the night's end: the gap to bed is 0.
+    assert.equal(s.components.overnight.contribution, 'attention');
+    assert.equal(s.components.circadian.value, 0);
+    assert.equal(s.basis.lateKcal, 1400);
+    assert.ok(s.score! < 60, `score ${s.score}`);
+    assert.equal(s.level, 'pay_attention');
+  });
+
+  test('without a logged night, an early breakfast is morning, not night eating', () => {
+    const prev = addDays(DAY, -1);
+    const meals = [meal(at(prev, 8), 450), meal(at(prev, 12, 30), 700), meal(at(prev, 18, 30), 700), meal(at(DAY, 6, 15), 450), meal(at(DAY, 12, 30), 700), meal(at(DAY, 18), 600)];
+    const s = score(DAY, meals);
+    assert.equal(s.components.overnight.value, 100);
+    assert.equal(s.basis.lateKcal, 0);
+  });
+
+  test('meals inside the night logged before the day are late calories of that day', () => {
+    const prev = addDays(DAY, -1);
+    // Sleep logged 23:00 → 07:00 with a snack at 00:20 inside it; the day's own meals are early.
+    const meals = [meal(at(prev, 19), 700), meal(at(DAY, 0, 20), 400), meal(at(DAY, 8), 450), meal(at(DAY, 12, 30), 700), meal(at(DAY, 18), 450)];
+    const s = score(DAY, meals, { sleeps: [sleep(at(prev, 23), at(DAY, 7))] });
+    assert.equal(s.basis.lateKcal, 400);
+    assert.equal(s.components.overnight.contribution, 'attention');
+  });
+});

@@ -127,3 +127,20 @@ describe('insight ids', () => {
     assert.equal(longer.id, short.id);
   });
 });
+
+describe('a meal inside a logged sleep', () => {
+  test('is flagged for that night, even once', () => {
+    const { meals, sleeps } = week();
+    // The night ending on 14 May: a 400 kcal snack at 02:10 inside the 23:00 → 07:00 sleep.
+    const snack = meal(at('2026-05-14', 2, 10), 400);
+    const list = insights([...meals, snack], sleeps);
+    const flagged = list.filter((i) => i.kind === 'meal_during_sleep');
+    assert.equal(flagged.length, 1, JSON.stringify(list.map((i) => i.kind)));
+    assert.equal(flagged[0]!.date, '2026-05-14');
+    assert.equal(flagged[0]!.severity, 'warning');
+    assert.equal(flagged[0]!.basis.meals, 1);
+    assert.equal(flagged[0]!.basis.kcal, 400);
+    assert.match(flagged[0]!.detail, /02:10/);
+    assert.equal(kinds(insights(meals, sleeps)).includes('meal_during_sleep'), false);
+  });
+});

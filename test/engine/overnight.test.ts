@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { overnightScores, baselineOf, mealGapScore } from '../../server/engine/overnight.js';
-import { usualBedtime, circularMeanMinute } from '../../server/engine/bedtime.js';
+import { usualBedtime, usualWakeTime, wakeAfter, circularMeanMinute } from '../../server/engine/bedtime.js';
 import { addDays } from '../../server/time/tz.js';
 import type { EngineMeal, EngineSleep, OvernightScore } from '../../server/engine/types.js';
 import { UTC_SETTINGS, at, meal, sleep } from './helpers.js';
@@ -174,5 +174,57 @@ describe('usual bedtime', () => {
     // 03:00Z in May is 23:00 EDT.
     const nights = [1, 2].map((d) => sleep(at(addDays('2026-05-20', -d), 3), at(addDays('2026-05-20', -d), 11)));
     assert.equal(usualBedtime(nights, nyc, at('2026-05-20', 12)).minuteOfDay, 23 * 60);
+  });
+
+  test('the wake time is learned from the same nights’ ends, else 8 h after the bedtime', () => {
+    const nights = [1, 2, 3].map((d) => sleep(at(addDays('2026-05-20', -d), 22, 30), at(addDays('2026-05-20', -d + 1), 6, 10)));
+    assert.deepEqual(usualWakeTime(nights, settings, at('2026-05-20', 12)), { minuteOfDay: 6 * 60 + 10, source: 'learned', nights: 3 });
+    assert.deepEqual(usualWakeTime([], settings, at('2026-05-20', 12)), { minuteOfDay: 7 * 60, source: 'default', nights: 0 });
+  });
+
+  test('a night’s end is the first wake-time clock after its bedtime, across a DST change', () => {
+    const berlin = { timezone: 'Europe/Berlin', dayStart: '00:00' };
+    // 23:00 on 24 Oct 2026 in Berlin (21:00Z, CEST); the clocks go back at 03:00, so 07:00 CET is 06:00Z.
+    assert.equal(wakeAfter(Date.UTC(2026, 9, 24, 21), 7 * 60, berlin), Date.UTC(2026, 9, 25, 6));
+    // A bedtime after midnight wakes the same date.
+    assert.equal(wakeAfter(at('2026-05-20', 1), 9 * 60, settings), at('2026-05-20', 9));
+  });
+});
+
+describe('eating inside a logged sleep (issue 19: the night was scored from lunch)', () => {
+  test('meals at 23:40 and 00:20 inside a night logged 23:00 → 07:00 are the last meal, a gap of 0 and late calories', () => {
+    const day = '2026-05-20';
+    const next = addDays(day, 1);
+    const meals = [meal(at(day, 13), 700), meal(at(day, 23, 40), 600), meal(at(next, 0, 20), 400)];
+    const night = sleep(at(day, 23), at(next, 7));
+    const [s] = overnightScores({ sleeps: [night], meals, settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(s!.lastMealAt, at(next, 0, 20));
+    assert.equal(s!.features.last_meal_gap_min!.value, 0);
+    assert.equal(s!.features.late_calories!.value, 1000);
+    assert.equal(s!.features.last_meal_gap_min!.contribution, 'attention');
+    assert.equal(s!.mealsDuringSleep, 2);
+    assert.ok(s!.score! < 60, `score ${s!.score}`);
+  });
+
+  test('a breakfast in the last hour before the logged wake time is breakfast, not eating in the night', () => {
+    const day = '2026-05-20';
+    const next = addDays(day, 1);
+    const night = sleep(at(day, 23), at(next, 7));
+    const [s] = overnightScores({ sleeps: [night], meals: [meal(at(day, 19), 700), meal(at(next, 6, 10), 400)], settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(s!.lastMealAt, at(day, 19));
+    assert.equal(s!.mealsDuringSleep, 0);
+    // An hour and more before it, the night has it.
+    const [earlier] = overnightScores({ sleeps: [night], meals: [meal(at(day, 19), 700), meal(at(next, 5, 55), 400)], settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(earlier!.mealsDuringSleep, 1);
+  });
+
+  test('a meal after the sleep ended is breakfast, not part of the night', () => {
+    const day = '2026-05-20';
+    const next = addDays(day, 1);
+    const night = sleep(at(day, 23), at(next, 7));
+    const [s] = overnightScores({ sleeps: [night], meals: [meal(at(day, 19), 700), meal(at(next, 7, 30), 400)], settings: UTC_SETTINGS, now: at(next, 12) });
+    assert.equal(s!.lastMealAt, at(day, 19));
+    assert.equal(s!.features.last_meal_gap_min!.value, 240);
+    assert.equal(s!.mealsDuringSleep, 0);
   });
 });

@@ -4,7 +4,7 @@ import { digestionWindows } from '../../server/engine/windows.js';
 import { digestiveState } from '../../server/engine/state.js';
 import { mealKinetics } from '../../server/engine/meal-model.js';
 import { addDays } from '../../server/time/tz.js';
-import type { EngineMeal, EngineSleep, MealSuggestionKind } from '../../server/engine/types.js';
+import type { EngineMeal, EngineSettings, EngineSleep, MealSuggestionKind } from '../../server/engine/types.js';
 import { MINUTE, UTC_SETTINGS, at, meal, sleep } from './helpers.js';
 
 const DAY = '2026-05-20';
@@ -114,5 +114,78 @@ describe('next meal suggestions', () => {
       assert.ok(w.nextMealSuggestions[i]!.at > now, 'w.nextMealSuggestions[i]!.at > now');
       if (i > 0) assert.ok(w.nextMealSuggestions[i]!.at >= w.nextMealSuggestions[i - 1]!.at, 'w.nextMealSuggestions[i]!.at >= w.nextMealSuggestions[i - 1]!.at');
     }
+  });
+});
+
+describe('tonight: once the person is up, the windows speak of the coming night', () => {
+  const YESTERDAY = addDays(DAY, -1);
+
+  test('at 7 AM after a logged night: tonight’s bedtime and the latest time to finish eating, not last night’s "ready"', () => {
+    const dinner = meal(at(YESTERDAY, 20), 700);
+    const night = sleep(at(YESTERDAY, 23, 2), at(DAY, 6, 40));
+    const w = windows([dinner], at(DAY, 7), [night]);
+    // The stomach has been ready since last night; that alone is what the morning card used to say.
+    assert.ok(w.sleepReadyAt < at(DAY, 0));
+    assert.ok(w.tonight, 'tonight is known once the logged night has ended');
+    assert.equal(w.tonight.wokeAt, night.end);
+    assert.equal(w.tonight.wokeSource, 'sleep');
+    // One logged night teaches the bedtime: 23:02 tonight, so finish eating by 20:02.
+    assert.equal(w.tonight.bedtimeAt, at(DAY, 23, 2));
+    assert.equal(w.tonight.bedtimeSource, 'learned');
+    assert.equal(w.tonight.finishEatingBy, at(DAY, 20, 2));
+    assert.equal(w.tonight.sleepReadyAt, null, 'nothing eaten since waking');
+    assert.equal(suggestion(w, 'latest_dinner')!.at, w.tonight.finishEatingBy);
+  });
+
+  test('with nothing logged, the default night 23:00 → 07:00: before 07:00 it is still night, from 07:00 it is tonight', () => {
+    const dinner = meal(at(YESTERDAY, 20), 700);
+    assert.equal(windows([dinner], at(DAY, 6, 59)).tonight, null);
+    const w = windows([dinner], at(DAY, 7));
+    assert.equal(w.tonight?.wokeAt, at(DAY, 7));
+    assert.equal(w.tonight?.wokeSource, 'default');
+    assert.equal(w.tonight?.bedtimeAt, at(DAY, 23));
+    assert.equal(w.tonight?.bedtimeSource, 'default');
+    assert.equal(w.tonight?.finishEatingBy, at(DAY, 20));
+    // Still tonight at 22:30; from the usual bedtime on it is the night again.
+    assert.equal(windows([dinner], at(DAY, 22, 30)).tonight?.bedtimeAt, at(DAY, 23));
+    assert.equal(windows([dinner], at(DAY, 23, 30)).tonight, null);
+  });
+
+  test('the wake time is learned from the logged nights’ ends', () => {
+    const nights = [2, 3, 4].map((d) => sleep(at(addDays(DAY, -d), 22, 30), at(addDays(DAY, -d + 1), 6)));
+    // Nothing logged for last night: the usual 06:00 has passed at 06:30.
+    const w = windows([], at(DAY, 6, 30), nights);
+    assert.equal(w.tonight?.wokeAt, at(DAY, 6));
+    assert.equal(w.tonight?.wokeSource, 'learned');
+    assert.equal(w.tonight?.finishEatingBy, at(DAY, 19, 30));
+    assert.equal(windows([], at(DAY, 5, 50), nights).tonight, null);
+  });
+
+  test('a bedtime after midnight: at 00:30 the person is still up and tonight’s bedtime is 01:30', () => {
+    const nights = [1, 2, 3].map((d) => sleep(at(addDays(DAY, -d + 1), 1, 30), at(addDays(DAY, -d + 1), 9, 30)));
+    const w = windows([], at(DAY, 0, 30), nights.slice(1));
+    assert.equal(w.tonight?.bedtimeAt, at(DAY, 1, 30));
+    assert.equal(w.tonight?.finishEatingBy, at(DAY, 22, 30) - 24 * 60 * MINUTE);
+  });
+
+  test('it moves as meals are logged: what is eaten since waking gives tonight’s sleep-ready time', () => {
+    const night = sleep(at(YESTERDAY, 23), at(DAY, 7));
+    const breakfast = meal(at(DAY, 8), 400);
+    const w = windows([breakfast], at(DAY, 9), [night]);
+    assert.equal(w.tonight?.sleepReadyAt, w.sleepReadyAt);
+    assert.ok(w.tonight!.sleepReadyAt! >= breakfast.timestamp + 180 * MINUTE);
+    // A meal after the latest time moves it past the bedtime.
+    const late = meal(at(DAY, 21, 30), 600);
+    const evening = windows([breakfast, late], at(DAY, 21, 45), [night]);
+    assert.ok(evening.tonight!.sleepReadyAt! > evening.tonight!.bedtimeAt);
+    assert.equal(evening.tonight!.finishEatingBy, at(DAY, 20));
+  });
+
+  test('a day start after midnight does not change which night is coming', () => {
+    const late: EngineSettings = { timezone: 'Europe/Berlin', dayStart: '04:00' };
+    // 07:30 Berlin (05:30 UTC in May): up by the default 07:00, bed at 23:00 Berlin = 21:00 UTC.
+    const w = digestionWindows({ meals: [], sleeps: [], settings: late, now: at(DAY, 5, 30), daysWithData: 10 });
+    assert.equal(w.tonight?.wokeAt, at(DAY, 5));
+    assert.equal(w.tonight?.bedtimeAt, at(DAY, 21));
   });
 });

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { getDigestiveState } from '../api/digestion';
 import { getSnapshot } from '../api/snapshot';
-import type { DailyScore, DigestiveState } from '../api/types';
+import type { DailyScore, DigestiveState, Windows } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
@@ -9,7 +9,7 @@ import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
-import { AFTER_LAST_MEAL, sleepReadyText } from '../lib/sleepReady';
+import { AFTER_LAST_MEAL, sleepReadyAt, sleepReadyText, tonightText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, totals } from '../lib/meals';
 import { clock, fmtDay, fmtTime } from '../lib/time';
 import './Today.css';
@@ -90,6 +90,9 @@ export function TodayScreen() {
   const windows = s.digestion?.windows;
   const insights = (s.digestion?.insights ?? []).slice(0, 3);
   const t = totals(meals);
+  const tonight = tonightText(windows?.tonight, Math.max(now, clock.now()), app.tz);
+  // The headline already is the latest dinner time; the list keeps the other suggestions.
+  const suggestions = (windows?.next_meal_suggestions ?? []).filter((x) => !(tonight && x.kind === 'latest_dinner'));
 
   return (
     <div className="screen" data-testid="today">
@@ -125,11 +128,11 @@ export function TodayScreen() {
           </Card>
         </div>
         <div className="today-side">
-          <Card title="Ready for sleep">
-            <SleepReady at={windows?.sleep_ready_at ? Date.parse(windows.sleep_ready_at) : null} now={Math.max(now, clock.now())} />
-            {windows?.next_meal_suggestions?.length ? (
+          <Card title={tonight ? 'Tonight' : 'Ready for sleep'}>
+            {tonight ? <Tonight text={tonight} /> : <SleepReady windows={windows} now={Math.max(now, clock.now())} />}
+            {suggestions.length ? (
               <ul className="suggestions">
-                {windows.next_meal_suggestions.map((s) => (
+                {suggestions.map((s) => (
                   <li key={s.kind + s.at}>
                     <p className="suggestion__at">{suggestionTitle(s.kind, fmtTime(s.at, app.tz))}</p>
                     <p className="muted small">{s.reason}</p>
@@ -196,10 +199,26 @@ function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: (
   );
 }
 
+/** Once the person is up: the latest time to finish eating for tonight's usual bedtime. */
+function Tonight({ text }: { text: NonNullable<ReturnType<typeof tonightText>> }) {
+  return (
+    <>
+      <p className="muted small">{text.label}</p>
+      <p className="big-time" data-testid="finish-eating-by">
+        {text.time}
+        <span className="big-time__rel">{text.when}</span>
+      </p>
+      <p className="muted small" data-testid="tonight-note">
+        {text.note}
+      </p>
+    </>
+  );
+}
+
 /** When lying down is fine, and what that time means at this point of the day. */
-function SleepReady({ at, now }: { at: number | null; now: number }) {
+function SleepReady({ windows, now }: { windows: Windows | undefined; now: number }) {
   const app = useApp();
-  if (at === null) {
+  if (!windows?.sleep_ready_at) {
     return (
       <>
         <p className="big-time muted">—</p>
@@ -207,7 +226,7 @@ function SleepReady({ at, now }: { at: number | null; now: number }) {
       </>
     );
   }
-  const text = sleepReadyText(at, now, app.tz);
+  const text = sleepReadyText(sleepReadyAt(windows), now, app.tz);
   return (
     <>
       <p className="big-time" data-testid="sleep-ready">

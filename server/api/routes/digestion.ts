@@ -135,7 +135,7 @@ export const digestionRoutes = [
     method: 'GET',
     path: '/v1/digestion/windows',
     operationId: 'getWindows',
-    summary: 'Calculated windows: sleep readiness, fasting, next-meal suggestions',
+    summary: 'Calculated windows: sleep readiness, fasting, next-meal suggestions, tonight',
     tag: 'Digestion',
     access: 'digestion:read',
     responses: { 200: { description: 'The windows now', schema: WindowsSchema } },
