@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { firstIssue, type InputIssue } from '../fields.js';
+import { describeIssue, firstIssue, type InputIssue } from '../fields.js';
 import { ApiError, errors } from './errors.js';
 
 /**
@@ -7,11 +7,6 @@ import { ApiError, errors } from './errors.js';
  * types, and (through z.toJSONSchema) become the OpenAPI document, so the three cannot drift.
  * The field schemas features share are in ../fields.ts; what is here is about requests.
  */
-
-function issueParam(prefix: string, path: readonly PropertyKey[]): string {
-  const parts = path.map(String);
-  return [prefix, ...parts].filter(Boolean).join('.');
-}
 
 /** Turns the first zod issue into the API error for it, naming the offending parameter. */
 export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiError {
@@ -23,13 +18,10 @@ export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiErr
  * checked in a worker thread).
  */
 export function issueError(issue: InputIssue, prefix = ''): ApiError {
-  if (issue.code === 'unrecognized_keys') {
-    return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys?.[0] ?? '']));
-  }
-  const param = issueParam(prefix, issue.path) || prefix || 'body';
-  if (!issue.present) return errors.parameterMissing(param);
-  const message = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
-  return errors.parameterInvalid(param, `Invalid ${param}: ${message}.`);
+  const d = describeIssue(issue, prefix);
+  if (d.code === 'parameter_unknown') return errors.parameterUnknown(d.param);
+  if (d.code === 'parameter_missing') return errors.parameterMissing(d.param);
+  return errors.parameterInvalid(d.param, d.message);
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
