@@ -74,7 +74,7 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
     summary: 'MCP (Streamable HTTP)',
     tag: 'MCP',
     access: 'authenticated',
-    async handler({ req, res, principal }) {
+    async handler({ req, res, principal }): Promise<typeof HANDLED> {
       const body = (req as { body?: unknown }).body;
       const sessionId = req.headers['mcp-session-id'];
       if (typeof sessionId === 'string') {
