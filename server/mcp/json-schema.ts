@@ -20,8 +20,8 @@ export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json 
       const id = ref.slice('#/$defs/'.length);
       // The resources here are not recursive; a cycle would be left as the reference it is.
       if (!seen.has(id) && defs[id]) {
-        const { $ref: _ref, ...rest } = obj;
-        return { ...(inline(defs[id], new Set([...seen, id])) as Json), ...rest };
+        const { $ref: _ref, $defs: _defs, $schema: _schema, ...rest } = obj;
+        return { ...(inline(defs[id], new Set([...seen, id])) as Json), ...(inline(rest, seen) as Json) };
       }
     }
     const out: Json = {};
