@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isInitializeRequest, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext, Subsystem } from '../app-context.js';
 import { createMcpSession, type McpSession } from '../mcp/session.js';
+import { errors } from './errors.js';
+import { MAX_BODY_BYTES } from './pipeline.js';
 import { defineRoute, HANDLED, type RouteDef } from './route.js';
 
 /**
@@ -24,8 +27,80 @@ export const MCP_PATH = '/mcp';
 const MAX_SESSIONS = 64;
 const IDLE_MS = 3600_000;
 
+/**
+ * The session's transport: the SDK's web-standard Streamable HTTP transport for everything
+ * (initialize, the GET stream, DELETE, notifications, batches, every error case), plus a direct
+ * path for the one message a client sends most: a single request in an open session. That one is
+ * handed to the protocol server as the SDK's transport would hand it, and its response is written
+ * straight to Node's response, without a web Request, Response and stream per call: those were
+ * most of the cost of a tool call over the REST call (bench/mcp.ts).
+ */
+class SessionTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  private readonly direct = new Map<RequestId, (message: JSONRPCMessage) => void>();
+
+  constructor(readonly web: WebStandardStreamableHTTPServerTransport) {
+    web.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    web.onclose = () => this.onclose?.();
+    web.onerror = (error) => this.onerror?.(error);
+  }
+
+  get sessionId(): string | undefined {
+    return this.web.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.web.start();
+  }
+
+  close(): Promise<void> {
+    return this.web.close();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const id = 'id' in message && ('result' in message || 'error' in message) ? message.id : undefined;
+    const answer = id === undefined ? undefined : this.direct.get(id);
+    if (id === undefined || !answer) return this.web.send(message, options);
+    this.direct.delete(id);
+    answer(message);
+    return Promise.resolve();
+  }
+
+  /** Runs one request through the protocol server and resolves with its response. */
+  call(request: JSONRPCRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
+    return new Promise((resolve) => {
+      this.direct.set(request.id, resolve);
+      this.onmessage?.(request, extra);
+    });
+  }
+}
+
+/** A request the direct path may take: what the SDK's transport would accept and answer with JSON. */
+function directRequest(req: IncomingMessage, body: unknown, transport: SessionTransport): JSONRPCRequest | undefined {
+  const accept = req.headers.accept ?? '';
+  const version = req.headers['mcp-protocol-version'];
+  if (
+    req.method !== 'POST' ||
+    !accept.includes('application/json') ||
+    !accept.includes('text/event-stream') ||
+    !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '') ||
+    (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version as string)) ||
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    (body as { method?: unknown }).method === 'initialize' ||
+    !isJSONRPCRequest(body) ||
+    transport.sessionId === undefined
+  ) {
+    return undefined;
+  }
+  return body;
+}
+
 interface Entry {
-  transport: StreamableHTTPServerTransport;
+  transport: SessionTransport;
   session: McpSession;
   principalId: string;
   lastUsedMs: number;
@@ -35,6 +110,83 @@ export interface McpEndpoint extends Subsystem {
   routes: RouteDef[];
   /** Open sessions (tests and the log read it). */
   sessionCount(): number;
+}
+
+/**
+ * The request as the SDK's web-standard transport reads it (method, url, and headers through
+ * get() and entries()), over Node's own request: no Request object is built. The SDK's Node
+ * wrapper converts every request and response through @hono/node-server, which cost more than
+ * the tool call itself (bench/mcp.ts); the transport's logic is the SDK's either way.
+ */
+function webRequestOf(req: IncomingMessage): Request {
+  const headers = req.headers;
+  const view = {
+    get: (name: string) => headerValue(headers, name.toLowerCase()),
+    has: (name: string) => headers[name.toLowerCase()] !== undefined,
+    *entries(): IterableIterator<[string, string]> {
+      for (const name of Object.keys(headers)) yield [name, headerValue(headers, name)!];
+    },
+  };
+  return { method: req.method, url: `http://${headers.host ?? 'localhost'}${req.url ?? '/'}`, headers: view } as unknown as Request;
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | null {
+  const v = headers[name];
+  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** Writes the transport's answer: JSON in one write, or an SSE stream passed on as it comes. */
+async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (!response.body) {
+    res.writeHead(response.status, headers).end();
+    return;
+  }
+  if (!headers['content-type']?.startsWith('text/event-stream')) {
+    const body = await response.text();
+    res.writeHead(response.status, { ...headers, 'content-length': String(Buffer.byteLength(body)) }).end(body);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
+  for (;;) {
+    const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+    if (done) break;
+    res.write(value);
+  }
+  res.end();
+}
+
+/** The JSON-RPC body of a POST, read here (the route streams its body) within the API's body limit. */
+function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(errors.bodyTooLarge(MAX_BODY_BYTES));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(text === '' ? undefined : JSON.parse(text));
+      } catch (err) {
+        reject(errors.invalidJson((err as Error).message));
+      }
+    });
+    req.once('error', reject);
+  });
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): typeof HANDLED {
@@ -74,14 +226,28 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
     summary: 'MCP (Streamable HTTP)',
     tag: 'MCP',
     access: 'authenticated',
+    // Read by the handler: the JSON-RPC body is parsed once, here, and handed to the transport.
+    streamsBody: true,
     async handler({ req, res, principal }): Promise<typeof HANDLED> {
-      const body = (req as { body?: unknown }).body;
+      const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
+      const answer = async (transport: SessionTransport) => {
+        const request = directRequest(req, body, transport);
+        if (!request) return writeResponse(res, await transport.web.handleRequest(webRequestOf(req), body === undefined ? {} : { parsedBody: body }));
+        const response = JSON.stringify(await transport.call(request, { requestInfo: { headers: req.headers } }));
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(response)),
+          'mcp-session-id': transport.sessionId!,
+          'cache-control': 'no-store',
+        });
+        res.end(response);
+      };
       const sessionId = req.headers['mcp-session-id'];
       if (typeof sessionId === 'string') {
         const entry = sessions.get(sessionId);
         if (!entry || entry.principalId !== principal!.id) return jsonRpcError(res, 404, -32001, 'Session not found: initialize a new one.');
         entry.lastUsedMs = now();
-        await entry.transport.handleRequest(req, res, body);
+        await answer(entry.transport);
         return HANDLED;
       }
       if (req.method !== 'POST' || !isInitializeRequest(body)) {
@@ -90,20 +256,22 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
       makeRoom();
       const session = createMcpSession(app, principal!);
       const entry: Entry = { transport: undefined as never, session, principalId: principal!.id, lastUsedMs: now() };
-      entry.transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        enableJsonResponse: true,
-        onsessioninitialized: (id) => {
-          sessions.set(id, entry);
-        },
-        onsessionclosed: (id) => close(id),
-      });
+      entry.transport = new SessionTransport(
+        new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: randomUUID,
+          enableJsonResponse: true,
+          onsessioninitialized: (id) => {
+            sessions.set(id, entry);
+          },
+          onsessionclosed: (id) => close(id),
+        }),
+      );
       entry.transport.onclose = () => {
         const id = entry.transport.sessionId;
         if (id) close(id);
       };
       await session.server.connect(entry.transport);
-      await entry.transport.handleRequest(req, res, body);
+      await answer(entry.transport);
       return HANDLED;
     },
     responses: {},

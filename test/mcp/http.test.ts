@@ -278,6 +278,18 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       body: JSON.stringify(list),
     });
     assert.equal(stolen.status, 404);
+    // What the direct path does not take, the SDK's transport answers as the specification says.
+    const inSession = { ...headers, authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+    const jsonOnly = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { ...inSession, accept: 'application/json' }, body: JSON.stringify(list) });
+    assert.equal(jsonOnly.status, 406);
+    const oldVersion = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { ...inSession, 'mcp-protocol-version': '1999-01-01' }, body: JSON.stringify(list) });
+    assert.equal(oldVersion.status, 400);
+    const direct = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify(list) });
+    assert.equal(direct.status, 200);
+    assert.equal(direct.headers.get('mcp-session-id'), sessionId);
+    assert.equal(((await direct.json()) as { id: number; result: { tools: unknown[] } }).result.tools.length, Object.keys(TOOL_TABLE).length);
+    const notJson = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: '{"jsonrpc":' });
+    assert.equal(notJson.status, 400);
     const ended = await fetch(`${t.baseUrl}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } });
     assert.equal(ended.status, 200);
   });
