@@ -151,6 +151,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...backupRoutes({ backups, dbPath: options.dbPath, restore }),
     ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
     ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
+    mcp.setupRoute,
   ];
   // Built on first request, not at start: generating it is a large share of a cold start.
   let openapi: unknown;

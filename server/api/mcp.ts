@@ -4,7 +4,10 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isInitializeRequest, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext, Subsystem } from '../app-context.js';
+import { join } from 'node:path';
+import { z } from 'zod';
 import { createMcpSession, type McpSession } from '../mcp/session.js';
+import { packageRoot } from '../paths.js';
 import { errors } from './errors.js';
 import { MAX_BODY_BYTES } from './pipeline.js';
 import { defineRoute, HANDLED, type RouteDef } from './route.js';
@@ -107,7 +110,10 @@ interface Entry {
 }
 
 export interface McpEndpoint extends Subsystem {
+  /** POST, GET and DELETE /mcp (not part of the REST API's OpenAPI document). */
   routes: RouteDef[];
+  /** GET /v1/mcp: where an assistant reaches this service (a /v1 route like any other). */
+  setupRoute: RouteDef;
   /** Open sessions (tests and the log read it). */
   sessionCount(): number;
 }
@@ -188,6 +194,43 @@ function readJsonBody(req: IncomingMessage): Promise<unknown> {
     req.once('error', reject);
   });
 }
+
+export const McpSetupSchema = z
+  .object({
+    object: z.literal('mcp_server'),
+    url: z.string().meta({ description: 'The Streamable HTTP endpoint, on the address this request came to.' }),
+    stdio: z
+      .object({ command: z.string(), args: z.array(z.string()) })
+      .meta({ description: 'How a client that starts a process runs `chyme mcp` against this service (the key goes in CHYME_API_KEY).' }),
+    protocol_versions: z.array(z.string()),
+  })
+  .meta({ id: 'McpServer' });
+
+/**
+ * GET /v1/mcp, for the app's "AI assistants" card: the stdio command is this Node running this
+ * installation's CLI; inside the desktop app (Electron is not Node) it is `node` from PATH.
+ */
+const setupRoute = defineRoute({
+  method: 'GET',
+  path: '/v1/mcp',
+  operationId: 'getMcpServer',
+  summary: 'Where an AI assistant reaches the MCP server',
+  description: 'The /mcp address (Streamable HTTP, the same keys and scopes) and the stdio command (`chyme mcp`) for clients that start a process. See docs/mcp.md.',
+  tag: 'System',
+  access: 'authenticated',
+  responses: { 200: { description: 'The MCP server', schema: McpSetupSchema } },
+  handler({ req }) {
+    const origin = `http://${req.headers.host ?? '127.0.0.1:7650'}`;
+    return {
+      body: {
+        object: 'mcp_server',
+        url: `${origin}${MCP_PATH}`,
+        stdio: { command: process.versions.electron ? 'node' : process.execPath, args: [join(packageRoot(), 'build', 'server', 'cli', 'main.js'), 'mcp', '--url', origin] },
+        protocol_versions: [...SUPPORTED_PROTOCOL_VERSIONS],
+      },
+    };
+  },
+});
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): typeof HANDLED {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -279,6 +322,7 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
 
   return {
     name: 'mcp',
+    setupRoute,
     routes: [handle, { ...handle, method: 'GET' }, { ...handle, method: 'DELETE' }],
     sessionCount: () => sessions.size,
     start() {},

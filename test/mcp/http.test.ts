@@ -249,6 +249,17 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     assert.deepEqual(review.messages.slice(1).map((m) => (m.content as { resource: { uri: string } }).resource.uri).sort(), ['chyme://digestion/state', 'chyme://meals/today']);
   });
 
+  test('GET /v1/mcp says where an assistant reaches the service: the /mcp URL and the chyme mcp command', async () => {
+    const r = await t.request('GET', '/v1/mcp', { key: t.keyWith('nutrition:read') });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.object, 'mcp_server');
+    assert.equal(r.body.url, `${t.baseUrl}/mcp`);
+    assert.deepEqual(r.body.stdio.args.slice(1), ['mcp', '--url', t.baseUrl]);
+    assert.match(r.body.stdio.args[0], /build\/server\/cli\/main\.js$/);
+    assert.ok(r.body.protocol_versions.includes('2025-06-18'));
+    assert.equal((await t.request('GET', '/v1/mcp', { key: null })).status, 401);
+  });
+
   test('/mcp refuses a foreign Origin (403), a missing key (401), and a session used with another key (404)', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
