@@ -46,7 +46,12 @@ class SessionTransport implements Transport {
 
   constructor(readonly web: WebStandardStreamableHTTPServerTransport) {
     web.onmessage = (message, extra) => this.onmessage?.(message, extra);
-    web.onclose = () => this.onclose?.();
+    web.onclose = () => {
+      // A call under way when the session ends gets an answer rather than hanging until the client gives up.
+      for (const [id, answer] of this.direct) answer({ jsonrpc: '2.0', id, error: { code: -32000, message: 'The session ended before this request was answered.' } });
+      this.direct.clear();
+      this.onclose?.();
+    };
     web.onerror = (error) => this.onerror?.(error);
   }
 
