@@ -305,3 +305,24 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     assert.equal(ended.status, 200);
   });
 });
+
+describe('/mcp and the rate limit', () => {
+  test('MCP requests count against the key\'s rate limit like /v1 requests (429 past the burst)', async () => {
+    const t = await startTestService({ rateLimit: { perSecond: 0.001, burst: 3 } });
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.adminKey}` };
+      const post = (body: unknown, extra: Record<string, string> = {}) => fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+      const opened = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+      assert.equal(opened.status, 200);
+      const session = { 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+      const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_digestive_state', arguments: {} } };
+      assert.equal((await post(call, session)).status, 200);
+      assert.equal((await t.request('GET', '/v1/digestion/state')).status, 200, 'REST and MCP share the bucket');
+      const limited = await post({ ...call, id: 3 }, session);
+      assert.equal(limited.status, 429);
+      assert.equal(((await limited.json()) as { error: { code: string } }).error.code, 'rate_limited');
+    } finally {
+      await t.stop();
+    }
+  });
+});
