@@ -52,6 +52,11 @@ describe('chyme mcp (stdio)', () => {
       } finally {
         await client.close();
       }
+      // A key the service does not know is said at once, before any client waits on it.
+      const refused = runCli(['mcp', '--url', serve.url, '--key', 'chy_notAKeyThisServiceKnows000000000']);
+      assert.equal(refused.status, 6);
+      assert.equal(refused.stdout, '');
+      assert.match(refused.stderr, /^chyme: Chyme at .* does not accept this API key/);
       // --url and --key reach the same service.
       const { client: byUrl } = await stdioClient(['--url', serve.url, '--key', key], {});
       try {
