@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isInitializeRequest, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { AppContext, Subsystem } from '../app-context.js';
 import { join } from 'node:path';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { AppContext, Subsystem } from '../app-context.js';
+import { loadMcpSdk, type McpSdk } from '../mcp/sdk.js';
 import { createMcpSession, type McpSession } from '../mcp/session.js';
 import { packageRoot } from '../paths.js';
 import { errors } from './errors.js';
@@ -86,7 +87,7 @@ class SessionTransport implements Transport {
 }
 
 /** A request the direct path may take: what the SDK's transport would accept and answer with JSON. */
-function directRequest(req: IncomingMessage, body: unknown, transport: SessionTransport): JSONRPCRequest | undefined {
+function directRequest(sdk: McpSdk, req: IncomingMessage, body: unknown, transport: SessionTransport): JSONRPCRequest | undefined {
   const accept = req.headers.accept ?? '';
   const version = req.headers['mcp-protocol-version'];
   if (
@@ -94,12 +95,12 @@ function directRequest(req: IncomingMessage, body: unknown, transport: SessionTr
     !accept.includes('application/json') ||
     !accept.includes('text/event-stream') ||
     !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '') ||
-    (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version as string)) ||
+    (version !== undefined && !sdk.SUPPORTED_PROTOCOL_VERSIONS.includes(version as string)) ||
     typeof body !== 'object' ||
     body === null ||
     Array.isArray(body) ||
     (body as { method?: unknown }).method === 'initialize' ||
-    !isJSONRPCRequest(body) ||
+    !sdk.isJSONRPCRequest(body) ||
     transport.sessionId === undefined
   ) {
     return undefined;
@@ -224,7 +225,8 @@ const setupRoute = defineRoute({
   tag: 'System',
   access: 'authenticated',
   responses: { 200: { description: 'The MCP server', schema: McpSetupSchema } },
-  handler({ req }) {
+  async handler({ req }) {
+    const { SUPPORTED_PROTOCOL_VERSIONS } = await loadMcpSdk();
     const origin = `http://${req.headers.host ?? '127.0.0.1:7650'}`;
     return {
       body: {
@@ -278,8 +280,9 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
     streamsBody: true,
     async handler({ req, res, principal }): Promise<typeof HANDLED> {
       const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
+      const sdk = await loadMcpSdk();
       const answer = async (transport: SessionTransport) => {
-        const request = directRequest(req, body, transport);
+        const request = directRequest(sdk, req, body, transport);
         if (!request) return writeResponse(res, await transport.web.handleRequest(webRequestOf(req), body === undefined ? {} : { parsedBody: body }));
         const response = JSON.stringify(await transport.call(request, { requestInfo: { headers: req.headers } }));
         res.writeHead(200, {
@@ -298,14 +301,14 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
         await answer(entry.transport);
         return HANDLED;
       }
-      if (req.method !== 'POST' || !isInitializeRequest(body)) {
+      if (req.method !== 'POST' || !sdk.isInitializeRequest(body)) {
         return jsonRpcError(res, 400, -32000, 'Bad request: send initialize first, then the Mcp-Session-Id header it returns.');
       }
       makeRoom();
       const session = createMcpSession(app, principal!);
       const entry: Entry = { transport: undefined as never, session, principalId: principal!.id, lastUsedMs: now() };
       entry.transport = new SessionTransport(
-        new WebStandardStreamableHTTPServerTransport({
+        new sdk.WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           enableJsonResponse: true,
           onsessioninitialized: (id) => {

@@ -1,10 +1,10 @@
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../app-context.js';
 import type { Principal } from '../auth/scopes.js';
 import { digestionContext } from '../digestion/service.js';
 import { dateString } from '../fields.js';
 import { readResource, RESOURCES } from './resources.js';
+import { invalidParams } from './sdk.js';
 
 /**
  * The `daily_review` prompt: a review of one day with the person, from their own data. For today
@@ -21,7 +21,7 @@ export const DAILY_REVIEW: Prompt = {
 export function dailyReviewMessages(app: AppContext, principal: Principal, args: Record<string, string>): GetPromptResult {
   const today = digestionContext(app).today;
   const date = args.date?.trim() || today;
-  if (!dateString.safeParse(date).success) throw new McpError(ErrorCode.InvalidParams, `Invalid date: must be a real date written YYYY-MM-DD (got "${date}").`);
+  if (!dateString.safeParse(date).success) throw invalidParams(`Invalid date: must be a real date written YYYY-MM-DD (got "${date}").`);
   const isToday = date === today;
   const text = [
     `Review my day ${date}${isToday ? ' (today, so far)' : ''} from my Chyme data.`,

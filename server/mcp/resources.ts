@@ -1,4 +1,3 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../app-context.js';
 import type { Principal, Scope } from '../auth/scopes.js';
 import { listMealsPage } from '../db/meals.js';
@@ -6,6 +5,7 @@ import { stateResource } from '../digestion/resources.js';
 import { currentState, digestionContext } from '../digestion/service.js';
 import type { EventType } from '../events/types.js';
 import { mealResource } from '../nutrition/meals.js';
+import { invalidParams } from './sdk.js';
 import { missingScope } from './tools.js';
 
 /**
@@ -66,7 +66,7 @@ export function resourcesChangedBy(type: string): string[] {
 
 export function readResource(app: AppContext, principal: Principal, uri: string): { uri: string; mimeType: string; text: string } {
   const resource = RESOURCES.find((r) => r.uri === uri);
-  if (!resource) throw new McpError(ErrorCode.InvalidParams, `No such resource: ${uri}. resources/list shows them.`);
-  if (!principal.scopes.has(resource.scope)) throw new McpError(ErrorCode.InvalidParams, missingScope(resource.scope).message);
+  if (!resource) throw invalidParams(`No such resource: ${uri}. resources/list shows them.`);
+  if (!principal.scopes.has(resource.scope)) throw invalidParams(missingScope(resource.scope).message);
   return { uri, mimeType: resource.mimeType, text: JSON.stringify(resource.read(app)) };
 }

@@ -1,19 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { AppContext } from '../app-context.js';
 import type { Principal } from '../auth/scopes.js';
@@ -24,6 +11,7 @@ import { describeIssue, firstIssue } from '../fields.js';
 import { toolJsonSchema } from './json-schema.js';
 import { DAILY_REVIEW, dailyReviewMessages } from './prompts.js';
 import { readResource, RESOURCES, resourcesChangedBy } from './resources.js';
+import { invalidParams, mcpSdk } from './sdk.js';
 import { missingScope, ToolError, TOOLS, type ToolDef, type ToolResult } from './tools.js';
 
 /**
@@ -68,7 +56,19 @@ export interface McpSession {
   dispose(): void;
 }
 
+/** A session for this key; the SDK must be loaded (loadMcpSdk). */
 export function createMcpSession(app: AppContext, principal: Principal): McpSession {
+  const {
+    Server,
+    CallToolRequestSchema,
+    GetPromptRequestSchema,
+    ListPromptsRequestSchema,
+    ListResourcesRequestSchema,
+    ListToolsRequestSchema,
+    ReadResourceRequestSchema,
+    SubscribeRequestSchema,
+    UnsubscribeRequestSchema,
+  } = mcpSdk();
   const server = new Server(
     { ...SERVER_INFO, version: app.version },
     {
@@ -82,7 +82,7 @@ export function createMcpSession(app: AppContext, principal: Principal): McpSess
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = TOOLS.find((t) => t.name === request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. tools/list shows the tools this key may use.`);
+    if (!tool) throw invalidParams(`Unknown tool: ${request.params.name}. tools/list shows the tools this key may use.`);
     try {
       if (!allowed(tool.scope)) throw missingScope(tool.scope);
       const input: unknown = request.params.arguments ?? {};
@@ -107,8 +107,8 @@ export function createMcpSession(app: AppContext, principal: Principal): McpSess
   const subscribed = new Set<string>();
   server.setRequestHandler(SubscribeRequestSchema, (request) => {
     const resource = RESOURCES.find((r) => r.uri === request.params.uri);
-    if (!resource) throw new McpError(ErrorCode.InvalidParams, `No such resource: ${request.params.uri}`);
-    if (!allowed(resource.scope)) throw new McpError(ErrorCode.InvalidParams, missingScope(resource.scope).message);
+    if (!resource) throw invalidParams(`No such resource: ${request.params.uri}`);
+    if (!allowed(resource.scope)) throw invalidParams(missingScope(resource.scope).message);
     subscribed.add(resource.uri);
     return {};
   });
@@ -125,7 +125,7 @@ export function createMcpSession(app: AppContext, principal: Principal): McpSess
 
   server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [DAILY_REVIEW] }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    if (request.params.name !== DAILY_REVIEW.name) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    if (request.params.name !== DAILY_REVIEW.name) throw invalidParams(`Unknown prompt: ${request.params.name}`);
     return dailyReviewMessages(app, principal, request.params.arguments ?? {});
   });
 

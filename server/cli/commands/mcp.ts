@@ -1,6 +1,4 @@
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { KEY_PREFIX } from '../../auth/keys.js';
 import { runningServer } from '../../backups/instance.js';
 import { withExistingDatabase } from '../context.js';
@@ -61,6 +59,12 @@ async function checkService(base: string, key: string): Promise<void> {
  * stopped, the key was revoked) is answered with a JSON-RPC error, so the client never waits on it.
  */
 async function proxy(base: string, key: string): Promise<void> {
+  // Loaded here, not at the top: every other command starts without the SDK (see mcp/sdk.ts).
+  const [{ StreamableHTTPClientTransport }, { StdioServerTransport }, { isJSONRPCRequest }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
   const stdio = new StdioServerTransport();
   const http = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
   const closed = new Promise<void>((resolve) => {
