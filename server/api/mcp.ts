@@ -16,7 +16,7 @@ import { defineRoute, HANDLED, type RouteDef } from './route.js';
 /**
  * `/mcp`: the MCP server over Streamable HTTP, on the same listener as /v1. Its routes go through
  * the same pipeline as every /v1 route (Host/Origin check, bearer key or session cookie, the rate
- * limit, the body limit), then the SDK's transport answers.
+ * limit, the body limit), then the session's transport answers (SessionTransport below).
  *
  * Sessions: an `initialize` with a valid key opens a session (Mcp-Session-Id), bound to that key:
  * its tool list follows the key's scopes and its resource subscriptions live in it. Every later
@@ -322,7 +322,17 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
         if (id) close(id);
       };
       await session.server.connect(entry.transport);
-      await answer(entry.transport);
+      try {
+        await answer(entry.transport);
+      } finally {
+        // An initialize the transport refused (a header missing, a bad message) opened no session:
+        // nothing of it may stay listening to the bus.
+        const id = entry.transport.sessionId;
+        if (id === undefined || sessions.get(id) !== entry) {
+          session.dispose();
+          void session.server.close().catch(() => undefined);
+        }
+      }
       return HANDLED;
     },
     responses: {},

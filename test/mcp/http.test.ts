@@ -301,6 +301,12 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     assert.equal(((await direct.json()) as { id: number; result: { tools: unknown[] } }).result.tools.length, Object.keys(TOOL_TABLE).length);
     const notJson = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: '{"jsonrpc":' });
     assert.equal(notJson.status, 400);
+    // An initialize the transport refuses (406: no text/event-stream) leaves no session listening behind.
+    const listeners = () => (t.service.app.bus as unknown as { listeners: Set<unknown> }).listeners.size;
+    const before = listeners();
+    const refused = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json', authorization: `Bearer ${t.adminKey}` }, body: JSON.stringify(init) });
+    assert.equal(refused.status, 406);
+    assert.equal(listeners(), before);
     const ended = await fetch(`${t.baseUrl}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } });
     assert.equal(ended.status, 200);
   });
