@@ -38,10 +38,15 @@ describe('chyme mcp (stdio)', () => {
       try {
         const { tools } = await client.listTools();
         assert.deepEqual(tools.map((x) => x.name).sort(), Object.keys(TOOL_TABLE).sort());
-        const logged = await client.callTool({ name: 'log_meal', arguments: { description: 'burrito bowl', foods: [{ name: 'burrito bowl', calories: 720 }, { name: 'coffee', calories: 5 }], idempotency_key: 'bowl-1' } });
+        const found = await client.callTool({ name: 'search_foods', arguments: { query: 'rice cooked', limit: 1 } });
+        const rice = (found.structuredContent as { data: Array<{ id: string; nutrients: { calories: number } }> }).data[0]!;
+        const logged = await client.callTool({
+          name: 'log_meal',
+          arguments: { description: 'burrito bowl', foods: [{ food_id: rice.id, quantity: 200, unit: 'g' }, { name: 'coffee', calories: 5 }], idempotency_key: 'bowl-1' },
+        });
         assert.equal(logged.isError, undefined);
         const meal = logged.structuredContent as { id: string; macros: { calories: number } };
-        assert.equal(meal.macros.calories, 725);
+        assert.equal(meal.macros.calories, Math.round(rice.nutrients.calories * 2 * 100) / 100 + 5);
         const rest = await fetch(`${serve.url}/v1/nutrition/meals/${meal.id}`, { headers: { authorization: `Bearer ${key}` } });
         assert.deepEqual(await rest.json(), meal);
         const state = await client.callTool({ name: 'get_digestive_state', arguments: {} });
