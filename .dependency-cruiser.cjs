@@ -2,7 +2,7 @@
  * The layering rules of docs/architecture.md, checked by test/architecture.test.ts.
  * Paths are relative to the repository root.
  */
-const FEATURES = '(nutrition|sleep|digestion|webhooks|auth|foods|backups|imports|export|events|scheduler)';
+const FEATURES = '(nutrition|sleep|digestion|webhooks|auth|foods|backups|imports|export|events|scheduler|mcp)';
 
 module.exports = {
   forbidden: [

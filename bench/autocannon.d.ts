@@ -5,6 +5,10 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     headers?: Record<string, string>;
+    method?: string;
+    body?: string;
+    /** Replaces each `[<id>]` in the body with a fresh id per request. */
+    idReplacement?: boolean;
     requests?: Array<{ method?: string; path?: string; headers?: Record<string, string> }>;
   }
   interface Histogram {

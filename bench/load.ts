@@ -11,6 +11,8 @@ import { cpuMsOf } from './serve.js';
 export interface LoadOptions {
   url: string;
   headers?: Record<string, string>;
+  /** A POST with this body (default a GET); `[<id>]` in it becomes a fresh id per request. */
+  body?: string;
   /** Concurrent connections (default 10). */
   connections?: number;
   /** Seconds of measured load (default 3). */
@@ -37,7 +39,12 @@ export interface LoadResult {
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const base = { url: options.url, connections: options.connections ?? 10, headers: options.headers ?? {} };
+  const base = {
+    url: options.url,
+    connections: options.connections ?? 10,
+    headers: options.headers ?? {},
+    ...(options.body === undefined ? {} : { method: 'POST', body: options.body, idReplacement: true }),
+  };
   await autocannon({ ...base, duration: options.warmupSec ?? 2 });
   const cpuBefore = options.pid === undefined ? 0 : cpuMsOf(options.pid);
   const r = await autocannon({ ...base, duration: options.durationSec ?? 3 });

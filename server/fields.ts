@@ -167,3 +167,26 @@ export function firstIssue(err: z.ZodError, input: unknown): InputIssue {
     present: value !== undefined,
   };
 }
+
+/** What an input issue means to a client: its code, the parameter it names and a sentence. */
+export interface IssueDescription {
+  code: 'parameter_unknown' | 'parameter_missing' | 'parameter_invalid';
+  param: string;
+  message: string;
+}
+
+/**
+ * The one wording of a schema issue, naming the parameter by its path (`foods.0.quantity`) after
+ * an optional prefix: the API's 400s (api/validation.ts) and the MCP tools' errors say the same.
+ */
+export function describeIssue(issue: InputIssue, prefix = ''): IssueDescription {
+  const name = (path: readonly PropertyKey[]) => [prefix, ...path.map(String)].filter(Boolean).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const param = name([...issue.path, issue.keys?.[0] ?? '']);
+    return { code: 'parameter_unknown', param, message: `Received unknown parameter: ${param}.` };
+  }
+  const param = name(issue.path) || prefix || 'body';
+  if (!issue.present) return { code: 'parameter_missing', param, message: `Missing required parameter: ${param}.` };
+  const detail = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
+  return { code: 'parameter_invalid', param, message: `Invalid ${param}: ${detail}.` };
+}

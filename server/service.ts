@@ -10,6 +10,7 @@ import { backupBeforeMigration, createBackups, type Backups } from './backups/in
 import { clearServerInstance, recordServerInstance } from './backups/instance.js';
 import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
+import { createMcpEndpoint } from './api/mcp.js';
 import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, type RouteDef } from './api/route.js';
 import { eventStreamRoutes } from './api/routes/events-stream.js';
@@ -115,7 +116,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...binding,
     ...options.backups,
   });
-  const subsystems: Subsystem[] = [webhooks, scheduler, backups];
+  // The MCP server (/mcp): its sessions end when the service stops.
+  const mcp = createMcpEndpoint(app);
+  const subsystems: Subsystem[] = [webhooks, scheduler, backups, mcp];
   // Restores run one at a time; every subsystem pauses around the swap.
   let restoring: Promise<RestoreResult> | undefined;
   const restore = (sourcePath: string): Promise<RestoreResult> => {
@@ -148,6 +151,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...backupRoutes({ backups, dbPath: options.dbPath, restore }),
     ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
     ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
+    mcp.setupRoute,
   ];
   // Built on first request, not at start: generating it is a large share of a cold start.
   let openapi: unknown;
@@ -167,7 +171,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   const host = options.host ?? '127.0.0.1';
   const staticDir = options.staticDir === null ? undefined : (options.staticDir ?? rendererDir());
-  const server = createApiServer(app, routes, {
+  // /mcp is served beside /v1 but is not part of the REST API's OpenAPI document.
+  const server = createApiServer(app, [...routes, ...mcp.routes], {
     allowedHosts: [...(options.allowedHosts ?? []), host],
     ...(staticDir ? { staticDir } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),

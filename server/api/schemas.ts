@@ -17,8 +17,5 @@ export const ErrorSchema = z
   })
   .meta({ id: 'Error' });
 
-export function listOf(item: z.ZodType, id: string) {
-  return z.object({ object: z.literal('list'), data: z.array(item), has_more: z.boolean() }).meta({ id });
-}
-
-export const DeletedSchema = z.object({ id: z.string(), object: z.string(), deleted: z.literal(true) }).meta({ id: 'Deleted' });
+// Lists and deletions are shared with the MCP tools.
+export { DeletedSchema, listOf } from '../envelopes.js';

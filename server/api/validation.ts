@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { firstIssue, type InputIssue } from '../fields.js';
-import { daysBetween } from '../time/tz.js';
+import { describeIssue, firstIssue, type InputIssue } from '../fields.js';
 import { ApiError, errors } from './errors.js';
 
 /**
@@ -8,11 +7,6 @@ import { ApiError, errors } from './errors.js';
  * types, and (through z.toJSONSchema) become the OpenAPI document, so the three cannot drift.
  * The field schemas features share are in ../fields.ts; what is here is about requests.
  */
-
-function issueParam(prefix: string, path: readonly PropertyKey[]): string {
-  const parts = path.map(String);
-  return [prefix, ...parts].filter(Boolean).join('.');
-}
 
 /** Turns the first zod issue into the API error for it, naming the offending parameter. */
 export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiError {
@@ -24,13 +18,10 @@ export function toApiError(err: z.ZodError, input: unknown, prefix = ''): ApiErr
  * checked in a worker thread).
  */
 export function issueError(issue: InputIssue, prefix = ''): ApiError {
-  if (issue.code === 'unrecognized_keys') {
-    return errors.parameterUnknown(issueParam(prefix, [...issue.path, issue.keys?.[0] ?? '']));
-  }
-  const param = issueParam(prefix, issue.path) || prefix || 'body';
-  if (!issue.present) return errors.parameterMissing(param);
-  const message = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
-  return errors.parameterInvalid(param, `Invalid ${param}: ${message}.`);
+  const d = describeIssue(issue, prefix);
+  if (d.code === 'parameter_unknown') return errors.parameterUnknown(d.param);
+  if (d.code === 'parameter_missing') return errors.parameterMissing(d.param);
+  return errors.parameterInvalid(d.param, d.message);
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
@@ -49,28 +40,5 @@ export function queryInt(min: number, max: number) {
     .meta({ type: 'integer', minimum: min, maximum: max } as Record<string, unknown>);
 }
 
-export const MAX_RANGE_DAYS = 366;
-
-/** Checks that an inclusive date range does not end before it starts. */
-export function checkDateOrder(start: string, end: string): void {
-  if (end < start) throw errors.parameterInvalid('end_date', 'end_date must not be before start_date.');
-}
-
-/** Checks an inclusive date range: end not before start and at most MAX_RANGE_DAYS long. */
-export function checkDateRange(start: string, end: string): void {
-  checkDateOrder(start, end);
-  if (daysBetween(start, end) + 1 > MAX_RANGE_DAYS) {
-    throw errors.parameterInvalid('end_date', `A range may cover at most ${MAX_RANGE_DAYS} days; page through longer spans.`);
-  }
-}
-
-/**
- * The sort position a `starting_after` cursor names, looked up now (so paging survives edits of
- * the cursor item); an id that does not exist is 400 invalid_cursor.
- */
-export function cursorPosition<P>(lookup: (id: string) => P | undefined, cursor: string | undefined): P | undefined {
-  if (cursor === undefined) return undefined;
-  const position = lookup(cursor);
-  if (position === undefined) throw errors.invalidCursor('starting_after', cursor);
-  return position;
-}
+// Date ranges and cursors are rules the MCP tools share: they live below the HTTP layer.
+export { checkDateOrder, checkDateRange, cursorPosition, MAX_RANGE_DAYS } from '../date-ranges.js';

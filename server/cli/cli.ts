@@ -9,6 +9,7 @@ import { exportCommand } from './commands/export.js';
 import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import.js';
 import { keysCommand } from './commands/keys.js';
 import { linkCommand } from './commands/link.js';
+import { mcpCommand } from './commands/mcp.js';
 import { restoreCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
 import { CommandFailed, EXIT, fail, usageText, UsageError, type Command } from './usage.js';
@@ -28,6 +29,7 @@ const STORAGE_HINTS: Record<string, string> = {
 const COMMANDS: readonly Command[] = [
   serveCommand,
   linkCommand,
+  mcpCommand,
   keysCommand,
   backupCommand,
   restoreCommand,

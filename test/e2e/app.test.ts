@@ -181,10 +181,11 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
 
   test('creates an API key (shown once) and revokes it', async () => {
     await go(page, 'Integrations', '[data-testid="integrations"]');
-    await page.getByLabel('Key name').fill('Home Assistant');
-    await page.getByRole('checkbox', { name: /nutrition:write/ }).check();
-    await page.getByRole('button', { name: 'Create key' }).click();
+    // The API keys card (the AI assistants card has scope boxes and a create button too).
     const keys = page.locator('#keys');
+    await keys.getByLabel('Key name').fill('Home Assistant');
+    await keys.getByRole('checkbox', { name: /nutrition:write/ }).check();
+    await keys.getByRole('button', { name: 'Create key' }).click();
     const secret = (await keys.getByTestId('secret-value').innerText()).trim();
     assert.match(secret, /^chy_/);
     assert.match(await keys.getByTestId('secret').innerText(), /keeps only a hash of it/);

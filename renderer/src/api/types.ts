@@ -5,6 +5,7 @@
  * forms need (events, scopes) come from server modules that have no imports at all.
  */
 import type { z } from 'zod';
+import type { McpSetupSchema } from '../../../server/api/mcp.js';
 import type { ImportResultSchema } from '../../../server/api/routes/export.js';
 import type { SnapshotSchema } from '../../../server/api/routes/snapshot.js';
 import type { DeletedSchema, ErrorSchema, listOf } from '../../../server/api/schemas.js';
@@ -147,3 +148,5 @@ void everyComponent;
 export type Backup = z.output<typeof BackupSchema>;
 export type BackupStatus = z.output<typeof BackupStatusSchema>;
 export type BackupSettings = z.output<typeof BackupSettingsSchema>;
+
+export type McpServer = z.output<typeof McpSetupSchema>;

@@ -26,31 +26,10 @@ import {
   warmRange,
 } from '../../digestion/service.js';
 import { addDays } from '../../time/tz.js';
+import { dayRangeQuery, seriesRange } from '../../digestion/ranges.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
 import { checkDateRange, cursorPosition, queryInt } from '../validation.js';
-
-/**
- * start_date/end_date for day series: both; start_date alone (7 days from it); or neither (the
- * last 7 days ending today). end_date alone is refused: it is documented as JSON Schema's
- * dependentRequired, which the OpenAPI document carries as x-dependent-required.
- */
-const dayRangeQuery = z
-  .object({ start_date: dateString.optional(), end_date: dateString.optional() })
-  .superRefine((q, ctx) => {
-    if (q.end_date !== undefined && q.start_date === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['start_date'], message: 'end_date needs start_date' });
-    }
-  })
-  .meta({ dependentRequired: { end_date: ['start_date'] } });
-const DEFAULT_SERIES_DAYS = 7;
-
-function seriesRange(query: { start_date?: string | undefined; end_date?: string | undefined }, today: string): { start: string; end: string } {
-  const end = query.end_date ?? (query.start_date === undefined ? today : addDays(query.start_date, DEFAULT_SERIES_DAYS - 1));
-  const start = query.start_date ?? addDays(end, -(DEFAULT_SERIES_DAYS - 1));
-  checkDateRange(start, end);
-  return { start, end };
-}
 
 const readErrors = { 400: { description: 'Invalid parameters', schema: ErrorSchema }, 403: { description: 'Missing digestion:read', schema: ErrorSchema } };
 

@@ -12,9 +12,10 @@ import { fmtDateTime } from '../../lib/time';
 
 const baseUrl = () => new URL('./v1', location.href).href;
 
-export function ApiKeysCard() {
+/** `version` changes when a key was made elsewhere on the screen (the AI assistants card): the list reloads. */
+export function ApiKeysCard({ version = 0 }: { version?: number }) {
   const app = useApp();
-  const keys = useResource((signal) => listApiKeys(signal), []);
+  const keys = useResource((signal) => listApiKeys(signal), [version]);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['nutrition:read', 'digestion:read']);
   const { errors, busy, send } = useApiForm((p) => p === 'name' || p.startsWith('scopes'));
