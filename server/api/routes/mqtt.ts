@@ -4,7 +4,7 @@ import type { MqttSubsystem } from '../../mqtt/client.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
 
-const MqttTestSchema = z
+export const MqttTestSchema = z
   .object({
     object: z.literal('integration.mqtt_test'),
     ok: z.boolean(),

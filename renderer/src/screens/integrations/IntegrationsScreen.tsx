@@ -3,6 +3,7 @@ import { ScreenHead } from '../../components/ui';
 import { ApiKeysCard } from './ApiKeysCard';
 import { BackupsCard } from './BackupsCard';
 import { DataCard } from './DataCard';
+import { MqttCard } from './MqttCard';
 import { SettingsCard } from './SettingsCard';
 import { WebhooksCard } from './WebhooksCard';
 import './Integrations.css';
@@ -14,12 +15,14 @@ export default function IntegrationsScreen() {
       <nav className="subnav" aria-label="Sections">
         <a href="#/integrations" onClick={(e) => jump(e, 'keys')}>API keys</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'webhooks')}>Webhooks</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'mqtt')}>Home Assistant</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'settings')}>Settings</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'data')}>Export &amp; import</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'backups')}>Backups</a>
       </nav>
       <ApiKeysCard />
       <WebhooksCard />
+      <MqttCard />
       <SettingsCard />
       <DataCard />
       <BackupsCard />
