@@ -27,8 +27,11 @@ export interface Broker {
   close(): Promise<void>;
 }
 
+/** Debian installs the broker in /usr/sbin, which a non-root PATH may lack. */
+const MOSQUITTO = ['mosquitto', '/usr/sbin/mosquitto'].find((cmd) => spawnSync(cmd, ['-h'], { encoding: 'utf8' }).error === undefined);
+
 export function mosquittoAvailable(): boolean {
-  return spawnSync('mosquitto', ['-h'], { encoding: 'utf8' }).error === undefined;
+  return MOSQUITTO !== undefined;
 }
 
 export async function freePort(): Promise<number> {
@@ -81,7 +84,7 @@ export async function startBroker(options: { user?: string; password?: string } 
 
   async function start(): Promise<void> {
     if (child) return;
-    const proc = spawn('mosquitto', ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(MOSQUITTO ?? 'mosquitto', ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     proc.stdout!.on('data', (c) => (output += c));
     proc.stderr!.on('data', (c) => (output += c));
