@@ -15,6 +15,8 @@ import { selfSignedCertificate } from './tls.js';
 export interface Broker {
   url: string;
   tlsUrl: string;
+  /** MQTT over WebSocket (Mosquitto's websockets listener). */
+  wsUrl: string;
   /** The TLS listener's certificate fingerprint, as openssl prints it. */
   tlsSha256: string;
   user: string;
@@ -58,6 +60,7 @@ export async function startBroker(options: { user?: string; password?: string } 
   for (const f of ['passwd', 'cert.pem', 'key.pem']) chmodSync(join(dir, f), 0o600);
   const port = await freePort();
   const tlsPort = await freePort();
+  const wsPort = await freePort();
   const config = join(dir, 'mosquitto.conf');
   writeFileSync(
     config,
@@ -76,6 +79,8 @@ export async function startBroker(options: { user?: string; password?: string } 
       `listener ${tlsPort} 127.0.0.1`,
       `certfile ${join(dir, 'cert.pem')}`,
       `keyfile ${join(dir, 'key.pem')}`,
+      `listener ${wsPort} 127.0.0.1`,
+      'protocol websockets',
       '',
     ].join('\n'),
   );
@@ -120,6 +125,7 @@ export async function startBroker(options: { user?: string; password?: string } 
   return {
     url: `mqtt://127.0.0.1:${port}`,
     tlsUrl: `mqtts://127.0.0.1:${tlsPort}`,
+    wsUrl: `ws://127.0.0.1:${wsPort}`,
     tlsSha256: cert.sha256,
     user,
     password,

@@ -273,6 +273,14 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
     assert.equal(s.tls_certificate_sha256, broker.tlsSha256);
   });
 
+  test('MQTT over WebSocket (ws://) works the same', async () => {
+    await serviceWithMqtt({ broker_url: broker.wsUrl });
+    await waitConnected();
+    const sub = await broker.client();
+    const seen = await watch(sub, 'chyme/availability');
+    await seen.until(() => seen.latest.get('chyme/availability') === 'online', 'online over ws://');
+  });
+
   test('a broker that goes away: the API is not slowed, the client reconnects and republishes', async () => {
     await serviceWithMqtt();
     await waitConnected();
