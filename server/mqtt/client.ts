@@ -84,7 +84,7 @@ export function errorSentence(err: unknown, brokerUrl: string): string {
   if (e.code === 'ETIMEDOUT' || /timeout/i.test(e.message ?? '')) return `the broker did not answer within ${CONNECT_TIMEOUT_MS / 1000} s (${where})`;
   if (e.code === 'ECONNRESET' || e.code === 'EPIPE') return 'the broker closed the connection';
   if (e.code === 'EHOSTUNREACH' || e.code === 'ENETUNREACH') return `the broker's network cannot be reached (${where})`;
-  if (e.name === 'CertificateRefusedError') return String(e.message).replace(/^TLS: /, 'TLS: ');
+  if (e.name === 'CertificateRefusedError') return String(e.message);
   return `the connection failed: ${e.message ?? String(err)}`;
 }
 
@@ -209,7 +209,7 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
     publishTimer.unref();
   }
 
-  function onMessage(topic: string, payload: Buffer): void {
+  function onMessage(topic: string, payload: Buffer, retained: boolean): void {
     const text = payload.toString('utf8');
     const topics = topicsFor(config);
     if (topic === topics.haStatus) {
@@ -218,6 +218,11 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
       return;
     }
     if (!config.commandsEnabled || paused || app.unavailable) return;
+    // A retained command would log its meal again at every reconnect: commands are presses, never state.
+    if (retained) {
+      app.log.warn('mqtt: a retained command was ignored; publish commands without retain', { topic });
+      return;
+    }
     let outcome;
     try {
       if (topic === topics.logSavedMeal) outcome = commands.logSavedMeal(text);
@@ -276,13 +281,17 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
     c.on('connect', () => {
       if (mine !== generation) return;
       attempt = 0;
-      setStatus({ status: 'connected', lastError: null, connectedAt: app.clock.now() });
       publish(c, topics.availability, 'online', 1);
-      c.subscribe([topics.haStatus, ...(config.commandsEnabled ? [topics.logSavedMeal, topics.logMeal] : [])], { qos: 1 });
       publishAll(true);
+      // "connected" once the broker has taken the subscriptions too: from then on a command is heard.
+      c.subscribe([topics.haStatus, ...(config.commandsEnabled ? [topics.logSavedMeal, topics.logMeal] : [])], { qos: 1 }, (err) => {
+        if (mine !== generation || !c.connected) return;
+        if (err) app.log.warn('mqtt: subscribing failed', { error: String(err) });
+        setStatus({ status: 'connected', lastError: null, connectedAt: app.clock.now() });
+      });
     });
-    c.on('message', (topic, payload) => {
-      if (mine === generation) onMessage(topic, payload);
+    c.on('message', (topic, payload, packet) => {
+      if (mine === generation) onMessage(topic, payload, packet.retain);
     });
     c.on('error', (err) => {
       if (mine !== generation) return;

@@ -2,7 +2,7 @@ import type { AppContext } from '../app-context.js';
 import type { MealRecord } from '../db/meals.js';
 import { guessMealType } from '../nutrition/meal-type.js';
 import { createMeal, MAX_MEAL_CALORIES } from '../nutrition/meals.js';
-import { logSavedMeal } from '../nutrition/saved-meals.js';
+import { findSavedMeal, logSavedMeal } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
 import { localMinuteOfDay, offsetMinutes } from '../time/tz.js';
 
@@ -71,7 +71,9 @@ export function createCommandHandler(app: AppContext) {
       if (!/^smeal_[A-Za-z0-9]{1,60}$/.test(id)) return { ignored: 'the payload is not a saved meal id' };
       const at = now();
       if (repeated(`saved:${id}`, at.ms)) return { ignored: `the same saved meal was logged less than ${REPEAT_WINDOW_MS / 1000} s ago` };
-      const meal = logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, mealType: undefined });
+      // A saved meal without a meal type gets the one the time of day suggests (the button has no form to ask).
+      const saved = findSavedMeal(app, id);
+      const meal = saved && logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, mealType: saved.mealType ?? at.mealType });
       if (!meal) {
         recent.delete(`saved:${id}`);
         return { ignored: `no saved meal ${id}` };

@@ -131,11 +131,11 @@ export function applyMqttUpdate(current: MqttConfig, body: MqttUpdate): MqttConf
   if (body.topic_prefix !== undefined) next.topicPrefix = body.topic_prefix;
   if (body.commands_enabled !== undefined) next.commandsEnabled = body.commands_enabled;
   if (body.tls_certificate_sha256 !== undefined) next.tlsPinSha256 = body.tls_certificate_sha256;
-  if (next.enabled && !next.brokerUrl) throw new InvalidInputError('broker_url', 'is needed to enable MQTT: say which broker to connect to, e.g. mqtt://homeassistant.local:1883');
+  if (next.enabled && !next.brokerUrl) throw new InvalidInputError('broker_url', 'Invalid broker_url: a broker is needed to enable MQTT, e.g. mqtt://homeassistant.local:1883');
   if (next.tlsPinSha256 && next.brokerUrl && !next.brokerUrl.startsWith('mqtts:')) {
-    throw new InvalidInputError('tls_certificate_sha256', 'applies to mqtts:// brokers only');
+    throw new InvalidInputError('tls_certificate_sha256', 'Invalid tls_certificate_sha256: a pinned certificate applies to mqtts:// brokers only');
   }
-  if (next.discoveryPrefix === next.topicPrefix) throw new InvalidInputError('topic_prefix', 'must differ from discovery_prefix');
+  if (next.discoveryPrefix === next.topicPrefix) throw new InvalidInputError('topic_prefix', 'Invalid topic_prefix: must differ from discovery_prefix');
   return next;
 }
 

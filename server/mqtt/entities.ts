@@ -51,6 +51,9 @@ export interface DeviceInfo {
   configurationUrl: string | undefined;
 }
 
+/** A score, or unknown ("None") when there is none: no score yet, or the payload is {} (nothing to show). */
+const SCORE_TEMPLATE = '{{ value_json.score if value_json.score is defined and value_json.score is not none else "None" }}';
+
 /** The sensors every installation gets: [object id, name, state entity, what HA needs to know]. */
 const SENSORS: Array<{ id: string; name: string; extra: Record<string, unknown> }> = [
   {
@@ -60,7 +63,9 @@ const SENSORS: Array<{ id: string; name: string; extra: Record<string, unknown> 
       device_class: 'enum',
       options: Object.keys(STATE_LABEL),
       value_template: '{{ value_json.state }}',
-      json_attributes_template: '{{ value_json | tojson }}',
+      // minutes_remaining and calculated_at are left out: they change every minute, states are published on change.
+      json_attributes_template:
+        '{{ {"since": value_json.since, "next_change_at": value_json.next_change_at, "fasted_at": value_json.fasted_at, "active_meals": value_json.active_meals, "confidence": value_json.confidence} | tojson }}',
       icon: 'mdi:stomach',
     },
   },
@@ -70,7 +75,7 @@ const SENSORS: Array<{ id: string; name: string; extra: Record<string, unknown> 
     extra: {
       state_class: 'measurement',
       unit_of_measurement: 'points',
-      value_template: '{{ value_json.score if value_json.score is not none else "None" }}',
+      value_template: SCORE_TEMPLATE,
       json_attributes_template: '{{ {"date": value_json.date, "level": value_json.level, "score_state": value_json.score_state, "components": value_json.components} | tojson }}',
       icon: 'mdi:stomach',
     },
@@ -81,7 +86,7 @@ const SENSORS: Array<{ id: string; name: string; extra: Record<string, unknown> 
     extra: {
       state_class: 'measurement',
       unit_of_measurement: 'points',
-      value_template: '{{ value_json.score if value_json.score is not none else "None" }}',
+      value_template: SCORE_TEMPLATE,
       json_attributes_template: '{{ {"date": value_json.date, "level": value_json.level, "last_meal_at": value_json.last_meal_at, "features": value_json.features} | tojson }}',
       icon: 'mdi:weather-night',
     },
@@ -164,7 +169,6 @@ export function discoveryConfigs(app: AppContext, config: MqttConfig, device: De
     payload: {
       name: s.name,
       unique_id: `${node}_${s.id}`,
-      object_id: `chyme_${s.id}`,
       state_topic: topics.state(SENSOR_SOURCE[s.id]!),
       json_attributes_topic: s.extra.json_attributes_template ? topics.state(SENSOR_SOURCE[s.id]!) : undefined,
       ...s.extra,
@@ -206,9 +210,12 @@ export function discoveryConfigs(app: AppContext, config: MqttConfig, device: De
 }
 
 /**
- * The state topics' payloads now: each the /v1 resource the entity reads (JSON text), or "" when
- * there is nothing yet (no meal logged: the entity shows unknown).
+ * The state topics' payloads now: each the /v1 resource the entity reads (JSON text), or {} when
+ * there is nothing (no meal logged, the last one deleted): the templates then give unknown. An
+ * empty payload would not do: Home Assistant keeps the old value when a template cannot render.
  */
+const NOTHING = '{}';
+
 export function statePayloads(app: AppContext, config: MqttConfig): Map<string, string> {
   const topics = topicsFor(config);
   const ctx = digestionContext(app);
@@ -217,9 +224,9 @@ export function statePayloads(app: AppContext, config: MqttConfig): Map<string, 
   out.set(topics.state('state'), JSON.stringify(stateResource(currentState(app, ctx), ctx.now)));
   out.set(topics.state('windows'), JSON.stringify(windowsResource(currentWindows(app, ctx))));
   const today = dailyScoresRange(app, ctx.today, ctx.today, ctx)[0];
-  out.set(topics.state('gut_score'), today ? JSON.stringify(dailyScoreResource(today)) : '');
+  out.set(topics.state('gut_score'), today ? JSON.stringify(dailyScoreResource(today)) : NOTHING);
   const overnight = overnightRange(app, addDays(ctx.today, -1), ctx.today, ctx).at(-1);
-  out.set(topics.state('overnight_score'), overnight ? JSON.stringify(overnightResource(overnight)) : '');
+  out.set(topics.state('overnight_score'), overnight ? JSON.stringify(overnightResource(overnight)) : NOTHING);
   const meals = listMealsByDays(app.db, ctx.today, ctx.today);
   out.set(
     topics.state('calories_today'),
@@ -232,7 +239,7 @@ export function statePayloads(app: AppContext, config: MqttConfig): Map<string, 
     }),
   );
   const last = latestMealAtOrBefore(app.db, ctx.now);
-  out.set(topics.state('last_meal'), last ? JSON.stringify(mealResource(last)) : '');
+  out.set(topics.state('last_meal'), last ? JSON.stringify(mealResource(last)) : NOTHING);
   return out;
 }
 

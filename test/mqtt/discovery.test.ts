@@ -117,10 +117,10 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
     for (const [topic, text] of configs) {
       const c = JSON.parse(text);
       assertValidConfig(topic, c);
-      ids.add(c.object_id);
+      ids.add(c.unique_id.replace(/^chyme_user_[A-Za-z0-9]+_/, ''));
     }
     for (const e of ['digestive_state', 'gut_score', 'overnight_score', 'calories_today', 'last_meal', 'ready_for_sleep', 'fasting_since']) {
-      assert.ok(ids.has(`chyme_${e}`), e);
+      assert.ok(ids.has(e), e);
     }
     const state = JSON.parse(configs.find(([k]) => k.includes('/digestive_state/'))![1]);
     assert.deepEqual(state.options.sort(), ['fasted', 'processing', 'settling']);
@@ -149,17 +149,21 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
     console.log(`# meal write → calories and last-meal topics: ${Date.now() - sent} ms`);
     await t.request('DELETE', `/v1/nutrition/meals/${created.body.id}`);
     await seen.until(() => JSON.parse(seen.latest.get('chyme/calories_today') || '{}').calories === 0, 'calories 0');
-    await seen.until(() => seen.latest.get('chyme/last_meal') === '', 'no last meal');
+    // {} (not an empty payload, which would leave Home Assistant showing the deleted meal): unknown.
+    await seen.until(() => seen.latest.get('chyme/last_meal') === '{}', 'no last meal');
   });
 
   test('commands: a saved-meal button logs exactly one meal when pressed twice; text logs a meal; malformed changes nothing', async () => {
     await serviceWithMqtt({ commands_enabled: true });
     const saved = await t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Usual breakfast', meal_type: 'breakfast', foods: [{ name: 'Oats', calories: 300 }] } });
     assert.equal(saved.status, 201, saved.text);
+    // Without a meal type, a press takes the one the time of day suggests (12:00 in Berlin… 13:00: lunch).
+    const untyped = await t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Smoothie', foods: [{ name: 'Smoothie', calories: 180 }] } });
+    assert.equal(untyped.status, 201, untyped.text);
     const sub = await broker.client();
     const seen = await watch(sub, 'homeassistant/#');
     await waitConnected();
-    const button = await seen.until(() => [...seen.latest].find(([k, v]) => k.startsWith('homeassistant/button/') && v), 'the button config');
+    const button = await seen.until(() => [...seen.latest].find(([k, v]) => k.startsWith('homeassistant/button/') && v.includes('Usual breakfast')), 'the button config');
     const cfg = JSON.parse(button[1]);
     assert.equal(cfg.name, 'Log Usual breakfast');
     assert.equal(cfg.payload_press, saved.body.id);
@@ -172,18 +176,30 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
       await sub.publishAsync(cfg.command_topic, cfg.payload_press, { qos: 1 });
       await sub.publishAsync(cfg.command_topic, cfg.payload_press, { qos: 1 });
       for (const bad of ['', 'smeal_nope!', '{"description": 5}', 'no calories here', 'Cake, 99999 kcal']) await sub.publishAsync(textCfg.command_topic, bad, { qos: 1 });
+      // Published with retain: live subscribers get it once as a press; the retained copy the broker
+      // hands over at every later connection is never taken as another (checked below).
+      await sub.publishAsync(textCfg.command_topic, 'Retained cake, 300 kcal', { qos: 1, retain: true });
       await sub.publishAsync(textCfg.command_topic, 'Banana, 105 kcal', { qos: 1 });
+      await sub.publishAsync(cfg.command_topic, untyped.body.id, { qos: 1 });
       const deadline = Date.now() + 20_000;
-      while (created.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (created.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       // A round trip through the broker after the last command: everything before it was handled.
       await sub.publishAsync('chyme/command/log_meal', 'Sentinel apple; 1', { qos: 1 });
-      while (created.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (created.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // Past the repeat window, reconnect: the broker sends the retained command again, flagged retained.
+      t.clock.advance(5 * 60_000);
+      await t.service.mqtt.pause();
+      t.service.mqtt.resume();
+      await waitConnected();
+      await sub.publishAsync('chyme/command/log_meal', 'Second sentinel; 2', { qos: 1 });
+      while (created.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await sub.publishAsync(textCfg.command_topic, '', { qos: 1, retain: true }); // clears the retained one
     } finally {
       off();
     }
-    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30&limit=100')).body.data.map((m: any) => `${m.description}:${m.macros.calories}`).sort();
-    assert.deepEqual(meals, ['Banana:105', 'Sentinel apple:1', 'Usual breakfast:300']);
-    assert.equal(created.length, 3, 'events (and so webhooks) for each meal logged');
+    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30&limit=100')).body.data.map((m: any) => `${m.description}:${m.macros.calories}:${m.meal_type}`).sort();
+    assert.deepEqual(meals, ['Banana:105:lunch', 'Retained cake:300:lunch', 'Second sentinel:2:lunch', 'Sentinel apple:1:lunch', 'Smoothie:180:lunch', 'Usual breakfast:300:breakfast']);
+    assert.equal(created.length, 6, 'events (and so webhooks) for each meal logged');
   });
 
   test('commands are not listened to unless enabled', async () => {
