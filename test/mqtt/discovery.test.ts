@@ -188,8 +188,8 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
       while (created.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       // Past the repeat window, reconnect: the broker sends the retained command again, flagged retained.
       t.clock.advance(5 * 60_000);
-      await t.service.mqtt.pause();
-      t.service.mqtt.resume();
+      await t.service.mqtt.pause!();
+      t.service.mqtt.resume!();
       await waitConnected();
       await sub.publishAsync('chyme/command/log_meal', 'Second sentinel; 2', { qos: 1 });
       while (created.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
