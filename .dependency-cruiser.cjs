@@ -64,7 +64,7 @@ module.exports = {
       from: { path: '^renderer/' },
       to: {
         path: '^server/',
-        pathNot: ['^server/time/tz\\.ts$', '^server/events/types\\.ts$', '^server/auth/scopes\\.ts$', '^server/digestion/vocabulary\\.ts$', '^server/foods/volume\\.ts$'],
+        pathNot: ['^server/time/tz\\.ts$', '^server/events/types\\.ts$', '^server/auth/scopes\\.ts$', '^server/digestion/vocabulary\\.ts$', '^server/foods/volume\\.ts$', '^server/nutrition/meal-type\\.ts$'],
         dependencyTypesNot: ['type-only'],
       },
     },

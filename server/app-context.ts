@@ -34,7 +34,7 @@ export interface AppContext {
 /** The context over an open database: the running service builds one, and so does each CLI command. */
 export function createAppContext(db: Db, clock: Clock, log: Logger, nativeBinding?: string): AppContext {
   const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
-  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [] }, unavailable: null, writes: new WriteGate(), nativeBinding };
+  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [], savedMealsChanged: [] }, unavailable: null, writes: new WriteGate(), nativeBinding };
 }
 
 /**
@@ -92,4 +92,6 @@ export interface AppHooks {
    * the old database (derived data, remembered ids) must be dropped here.
    */
   databaseReplaced: Array<() => void>;
+  /** Called after a saved meal was created, changed or deleted (committed): Home Assistant's buttons follow. */
+  savedMealsChanged: Array<() => void>;
 }

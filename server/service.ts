@@ -27,6 +27,8 @@ import { revokeInternalKeys } from './db/api-keys.js';
 import { deleteExpiredUiTokens } from './db/ui-tokens.js';
 import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
+import { mqttRoutes } from './api/routes/mqtt.js';
+import { createMqtt, type MqttOptions, type MqttSubsystem } from './mqtt/client.js';
 
 /** The per-key rate limit when none is given (`chyme serve --rate-limit` changes it). */
 export { DEFAULT_RATE_LIMIT } from './api/rate-limit.js';
@@ -55,6 +57,8 @@ export interface ServiceOptions {
   deferredStartMs?: number;
   /** Webhook dispatcher and event stream tuning (defaults follow the spec). */
   webhooks?: WebhookOptions;
+  /** MQTT reconnect timing (tests shorten it); the settings themselves live in the database. */
+  mqtt?: Pick<MqttOptions, 'reconnectFirstMs' | 'reconnectMaxMs'>;
   /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
   backups?: { automatic?: boolean; checkIntervalMs?: number };
   /**
@@ -73,6 +77,8 @@ export interface Service {
   webhooks: WebhooksSubsystem;
   /** Automatic and on-demand backups of the database. */
   backups: Backups;
+  /** The MQTT client (Home Assistant discovery); off until configured. */
+  mqtt: MqttSubsystem;
   /**
    * Restores a checked copy of a Chyme database into the running service: backs up the current
    * database first, then swaps the file and reopens it (requests get a 503 meanwhile).
@@ -118,7 +124,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   });
   // The MCP server (/mcp): its sessions end when the service stops.
   const mcp = createMcpEndpoint(app);
-  const subsystems: Subsystem[] = [webhooks, scheduler, backups, mcp];
+  
+  let url = '';
+  const mqtt = createMqtt(app, { ...options.mqtt, serviceUrl: () => url || undefined });
+  const subsystems: Subsystem[] = [webhooks, scheduler, backups, mcp, mqtt];
   // Restores run one at a time; every subsystem pauses around the swap.
   let restoring: Promise<RestoreResult> | undefined;
   const restore = (sourcePath: string): Promise<RestoreResult> => {
@@ -150,6 +159,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...resourceRoutes,
     ...backupRoutes({ backups, dbPath: options.dbPath, restore }),
     ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
+    ...mqttRoutes({ mqtt }),
     ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
     mcp.setupRoute,
   ];
@@ -194,7 +204,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   }
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${urlHost}:${port}`;
+  url = `http://${urlHost}:${port}`;
 
   // The database is always reached through app.db: a restore replaces it under the running service.
   const housekeeping = () => {
@@ -274,6 +284,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     port,
     webhooks,
     backups,
+    mqtt,
     restore,
     createLaunchUrl: () => `${url}/?token=${createLaunchToken(app.db, clock.now())}`,
     runScheduler: () => scheduler.tick(),

@@ -167,6 +167,12 @@ export function getMeal(db: Db, id: string): MealRecord | undefined {
   return row && fromRow(row);
 }
 
+/** The newest meal eaten at or before `ms` (meals logged ahead of time are not "the last meal" yet). */
+export function latestMealAtOrBefore(db: Db, ms: number): MealRecord | undefined {
+  const row = db.prepare(`SELECT ${COLUMNS} FROM meals WHERE timestamp_ms <= ? ORDER BY timestamp_ms DESC, id DESC LIMIT 1`).get(ms) as MealRow | undefined;
+  return row && fromRow(row);
+}
+
 export function mealExists(db: Db, id: string): boolean {
   return db.prepare('SELECT 1 FROM meals WHERE id = ?').get(id) !== undefined;
 }

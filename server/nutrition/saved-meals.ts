@@ -89,18 +89,18 @@ export function savedMealResource(m: SavedMealRecord): Record<string, unknown> {
 /** Saves a named set of entries; entries from foods are computed now and keep these numbers. */
 export function createSavedMeal(app: AppContext, input: SavedMealInput): SavedMealRecord {
   const foods = resolveFoodEntries(app, input.foods);
-  return app.bus.write(() => {
+  return afterCommit(app, () => app.bus.write(() => {
     if (countSavedMeals(app.db) >= MAX_SAVED_MEALS) throw new LimitExceededError(`At most ${MAX_SAVED_MEALS} saved meals; delete one first.`);
     const now = app.clock.now();
     const meal: SavedMealRecord = { id: newId('smeal'), name: input.name, mealType: input.mealType, foods, createdMs: now, updatedMs: now };
     insertSavedMeal(app.db, meal);
     return meal;
-  });
+  }));
 }
 
 export function patchSavedMeal(app: AppContext, id: string, patch: Partial<SavedMealInput>): SavedMealRecord | undefined {
   const foods = patch.foods === undefined ? undefined : resolveFoodEntries(app, patch.foods);
-  return app.bus.write(() => {
+  return afterCommit(app, () => app.bus.write(() => {
     const before = getSavedMeal(app.db, id);
     if (!before) return undefined;
     const after: SavedMealRecord = {
@@ -112,11 +112,18 @@ export function patchSavedMeal(app: AppContext, id: string, patch: Partial<Saved
     };
     updateSavedMeal(app.db, after);
     return after;
-  });
+  }));
 }
 
 export function removeSavedMeal(app: AppContext, id: string): boolean {
-  return app.bus.write(() => deleteSavedMeal(app.db, id));
+  return afterCommit(app, () => app.bus.write(() => deleteSavedMeal(app.db, id)));
+}
+
+/** Runs a saved-meal write, then (once it committed) tells whoever follows saved meals. */
+function afterCommit<T>(app: AppContext, write: () => T): T {
+  const result = write();
+  if (!app.db.inTransaction) for (const hook of app.hooks.savedMealsChanged) hook();
+  return result;
 }
 
 export function findSavedMeal(app: AppContext, id: string): SavedMealRecord | undefined {

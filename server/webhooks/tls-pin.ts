@@ -54,6 +54,12 @@ export interface PinnedConnectionOptions {
   onPeerCertificate: (sha256: string) => void;
   /** Told the socket as soon as it exists, so an attempt that times out can close it mid-handshake. */
   onConnecting?: (socket: TLSSocket) => void;
+  /** Who is on the other end, in refusals (default "receiver"; the MQTT client says "broker"). */
+  peer?: string;
+  /** How to trust the certificate, in refusals (default: the webhook's tls_certificate_sha256). */
+  howToPin?: string;
+  /** ALPN protocols to offer (default http/1.1, for webhook receivers); [] offers none. */
+  alpn?: string[];
 }
 
 /**
@@ -76,8 +82,9 @@ export function verifiedTlsConnection(options: PinnedConnectionOptions) {
       // Node's verdict is read below instead of enforced here, so the fingerprint of a refused
       // certificate can be reported; the socket is destroyed before any request byte is written.
       rejectUnauthorized: false,
-      ALPNProtocols: ['http/1.1'],
+      ...((options.alpn ?? ['http/1.1']).length ? { ALPNProtocols: options.alpn ?? ['http/1.1'] } : {}),
     });
+    const peerName = options.peer ?? 'receiver';
     options.onConnecting?.(socket);
     let handedOver = false;
     const settle = (err: Error | null) => {
@@ -95,14 +102,14 @@ export function verifiedTlsConnection(options: PinnedConnectionOptions) {
       if (options.pinSha256 !== null) {
         if (sha256 !== options.pinSha256) {
           refusal = new CertificateRefusedError(
-            `TLS: the receiver's certificate (SHA-256 ${sha256 ?? 'unknown'}) is not the pinned one (${options.pinSha256}); nothing was sent. If the receiver got a new certificate, pin the new fingerprint.`,
+            `TLS: the ${peerName}'s certificate (SHA-256 ${sha256 ?? 'unknown'}) is not the pinned one (${options.pinSha256}); nothing was sent. If the ${peerName} got a new certificate, pin the new fingerprint.`,
             sha256,
           );
         }
       } else if (!socket.authorized) {
         const code = String(socket.authorizationError ?? 'UNKNOWN');
         refusal = new CertificateRefusedError(
-          `TLS: the receiver's certificate is not trusted: ${untrustedReason(code)} (${code}); nothing was sent. Its SHA-256 fingerprint is ${sha256 ?? 'unknown'}: if that is your receiver's certificate, ${HOW_TO_PIN}.`,
+          `TLS: the ${peerName}'s certificate is not trusted: ${untrustedReason(code)} (${code}); nothing was sent. Its SHA-256 fingerprint is ${sha256 ?? 'unknown'}: if that is your ${peerName}'s certificate, ${options.howToPin ?? HOW_TO_PIN}.`,
           sha256,
         );
       }

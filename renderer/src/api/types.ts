@@ -29,6 +29,8 @@ import type { WebhookNotice } from '../../../server/webhooks/dispatcher.js';
 import type { WebhookAttemptSchema, WebhookDeliverySchema, WebhookSubscriptionSchema, WebhookTestSchema } from '../../../server/webhooks/resources.js';
 import type { WebhookCreateSchema, WebhookUpdateSchema } from '../../../server/webhooks/subscriptions.js';
 import type { BackupSchema, BackupSettingsSchema, BackupStatusSchema } from '../../../server/backups/resources.js';
+import type { MqttSettingsSchema, MqttUpdateSchema } from '../../../server/mqtt/config.js';
+import type { MqttTestSchema } from '../../../server/api/routes/mqtt.js';
 
 export { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../server/auth/scopes.js';
 export { SUBSCRIBABLE_EVENT_TYPES as WEBHOOK_EVENTS, type EventType } from '../../../server/events/types.js';
@@ -150,3 +152,6 @@ export type BackupStatus = z.output<typeof BackupStatusSchema>;
 export type BackupSettings = z.output<typeof BackupSettingsSchema>;
 
 export type McpServer = z.output<typeof McpSetupSchema>;
+export type MqttSettings = z.output<typeof MqttSettingsSchema>;
+export type MqttSettingsUpdate = z.input<typeof MqttUpdateSchema>;
+export type MqttTest = z.output<typeof MqttTestSchema>;

@@ -1,12 +1,7 @@
 import type { Food, FoodEntryInput, Meal, MealInput, MealType } from '../api/types.js';
 
-/** A sensible meal type for a local minute of day (the user can always change it). */
-export function guessMealType(minuteOfDay: number): MealType {
-  if (minuteOfDay >= 4 * 60 && minuteOfDay < 10 * 60 + 30) return 'breakfast';
-  if (minuteOfDay >= 11 * 60 + 30 && minuteOfDay < 14 * 60 + 30) return 'lunch';
-  if (minuteOfDay >= 17 * 60 + 30 && minuteOfDay < 21 * 60 + 30) return 'dinner';
-  return 'snack';
-}
+/** A sensible meal type for a local minute of day (the user can always change it): the service's one rule. */
+export { guessMealType } from '../../../server/nutrition/meal-type.js';
 
 type MealNumbers = Pick<Meal, 'macros' | 'micros' | 'calories_source' | 'nutrient_sources'>;
 

@@ -4,6 +4,7 @@ import { ApiKeysCard } from './ApiKeysCard';
 import { AssistantsCard } from './AssistantsCard';
 import { BackupsCard } from './BackupsCard';
 import { DataCard } from './DataCard';
+import { MqttCard } from './MqttCard';
 import { SettingsCard } from './SettingsCard';
 import { WebhooksCard } from './WebhooksCard';
 import './Integrations.css';
@@ -18,6 +19,7 @@ export default function IntegrationsScreen() {
         <a href="#/integrations" onClick={(e) => jump(e, 'keys')}>API keys</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'assistants')}>AI assistants</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'webhooks')}>Webhooks</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'mqtt')}>Home Assistant</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'settings')}>Settings</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'data')}>Export &amp; import</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'backups')}>Backups</a>
@@ -25,6 +27,7 @@ export default function IntegrationsScreen() {
       <ApiKeysCard version={keysVersion} />
       <AssistantsCard onKeyCreated={() => setKeysVersion((v) => v + 1)} />
       <WebhooksCard />
+      <MqttCard />
       <SettingsCard />
       <DataCard />
       <BackupsCard />

@@ -1,0 +1,101 @@
+import type { AppContext } from '../app-context.js';
+import type { MealRecord } from '../db/meals.js';
+import { guessMealType } from '../nutrition/meal-type.js';
+import { createMeal, MAX_MEAL_CALORIES } from '../nutrition/meals.js';
+import { findSavedMeal, logSavedMeal } from '../nutrition/saved-meals.js';
+import { currentSettings } from '../settings.js';
+import { localMinuteOfDay, offsetMinutes } from '../time/tz.js';
+
+/**
+ * Meals logged from Home Assistant (only with commands_enabled): a button per saved meal, and a
+ * text entity taking "Description, 450 kcal". Each is logged like any other meal (events,
+ * webhooks, the app), through the same feature functions as POST /v1/nutrition/meals.
+ *
+ * A second identical command within REPEAT_WINDOW_MS is the same press, not a second meal: an NFC
+ * tag read twice, a button tapped twice, or a QoS 1 message the broker delivered again.
+ */
+export const REPEAT_WINDOW_MS = 60_000;
+
+const MAX_DESCRIPTION = 200;
+
+export type CommandOutcome = { logged: MealRecord } | { ignored: string };
+
+/** "Oat porridge, 350 kcal", "Toast; 210", "Apple 95kcal" or {"description": "Apple", "calories": 95}. */
+export function parseMealText(payload: string): { description: string; calories: number } | string {
+  const text = payload.trim();
+  if (!text) return 'the payload is empty';
+  let description: unknown;
+  let calories: unknown;
+  if (text.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      description = parsed.description;
+      calories = parsed.calories;
+    } catch {
+      return 'the payload starts with "{" but is not JSON';
+    }
+  } else {
+    const m = /^(.*?)[,;]?\s*(\d{1,5}(?:\.\d+)?)\s*(?:kcal)?$/i.exec(text);
+    if (!m) return 'expected "Description, 450 kcal"';
+    description = m[1]!.trim();
+    calories = Number(m[2]);
+  }
+  if (typeof description !== 'string' || description.trim() === '') return 'the description is missing';
+  if (description.length > MAX_DESCRIPTION) return `the description is longer than ${MAX_DESCRIPTION} characters`;
+  if (typeof calories !== 'number' || !Number.isFinite(calories) || calories < 0 || calories > MAX_MEAL_CALORIES) {
+    return `calories must be a number from 0 to ${MAX_MEAL_CALORIES}`;
+  }
+  return { description: description.trim(), calories: Math.round(calories) };
+}
+
+export function createCommandHandler(app: AppContext) {
+  const recent = new Map<string, number>();
+
+  function repeated(key: string, now: number): boolean {
+    for (const [k, at] of recent) if (now - at >= REPEAT_WINDOW_MS) recent.delete(k);
+    if (recent.has(key)) return true;
+    recent.set(key, now);
+    return false;
+  }
+
+  /** The moment and meal type of a meal logged now, in the person's zone. */
+  function now() {
+    const ms = app.clock.now();
+    const zone = currentSettings(app).timezone;
+    return { ms, offset: offsetMinutes(ms, zone), mealType: guessMealType(localMinuteOfDay(ms, zone)) };
+  }
+
+  return {
+    logSavedMeal(payload: string): CommandOutcome {
+      const id = payload.trim();
+      if (!/^smeal_[A-Za-z0-9]{1,60}$/.test(id)) return { ignored: 'the payload is not a saved meal id' };
+      const at = now();
+      if (repeated(`saved:${id}`, at.ms)) return { ignored: `the same saved meal was logged less than ${REPEAT_WINDOW_MS / 1000} s ago` };
+      // A saved meal without a meal type gets the one the time of day suggests (the button has no form to ask).
+      const saved = findSavedMeal(app, id);
+      const meal = saved && logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, mealType: saved.mealType ?? at.mealType });
+      if (!meal) {
+        recent.delete(`saved:${id}`);
+        return { ignored: `no saved meal ${id}` };
+      }
+      return { logged: meal };
+    },
+
+    logMeal(payload: string): CommandOutcome {
+      const parsed = parseMealText(payload);
+      if (typeof parsed === 'string') return { ignored: parsed };
+      const at = now();
+      if (repeated(`text:${parsed.description.toLowerCase()}|${parsed.calories}`, at.ms)) {
+        return { ignored: `the same meal was logged less than ${REPEAT_WINDOW_MS / 1000} s ago` };
+      }
+      const meal = createMeal(app, {
+        timestampMs: at.ms,
+        utcOffsetMin: at.offset,
+        mealType: at.mealType,
+        description: parsed.description,
+        macros: { calories: parsed.calories },
+      });
+      return { logged: meal };
+    },
+  };
+}
