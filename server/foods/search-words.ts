@@ -17,9 +17,9 @@ export interface SearchWords {
   longestSynonym: number;
   /** A phrase, its words sorted ("beef ground" for "ground beef"), → the NDB number of the food it means first. */
   staples: Map<string, string>;
-  /** Leading name segments that name a category ("alcoholic beverage"), words joined by one space. */
+  /** Leading name segments, lower case, that name a category ("alcoholic beverage", "cereals ready-to-eat"). */
   heads: Set<string>;
-  /** Name segments that do not change the food ("broilers or fryers"), words joined by one space. */
+  /** Name segments, lower case, that do not change the food ("broilers or fryers"). */
   fillers: Set<string>;
 }
 
@@ -39,7 +39,8 @@ export function words(text: string): string[] {
   return fold(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 }
 
-const phrase = (text: string): string => words(text).join(' ');
+/** A name segment as the index compares it with heads and fillers. */
+export const segmentKey = (text: string): string => text.trim().toLowerCase();
 
 export function parseSearchWords(file: SearchWordsFile): SearchWords {
   const synonyms = new Map<string, string[][]>();
@@ -56,8 +57,8 @@ export function parseSearchWords(file: SearchWordsFile): SearchWords {
     synonyms,
     longestSynonym,
     staples,
-    heads: new Set(file.heads.list.map(phrase)),
-    fillers: new Set(file.fillers.list.map(phrase)),
+    heads: new Set(file.heads.list.map(segmentKey)),
+    fillers: new Set(file.fillers.list.map(segmentKey)),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { foodVocabulary, getFoods, getFoodsBySeq, listFoodNames, listFoodUsage, matchFoodSeqs, type FoodRecord, type FoodUsage } from '../db/foods.js';
-import { fold, searchWords, words, type SearchWords } from './search-words.js';
+import { fold, searchWords, segmentKey, words, type SearchWords } from './search-words.js';
 import { usdaFoodId } from './table.js';
 
 export { fold, words };
@@ -85,6 +85,7 @@ const ASIDE_SEGMENT = MAX_SEGMENT;
  * beans, bengal gram"), so a comma inside parentheses does not start a segment.
  */
 function nameParts(name: string): { segments: string[]; asides: string } {
+  if (!name.includes('(')) return { segments: name.split(','), asides: '' };
   const segments = [''];
   let asides = '';
   let depth = 0;
@@ -107,39 +108,49 @@ function indexFood(
 ): IndexedFood {
   const { segments, asides } = nameParts(f.name);
   const segmentWords = segments.map((segment) => words(segment));
-  const isHead = segmentWords.length > 1 && sw.heads.has(segmentWords[0]!.join(' '));
-  const isFiller = (i: number) => sw.fillers.has(segmentWords[i]!.join(' '));
+  const isHead = segments.length > 1 && sw.heads.has(segmentKey(segments[0]!));
+  const fillers = segments.map((text) => sw.fillers.has(segmentKey(text)));
   const ws: number[] = [];
   let raw = false;
-  const add = (word: string, segment: number) => {
-    ws.push(termNumber(word) * 256 + Math.min(segment, MAX_SEGMENT));
+  const add = (word: string, segment: number): number => {
+    const term = termNumber(word);
+    ws.push(term * 256 + Math.min(segment, MAX_SEGMENT));
     if (word === 'raw') raw = true;
+    return term;
   };
+  // The lead: the head's words, then those of the first segments that are not fillers.
+  const lead: number[] = [];
+  if (isHead) lead.push(...segmentWords[0]!.map(termNumber), -1);
+  // Fillers ("all commercial varieties") and asides do not make a name more specific: they do not
+  // count in the length and the commas that rank shorter, more generic names first.
+  let nameLength = -1;
+  let kept = isHead ? 1 : 0;
+  if (isHead) nameLength += segments[0]!.trim().length + 1;
   // The food's own segments first (the noun after a category head counts as the first word), then
   // the brand, the head ("Alcoholic beverage") and the asides: they match, but do not name the food.
   const first = isHead ? 1 : 0;
-  for (let i = first; i < segmentWords.length; i++) for (const word of segmentWords[i]!) add(word, i - first);
+  for (let i = first; i < segmentWords.length; i++) {
+    const inLead = segmentWords[i]!.length > 0 && !fillers[i] && kept < LEAD_SEGMENTS;
+    for (const word of segmentWords[i]!) {
+      const term = add(word, i - first);
+      if (inLead) lead.push(term);
+    }
+    if (inLead) lead.push(-1);
+    if (segmentWords[i]!.length > 0 && !fillers[i]) {
+      kept++;
+      nameLength += segments[i]!.trim().length + 1;
+    }
+  }
   if (f.brand) for (const word of words(f.brand)) add(word, segmentWords.length);
   if (isHead) for (const word of segmentWords[0]!) add(word, HEAD_SEGMENT);
-  for (const word of words(asides)) add(word, ASIDE_SEGMENT);
-  // Fillers ("all commercial varieties") and asides do not make a name more specific: they do not
-  // count in the length and the commas that rank shorter, more generic names first.
-  const kept = segments.filter((_, i) => segmentWords[i]!.length > 0 && !isFiller(i));
-  const lead: number[] = [];
-  let leadSegments = 0;
-  for (const [i, segment] of segmentWords.entries()) {
-    if (segment.length === 0 || isFiller(i)) continue;
-    for (const word of segment) lead.push(termNumber(word));
-    lead.push(-1);
-    if (++leadSegments === LEAD_SEGMENTS) break;
-  }
+  if (asides) for (const word of words(asides)) add(word, ASIDE_SEGMENT);
   const ndb = f.source === 'usda_sr' ? f.id.slice('food_usda_'.length) : '';
   return {
     seq: f.seq,
     id: f.id,
     words: ws,
-    nameLength: kept.join(',').trim().length,
-    commas: Math.max(0, kept.length - 1),
+    nameLength: Math.max(0, nameLength),
+    commas: Math.max(0, kept - 1),
     prepared: PREPARED_GROUPS.has(ndb.slice(0, 2)),
     basic: BASIC_GROUPS.has(ndb.slice(0, 2)),
     raw,
@@ -156,12 +167,10 @@ function searchIndex(db: Db): SearchIndex {
     const termNumber = termNumbering(terms);
     const sw = searchWords();
     const names = listFoodNames(db);
-    const seqById = new Map(names.map((f) => [f.id, f.seq]));
+    const stapleIds = new Map<string, string[]>();
+    for (const [phrase, ndb] of sw.staples) stapleIds.set(usdaFoodId(ndb), [...(stapleIds.get(usdaFoodId(ndb)) ?? []), phrase]);
     const staples = new Map<string, number>();
-    for (const [phrase, ndb] of sw.staples) {
-      const seq = seqById.get(usdaFoodId(ndb));
-      if (seq !== undefined) staples.set(phrase, seq);
-    }
+    for (const f of names) for (const phrase of stapleIds.get(f.id) ?? []) staples.set(phrase, f.seq);
     index = { vocabulary, terms, foods: new Map(names.map((f) => [f.seq, indexFood(f, termNumber, sw)])), staples };
     indexes.set(db, index);
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../server/db/connection.js';
 import { foodVocabulary, getFood, insertFood, listFoodNames, matchFoodSeqs, replaceTableFoods, type NewFood } from '../../server/db/foods.js';
-import { searchWords, words } from '../../server/foods/search-words.js';
+import { searchWords, segmentKey } from '../../server/foods/search-words.js';
 import { loadedTableState, ensureFoodTable, usdaFoodId } from '../../server/foods/table.js';
 
 const food = (id: string, name: string, source: NewFood['source']): NewFood => ({
@@ -47,7 +47,7 @@ test('the search words fit the shipped table: synonyms name its words, staples i
   const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'chyme-foods-')), 'chyme.db'));
   ensureFoodTable(db, 1);
   const vocabulary = new Set(foodVocabulary(db));
-  const segments = new Set(listFoodNames(db).flatMap((f) => f.name.split(',').map((s) => words(s).join(' '))));
+  const segments = new Set(listFoodNames(db).flatMap((f) => f.name.split(',').map(segmentKey)));
   const sw = searchWords();
   const wrong: string[] = [];
   for (const [key, values] of sw.synonyms) {
