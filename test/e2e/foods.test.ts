@@ -44,9 +44,10 @@ const activeAttr = (page: Page, name: string) => page.evaluate((n) => (globalThi
 
 /**
  * With focus in the search box: types `query`, waits for an option whose text matches `want`, moves
- * to it with the arrow keys and picks it with Enter. Returns the picked option's text.
+ * to it with the arrow keys and picks it with Enter. Returns the picked option's text. With
+ * `first`, the wanted food must be the first option (Enter alone picks it).
  */
-async function pickFood(page: Page, query: string, want: RegExp): Promise<string> {
+async function pickFood(page: Page, query: string, want: RegExp, { first = false, shot }: { first?: boolean; shot?: string } = {}): Promise<string> {
   assert.equal(await activeAttr(page, 'role'), 'combobox', 'focus is in the search box');
   await page.keyboard.type(query, { delay: 25 });
   const list = page.getByTestId('food-options');
@@ -58,6 +59,8 @@ async function pickFood(page: Page, query: string, want: RegExp): Promise<string
     return all.some((t) => want.test(t)) ? all : undefined;
   }, `an option matching ${want} for “${query}”`);
   const index = texts.findIndex((t) => want.test(t));
+  if (first) assert.equal(index, 0, `the first option for “${query}”: ${texts.join(' | ')}`);
+  if (shot) await page.screenshot({ path: shot, fullPage: true });
   // The first match is active as soon as results arrive; arrows move from there.
   await until(async () => (await activeAttr(page, 'aria-activedescendant')) !== null, 'an active option');
   for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');
@@ -107,6 +110,24 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     await page.goto(`${server.url}/#/log`);
     await page.getByTestId('meal-form').waitFor();
   }
+
+  // First, while nothing has been logged (a food the person logged would rank first on its own).
+  test('Enter after a plain name picks the everyday food, not a look-alike: “whole milk”, “porridge”, “courgette”', async () => {
+    for (const [query, want] of [
+      ['whole milk', /^Milk, whole, 3\.25% milkfat/],
+      ['porridge', /^Cereals, oats, regular and quick, unenriched, cooked with water/],
+      ['courgette', /^Squash, summer, zucchini, includes skin, raw/],
+    ] as const) {
+      // A fresh form each time: nothing staged, an empty search box.
+      await openForm();
+      await page.reload();
+      await page.getByTestId('food-search').focus();
+      await pickFood(page, query, want, { first: true, shot: join(shots, `search-${query.replace(' ', '-')}.png`) });
+      const staged = (await page.getByTestId('staged-food').getAttribute('aria-label')) ?? '';
+      assert.match(staged.replace(/^Amount of /, ''), want, 'the food Enter picked waits for its amount');
+    }
+    await page.reload();
+  });
 
   test('logs a meal of three foods with the keyboard alone, and the service stores their macros', async () => {
     await openForm();
