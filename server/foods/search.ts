@@ -426,20 +426,24 @@ function sameFood(a: string, b: string): boolean {
  * does not matter, as everywhere in search ("breast chicken" ranks as "chicken breast").
  */
 function startScore(index: SearchIndex, food: IndexedFood, alt: Alternative): number {
+  const n = alt.words.length;
   let best = 0;
   for (const from of food.headEnd > 0 ? [0, food.headEnd] : [0]) {
-    const lead: string[] = [];
-    for (let at = from; at < food.lead.length && lead.length <= alt.words.length; at++) {
-      const term = food.lead[at]!;
-      if (term !== -1) {
-        lead.push(index.terms[term]!);
-        continue;
+    // The start is whole segments, as many words as the query: find where they end (most names
+    // fail here, without building anything).
+    let count = 0;
+    let end = -1;
+    for (let at = from; at < food.lead.length && count <= n; at++) {
+      if (food.lead[at] !== -1) count++;
+      else if (count === n) {
+        end = at;
+        break;
       }
-      // A segment ends here: the start is whole segments, as many words as the query.
-      if (lead.length < alt.words.length) continue;
-      if (lead.length === alt.words.length) best = Math.max(best, leadMatch(lead, alt));
-      break;
     }
+    if (end === -1) continue;
+    const lead: string[] = [];
+    for (let at = from; at < end; at++) if (food.lead[at] !== -1) lead.push(index.terms[food.lead[at]!]!);
+    best = Math.max(best, leadMatch(lead, alt));
   }
   return best;
 }
