@@ -428,7 +428,8 @@ function sameFood(a: string, b: string): boolean {
 function startScore(index: SearchIndex, food: IndexedFood, alt: Alternative): number {
   const n = alt.words.length;
   let best = 0;
-  for (const from of food.headEnd > 0 ? [0, food.headEnd] : [0]) {
+  for (let pass = food.headEnd > 0 ? 2 : 1; pass > 0; pass--) {
+    const from = pass === 2 ? food.headEnd : 0;
     // The start is whole segments, as many words as the query: find where they end (most names
     // fail here, without building anything).
     let count = 0;
