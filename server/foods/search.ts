@@ -84,21 +84,16 @@ const ASIDE_SEGMENT = MAX_SEGMENT;
  * bengal gram), mature seeds, raw": segments "Chickpeas", "mature seeds", "raw"; aside "garbanzo
  * beans, bengal gram"), so a comma inside parentheses does not start a segment.
  */
+const ASIDE = /\(([^()]*)\)?/g;
+
 function nameParts(name: string): { segments: string[]; asides: string } {
   if (!name.includes('(')) return { segments: name.split(','), asides: '' };
-  const segments = [''];
   let asides = '';
-  let depth = 0;
-  for (const c of name) {
-    if (c === '(') {
-      depth++;
-      asides += ' ';
-    } else if (c === ')') depth = Math.max(0, depth - 1);
-    else if (depth > 0) asides += c;
-    else if (c === ',') segments.push('');
-    else segments[segments.length - 1] += c;
-  }
-  return { segments, asides };
+  const outside = name.replace(ASIDE, (_, inside: string) => {
+    asides += ` ${inside}`;
+    return ' ';
+  });
+  return { segments: outside.split(','), asides };
 }
 
 function indexFood(
