@@ -290,11 +290,22 @@ function lookUp<T>(map: Map<string, T>, phrase: string[], anyOrder = false): T |
 
 const MAX_ALTERNATIVES = 8;
 
+/** A synonym of several words whose last word is still being typed ("jacket pot", "semi sk"). */
+function typedSynonym(sw: SearchWords, phrase: string[]): string[][] | undefined {
+  const start = `${phrase.slice(0, -1).join(' ')} `;
+  const last = phrase[phrase.length - 1]!;
+  for (const [key, values] of sw.synonyms) {
+    if (key.startsWith(start) && key.length > start.length + last.length && key.startsWith(last, start.length) && !key.includes(' ', start.length)) return values;
+  }
+  return undefined;
+}
+
 /**
  * The query as typed and as each synonym rewrites it ("jacket potato" → "potatoes baked flesh and
  * skin"), longest synonym first. A word that starts no indexed word and is the start of a synonym
- * ("courg") is read as that synonym while it is being typed; such a word, or one that is a whole
- * synonym, is not also corrected as a typo.
+ * ("courg") is read as that synonym while it is being typed, and so is a synonym of several words
+ * whose last word is being typed ("jacket pot"); such a word, or one that is a whole synonym, is
+ * not also corrected as a typo.
  */
 function alternatives(vocabulary: string[], sw: SearchWords, queryWords: string[]): string[][] {
   let out: string[][] = [[]];
@@ -302,7 +313,8 @@ function alternatives(vocabulary: string[], sw: SearchWords, queryWords: string[
     let options: string[][] | undefined;
     let used = 1;
     for (let len = Math.min(sw.longestSynonym, queryWords.length - i); len >= 1 && !options; len--) {
-      const found = lookUp(sw.synonyms, queryWords.slice(i, i + len));
+      const phrase = queryWords.slice(i, i + len);
+      const found = lookUp(sw.synonyms, phrase) ?? (len > 1 && i + len === queryWords.length ? typedSynonym(sw, phrase) : undefined);
       if (found) {
         options = found;
         used = len;

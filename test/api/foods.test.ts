@@ -180,6 +180,8 @@ describe('foods API: the USDA table and search', () => {
   test('a synonym is found while it is typed, and a name the table lacks no longer finds nothing', async () => {
     assert.equal(names(await search('courg'))[0], 'Squash, summer, zucchini, includes skin, raw');
     assert.equal(names(await search('auberg'))[0], 'Eggplant, raw');
+    assert.equal(names(await search('jacket pot'))[0], 'Potatoes, baked, flesh and skin, with salt');
+    assert.equal(names(await search('double cr'))[0], 'Cream, fluid, heavy whipping');
     assert.equal(names(await search('whole mil'))[0], 'Milk, whole, 3.25% milkfat, with added vitamin D');
     for (const q of ['porridge', 'aubergine', 'courgette', 'natural yoghurt', 'cornflakes']) {
       assert.ok((await search(q)).body.data.length > 0, `${q} finds something`);
