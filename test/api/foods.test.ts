@@ -153,9 +153,13 @@ describe('foods API: the USDA table and search', () => {
     ['red wine', 'Alcoholic beverage, wine, table, red'],
     ['cola', 'Carbonated beverage, cola, contains caffeine'],
     ['coke', 'Carbonated beverage, cola, contains caffeine'],
+    ['brinjal', 'Eggplant, raw'],
+    ['kumara', 'Sweet potato, raw, unprepared'],
+    ['rockmelon', 'Melons, cantaloupe, raw'],
+    ['dal', 'Lentils, raw'],
   ];
 
-  test(`the plain everyday food comes first for ${EVERYDAY.length} everyday queries (British names too)`, async () => {
+  test(`the plain everyday food comes first for ${EVERYDAY.length} everyday queries (British and other English names too)`, async () => {
     const wrong: string[] = [];
     for (const [query, expected] of EVERYDAY) {
       const top = names(await search(query, 1))[0];
