@@ -409,6 +409,8 @@ interface Alternative {
   typing: boolean;
   /** The seq of the staple food the phrase names ("milk"), if any. */
   staple: number | undefined;
+  /** The seq of the one staple whose one-word name the phrase's one word is the start of ("chick"). */
+  typedStaple: number | undefined;
 }
 
 /** A name that starts with the query's words (whole segments: "Milk, whole" for "whole milk"). */
@@ -417,6 +419,23 @@ const START_BONUS = 20;
 const TYPING_START_BONUS = 10;
 /** The food a staple phrase names ("milk": whole milk) comes first, after the person's own foods. */
 const STAPLE_BONUS = 40;
+/** While a one-word staple is typed ("chick"), its food comes first among the names it starts. */
+const TYPING_STAPLE_BONUS = 15;
+/** Letters typed before a staple is guessed from its start ("chic", not "ch"). */
+const TYPING_STAPLE_MIN = 4;
+
+/** The one staple of one word that `words` (one word, being typed, at least 4 letters) is the start of. */
+function typedStaple(index: SearchIndex, words: string[]): number | undefined {
+  const word = words[0]!;
+  if (words.length !== 1 || word.length < TYPING_STAPLE_MIN) return undefined;
+  let found: number | undefined;
+  for (const [key, seq] of index.staples) {
+    if (key === word || key.includes(' ') || !key.startsWith(word)) continue;
+    if (found !== undefined && found !== seq) return undefined; // two staples start so: no guess
+    found = seq;
+  }
+  return found;
+}
 
 /** True when two words are one word, singular or plural ("egg"/"eggs", "berry"/"berries"). */
 function sameFood(a: string, b: string): boolean {
@@ -491,7 +510,9 @@ export function searchFoods(db: Db, query: string, limit: number, nowMs: number)
   const typedLast = queryWords[queryWords.length - 1]!;
   const alts = alternatives(index.vocabulary, searchWords(), queryWords).flatMap((altWords): Alternative[] => {
     const terms = queryTerms(index.vocabulary, altWords);
-    return terms ? [{ words: altWords, terms, typing: altWords[altWords.length - 1] === typedLast, staple: lookUp(index.staples, altWords, true) }] : [];
+    if (!terms) return [];
+    const typing = altWords[altWords.length - 1] === typedLast;
+    return [{ words: altWords, terms, typing, staple: lookUp(index.staples, altWords, true), typedStaple: typing ? typedStaple(index, altWords) : undefined }];
   });
   if (alts.length === 0) return [];
   const usage = new Map(listFoodUsage(db).map((u) => [u.foodId, u]));
@@ -502,8 +523,10 @@ export function searchFoods(db: Db, query: string, limit: number, nowMs: number)
     : matchFoodSeqs(db, alts.map((a) => `(${matchExpression(a.terms)})`).join(' OR ')).flatMap((seq) => index.foods.get(seq) ?? []);
   // A staple is a candidate even when its name lacks the word ("oatmeal" is "Cereals, oats, …, cooked").
   for (const a of alts) {
-    const staple = a.staple === undefined ? undefined : index.foods.get(a.staple);
-    if (staple && !candidates.includes(staple)) candidates.push(staple);
+    for (const seq of [a.staple, a.typedStaple]) {
+      const staple = seq === undefined ? undefined : index.foods.get(seq);
+      if (staple && !candidates.includes(staple)) candidates.push(staple);
+    }
   }
   // Keep only the best `limit` (sorted insertion): no sort of thousands of candidates.
   const ranked: Array<{ f: IndexedFood; score: number }> = [];
@@ -512,7 +535,10 @@ export function searchFoods(db: Db, query: string, limit: number, nowMs: number)
   for (const f of candidates) {
     const u = usage.get(f.id);
     let score = -Infinity;
-    for (const a of alts) score = Math.max(score, textScore(index, f, a.terms) + startScore(index, f, a) + (a.staple === f.seq ? STAPLE_BONUS : 0));
+    for (const a of alts) {
+      const staple = a.staple === f.seq ? STAPLE_BONUS : a.typedStaple === f.seq ? TYPING_STAPLE_BONUS : 0;
+      score = Math.max(score, textScore(index, f, a.terms) + startScore(index, f, a) + staple);
+    }
     const entry = { f, score: score + (u ? 1000 + Math.min(100, 10 * frecency(u, nowMs)) : 0) };
     if (ranked.length === limit && !before(entry, ranked[limit - 1]!)) continue;
     let at = ranked.length;

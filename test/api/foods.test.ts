@@ -187,6 +187,9 @@ describe('foods API: the USDA table and search', () => {
     assert.equal(names(await search('jacket pot'))[0], 'Potatoes, baked, flesh and skin, with salt');
     assert.equal(names(await search('double cr'))[0], 'Cream, fluid, heavy whipping');
     assert.equal(names(await search('whole mil'))[0], 'Milk, whole, 3.25% milkfat, with added vitamin D');
+    // A one-word staple is guessed from its first four letters on.
+    assert.equal(names(await search('chick'))[0], 'Chicken, broilers or fryers, breast, meat only, raw');
+    assert.equal(names(await search('coff'))[0], 'Coffee, brewed from grounds, prepared with tap water');
     for (const q of ['porridge', 'aubergine', 'courgette', 'natural yoghurt', 'cornflakes']) {
       assert.ok((await search(q)).body.data.length > 0, `${q} finds something`);
     }
