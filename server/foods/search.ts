@@ -1,11 +1,17 @@
 import type { Db } from '../db/connection.js';
 import { foodVocabulary, getFoods, getFoodsBySeq, listFoodNames, listFoodUsage, matchFoodSeqs, type FoodRecord, type FoodUsage } from '../db/foods.js';
+import { fold, searchWords, segmentKey, words, type SearchWords } from './search-words.js';
+import { usdaFoodId } from './table.js';
+
+export { fold, words };
 
 /**
  * Food search: SQLite FTS5 finds the candidates (every query word as a prefix, in any order), and a
  * small ranker orders them. Plurals and typos are handled here, against the index's own vocabulary
  * (kept in memory, ~11k words): a word that starts no indexed word is replaced by the indexed
- * words within a small edit distance. See docs/foods.md "Search" for the ranking rules.
+ * words within a small edit distance. Synonyms ("aubergine" → eggplant), staples ("milk" → whole milk)
+ * and the category heads of USDA names are data (search-words.ts). See docs/foods.md "Search" for
+ * the ranking rules.
  */
 
 interface IndexedFood {
@@ -24,6 +30,13 @@ interface IndexedFood {
   /** Whole foods (produce, meat, fish, dairy, grains, legumes…) rank a little higher. */
   basic: boolean;
   raw: boolean;
+  /**
+   * The name's words for telling whether it starts with the query: parenthesised asides and filler
+   * segments left out, the first few segments only, each segment's words (term numbers) followed by
+   * -1. `headEnd` is where the lead starts after a category head ("Alcoholic beverage, …"), else 0.
+   */
+  lead: number[];
+  headEnd: number;
 }
 
 interface SearchIndex {
@@ -31,6 +44,8 @@ interface SearchIndex {
   /** Every distinct word of the indexed names, once (what IndexedFood.words point to). */
   terms: string[];
   foods: Map<number, IndexedFood>;
+  /** Staple phrases → the seq of the food each means (staples whose food is not in the table are left out). */
+  staples: Map<string, number>;
 }
 
 const MAX_SEGMENT = 255;
@@ -38,15 +53,6 @@ const termOf = (index: SearchIndex, packed: number): string => index.terms[Math.
 const segmentOf = (packed: number): number => packed % 256;
 
 const indexes = new WeakMap<Db, SearchIndex>();
-
-/** Folds case and diacritics the way the FTS5 tokenizer (unicode61 remove_diacritics 2) does. */
-export function fold(text: string): string {
-  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
-}
-
-export function words(text: string): string[] {
-  return fold(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
-}
 
 /** USDA food groups (first two digits of the NDB number) of dishes and processed foods rather than foods. */
 const PREPARED_GROUPS = new Set(['03', '07', '21', '22', '25', '35', '36']);
@@ -67,28 +73,84 @@ function termNumbering(terms: string[]): (word: string) => number {
   };
 }
 
-function indexFood(f: { seq: number; id: string; source: string; name: string; brand: string | null }, termNumber: (word: string) => number): IndexedFood {
-  const segments = f.name.split(',');
+/** Segments of a name kept in IndexedFood.lead: enough for the longest query that starts a name. */
+const LEAD_SEGMENTS = 4;
+/** IndexedFood.words segment numbers of a category head's words and of parenthesised asides. */
+const HEAD_SEGMENT = MAX_SEGMENT - 1;
+const ASIDE_SEGMENT = MAX_SEGMENT;
+
+/**
+ * A name's comma-separated segments, parenthesised asides set apart ("Chickpeas (garbanzo beans,
+ * bengal gram), mature seeds, raw": segments "Chickpeas", "mature seeds", "raw"; aside "garbanzo
+ * beans, bengal gram"), so a comma inside parentheses does not start a segment.
+ */
+const ASIDE = /\(([^()]*)\)?/g;
+
+function nameParts(name: string): { segments: string[]; asides: string } {
+  if (!name.includes('(')) return { segments: name.split(','), asides: '' };
+  let asides = '';
+  const outside = name.replace(ASIDE, (_, inside: string) => {
+    asides += ` ${inside}`;
+    return ' ';
+  });
+  return { segments: outside.split(','), asides };
+}
+
+function indexFood(
+  f: { seq: number; id: string; source: string; name: string; brand: string | null },
+  termNumber: (word: string) => number,
+  sw: SearchWords,
+): IndexedFood {
+  const { segments, asides } = nameParts(f.name);
+  const segmentWords = segments.map((segment) => words(segment));
+  const isHead = segments.length > 1 && sw.heads.has(segmentKey(segments[0]!));
+  const fillers = segments.map((text) => sw.fillers.has(segmentKey(text)));
   const ws: number[] = [];
   let raw = false;
-  const add = (word: string, segment: number) => {
-    ws.push(termNumber(word) * 256 + Math.min(segment, MAX_SEGMENT));
+  const add = (word: string, segment: number): number => {
+    const term = termNumber(word);
+    ws.push(term * 256 + Math.min(segment, MAX_SEGMENT));
     if (word === 'raw') raw = true;
+    return term;
   };
-  segments.forEach((segment, i) => {
-    for (const word of words(segment)) add(word, i);
-  });
-  if (f.brand) for (const word of words(f.brand)) add(word, segments.length);
+  // The lead: the head's words, then those of the first segments that are not fillers.
+  const lead: number[] = [];
+  if (isHead) lead.push(...segmentWords[0]!.map(termNumber), -1);
+  // Fillers ("all commercial varieties") and asides do not make a name more specific: they do not
+  // count in the length and the commas that rank shorter, more generic names first.
+  let nameLength = -1;
+  let kept = isHead ? 1 : 0;
+  if (isHead) nameLength += segments[0]!.trim().length + 1;
+  // The food's own segments first (the noun after a category head counts as the first word), then
+  // the brand, the head ("Alcoholic beverage") and the asides: they match, but do not name the food.
+  const first = isHead ? 1 : 0;
+  for (let i = first; i < segmentWords.length; i++) {
+    const inLead = segmentWords[i]!.length > 0 && !fillers[i] && kept < LEAD_SEGMENTS;
+    for (const word of segmentWords[i]!) {
+      const term = add(word, i - first);
+      if (inLead) lead.push(term);
+    }
+    if (inLead) lead.push(-1);
+    if (segmentWords[i]!.length > 0 && !fillers[i]) {
+      kept++;
+      nameLength += segments[i]!.trim().length + 1;
+    }
+  }
+  if (f.brand) for (const word of words(f.brand)) add(word, segmentWords.length);
+  if (isHead) for (const word of segmentWords[0]!) add(word, HEAD_SEGMENT);
+  if (asides) for (const word of words(asides)) add(word, ASIDE_SEGMENT);
   const ndb = f.source === 'usda_sr' ? f.id.slice('food_usda_'.length) : '';
   return {
     seq: f.seq,
     id: f.id,
     words: ws,
-    nameLength: f.name.length,
-    commas: segments.length - 1,
+    nameLength: Math.max(0, nameLength),
+    commas: Math.max(0, kept - 1),
     prepared: PREPARED_GROUPS.has(ndb.slice(0, 2)),
     basic: BASIC_GROUPS.has(ndb.slice(0, 2)),
     raw,
+    lead,
+    headEnd: isHead ? segmentWords[0]!.length + 1 : 0,
   };
 }
 
@@ -98,7 +160,13 @@ function searchIndex(db: Db): SearchIndex {
     const vocabulary = foodVocabulary(db).sort();
     const terms: string[] = [];
     const termNumber = termNumbering(terms);
-    index = { vocabulary, terms, foods: new Map(listFoodNames(db).map((f) => [f.seq, indexFood(f, termNumber)])) };
+    const sw = searchWords();
+    const names = listFoodNames(db);
+    const stapleIds = new Map<string, string[]>();
+    for (const [phrase, ndb] of sw.staples) stapleIds.set(usdaFoodId(ndb), [...(stapleIds.get(usdaFoodId(ndb)) ?? []), phrase]);
+    const staples = new Map<string, number>();
+    for (const f of names) for (const phrase of stapleIds.get(f.id) ?? []) staples.set(phrase, f.seq);
+    index = { vocabulary, terms, foods: new Map(names.map((f) => [f.seq, indexFood(f, termNumber, sw)])), staples };
     indexes.set(db, index);
   }
   return index;
@@ -192,15 +260,77 @@ function corrections(vocabulary: string[], word: string): string[] {
     .map((s) => s.w);
 }
 
-function queryTerms(vocabulary: string[], query: string): QueryTerm[] | null {
+function queryTerms(vocabulary: string[], queryWords: string[]): QueryTerm[] | null {
   const terms: QueryTerm[] = [];
-  for (const word of words(query).slice(0, 8)) {
+  for (const word of queryWords) {
     const prefixes = [word, ...singulars(word)].filter((p) => startsSomeWord(vocabulary, p));
     if (prefixes.length === 0) prefixes.push(...corrections(vocabulary, word));
     if (prefixes.length === 0) return null; // a word nothing resembles: no match
     terms.push({ prefixes });
   }
   return terms;
+}
+
+/** The word and its singular forms: how a query word is looked up among synonyms and staples. */
+const forms = (word: string): string[] => [word, ...singulars(word)];
+
+/**
+ * The value of `map` for `phrase` as typed or with any of its words in a singular form ("prawns"
+ * finds "prawn"); with `anyOrder`, the map's keys have their words sorted and so are looked up.
+ */
+function lookUp<T>(map: Map<string, T>, phrase: string[], anyOrder = false): T | undefined {
+  let keys = [''];
+  for (const word of phrase) keys = keys.flatMap((k) => forms(word).map((f) => (k ? `${k} ${f}` : f)));
+  for (const key of keys) {
+    const found = map.get(anyOrder ? key.split(' ').sort().join(' ') : key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+const MAX_ALTERNATIVES = 8;
+
+/** A synonym of several words whose last word is still being typed ("jacket pot", "semi sk"). */
+function typedSynonym(sw: SearchWords, phrase: string[]): string[][] | undefined {
+  const start = `${phrase.slice(0, -1).join(' ')} `;
+  const last = phrase[phrase.length - 1]!;
+  for (const [key, values] of sw.synonyms) {
+    if (key.startsWith(start) && key.length > start.length + last.length && key.startsWith(last, start.length) && !key.includes(' ', start.length)) return values;
+  }
+  return undefined;
+}
+
+/**
+ * The query as typed and as each synonym rewrites it ("jacket potato" → "potatoes baked flesh and
+ * skin"), longest synonym first. A word that starts no indexed word and is the start of a synonym
+ * ("courg") is read as that synonym while it is being typed, and so is a synonym of several words
+ * whose last word is being typed ("jacket pot"); such a word, or one that is a whole synonym, is
+ * not also corrected as a typo.
+ */
+function alternatives(vocabulary: string[], sw: SearchWords, queryWords: string[]): string[][] {
+  let out: string[][] = [[]];
+  for (let i = 0; i < queryWords.length; ) {
+    let options: string[][] | undefined;
+    let used = 1;
+    for (let len = Math.min(sw.longestSynonym, queryWords.length - i); len >= 1 && !options; len--) {
+      const phrase = queryWords.slice(i, i + len);
+      const found = lookUp(sw.synonyms, phrase) ?? (len > 1 && i + len === queryWords.length ? typedSynonym(sw, phrase) : undefined);
+      if (found) {
+        options = found;
+        used = len;
+      }
+    }
+    const word = queryWords[i]!;
+    const known = forms(word).some((f) => startsSomeWord(vocabulary, f));
+    if (!options && !known && word.length >= 3 && i === queryWords.length - 1) {
+      for (const [key, values] of sw.synonyms) if (!key.includes(' ') && key.startsWith(word)) (options ??= []).push(...values);
+    }
+    const typed = queryWords.slice(i, i + used);
+    const choices = options ? (used > 1 || known ? [typed, ...options] : options) : [typed];
+    out = out.flatMap((alt) => choices.map((c) => [...alt, ...c])).slice(0, MAX_ALTERNATIVES);
+    i += used;
+  }
+  return out;
 }
 
 /** The FTS5 expression: every term, in any order; a term's forms OR'ed. Words are [\p{L}\p{N}]+, quoted. */
@@ -271,33 +401,145 @@ function textScore(index: SearchIndex, food: IndexedFood, terms: QueryTerm[]): n
   return score - 0.5 * food.commas - 0.03 * food.nameLength;
 }
 
+/** One reading of the query: as typed, or rewritten by synonyms. */
+interface Alternative {
+  words: string[];
+  terms: QueryTerm[];
+  /** Its last word is the query's last word, which may still be being typed (a prefix). */
+  typing: boolean;
+  /** The seq of the staple food the phrase names ("milk"), if any. */
+  staple: number | undefined;
+  /** The seq of the one staple whose one-word name the phrase's one word is the start of ("chick"). */
+  typedStaple: number | undefined;
+}
+
+/** A name that starts with the query's words (whole segments: "Milk, whole" for "whole milk"). */
+const START_BONUS = 20;
+/** The same, with the last word still being typed ("whole mil"). */
+const TYPING_START_BONUS = 10;
+/** The food a staple phrase names ("milk": whole milk) comes first, after the person's own foods. */
+const STAPLE_BONUS = 40;
+/** While a one-word staple is typed ("chick"), its food comes first among the names it starts. */
+const TYPING_STAPLE_BONUS = 15;
+/** Letters typed before a staple is guessed from its start ("chic", not "ch"). */
+const TYPING_STAPLE_MIN = 4;
+
+/** The one staple of one word that `words` (one word, being typed, at least 4 letters) is the start of. */
+function typedStaple(index: SearchIndex, words: string[]): number | undefined {
+  const word = words[0]!;
+  if (words.length !== 1 || word.length < TYPING_STAPLE_MIN) return undefined;
+  let found: number | undefined;
+  for (const [key, seq] of index.staples) {
+    if (key === word || key.includes(' ') || !key.startsWith(word)) continue;
+    if (found !== undefined && found !== seq) return undefined; // two staples start so: no guess
+    found = seq;
+  }
+  return found;
+}
+
+/** True when two words are one word, singular or plural ("egg"/"eggs", "berry"/"berries"). */
+function sameFood(a: string, b: string): boolean {
+  if (a === b || sameWord(a, b) || sameWord(b, a)) return true;
+  const [long, short] = a.length > b.length ? [a, b] : [b, a];
+  return long.endsWith('ies') && short.endsWith('y') && long.length === short.length + 2 && long.startsWith(short.slice(0, -1));
+}
+
+/**
+ * START_BONUS when the name, or the name after its category head ("Alcoholic beverage, beer"),
+ * starts with exactly the query's words, in any order and as whole segments: "Milk, whole, 3.25%
+ * milkfat" starts with "whole milk", "Milk, buttermilk, fluid, whole" and "Chicken breast
+ * tenders" do not. TYPING_START_BONUS when so with the last word a prefix; else 0. Word order
+ * does not matter, as everywhere in search ("breast chicken" ranks as "chicken breast").
+ */
+function startScore(index: SearchIndex, food: IndexedFood, alt: Alternative): number {
+  const n = alt.words.length;
+  let best = 0;
+  for (let pass = food.headEnd > 0 ? 2 : 1; pass > 0; pass--) {
+    const from = pass === 2 ? food.headEnd : 0;
+    // The start is whole segments, as many words as the query: find where they end (most names
+    // fail here, without building anything).
+    let count = 0;
+    let end = -1;
+    for (let at = from; at < food.lead.length && count <= n; at++) {
+      if (food.lead[at] !== -1) count++;
+      else if (count === n) {
+        end = at;
+        break;
+      }
+    }
+    if (end === -1) continue;
+    const lead: string[] = [];
+    for (let at = from; at < end; at++) if (food.lead[at] !== -1) lead.push(index.terms[food.lead[at]!]!);
+    best = Math.max(best, leadMatch(lead, alt));
+  }
+  return best;
+}
+
+/** Whether the lead words are the query's words: each query word one lead word of its own. */
+function leadMatch(lead: string[], alt: Alternative): number {
+  const used = lead.map(() => false);
+  let typing = false;
+  for (let i = 0; i < alt.words.length; i++) {
+    const word = alt.words[i]!;
+    let at = lead.findIndex((w, j) => !used[j] && sameFood(w, word));
+    if (at === -1 && alt.typing && i === alt.words.length - 1) {
+      at = lead.findIndex((w, j) => !used[j] && w.startsWith(word));
+      typing = true;
+    }
+    if (at === -1) return 0;
+    used[at] = true;
+  }
+  return typing ? TYPING_START_BONUS : START_BONUS;
+}
+
 export interface FoodSearchResult {
   food: FoodRecord;
   usage: FoodUsage | undefined;
 }
 
 /**
- * Ranked foods for `query`: the person's foods (by frecency) before the rest, then by how well the
- * name matches (in the leading segment, whole words, the first word), raw and plain foods before
- * dishes, shorter names first.
+ * Ranked foods for `query` (as typed and as its synonyms rewrite it, each reading scored and the
+ * best kept): the person's foods (by frecency) before the rest, then the staple the query names,
+ * then names that start with the query, then by how well the name matches (in the leading segment,
+ * whole words, the first word), raw and plain foods before dishes, shorter names first.
  */
 export function searchFoods(db: Db, query: string, limit: number, nowMs: number): FoodSearchResult[] {
   const index = searchIndex(db);
-  const terms = queryTerms(index.vocabulary, query);
-  if (!terms || terms.length === 0) return terms ? recentFoods(db, limit, nowMs) : [];
+  const queryWords = words(query).slice(0, 8);
+  if (queryWords.length === 0) return recentFoods(db, limit, nowMs);
+  const typedLast = queryWords[queryWords.length - 1]!;
+  const alts = alternatives(index.vocabulary, searchWords(), queryWords).flatMap((altWords): Alternative[] => {
+    const terms = queryTerms(index.vocabulary, altWords);
+    if (!terms) return [];
+    const typing = altWords[altWords.length - 1] === typedLast;
+    return [{ words: altWords, terms, typing, staple: lookUp(index.staples, altWords, true), typedStaple: typing ? typedStaple(index, altWords) : undefined }];
+  });
+  if (alts.length === 0) return [];
   const usage = new Map(listFoodUsage(db).map((u) => [u.foodId, u]));
   // One-letter words match a third of the table through the FTS index; scanning the in-memory
   // names is cheaper for them and gives the same candidates.
-  const candidates = terms.every((t) => t.prefixes.every((p) => p.length === 1))
-    ? [...index.foods.values()].filter((f) => terms.every((t) => f.words.some((w) => t.prefixes.some((p) => termOf(index, w).startsWith(p)))))
-    : matchFoodSeqs(db, matchExpression(terms)).flatMap((seq) => index.foods.get(seq) ?? []);
+  const candidates = alts.every((a) => a.terms.every((t) => t.prefixes.every((p) => p.length === 1)))
+    ? [...index.foods.values()].filter((f) => alts.some((a) => a.terms.every((t) => f.words.some((w) => t.prefixes.some((p) => termOf(index, w).startsWith(p))))))
+    : matchFoodSeqs(db, alts.map((a) => `(${matchExpression(a.terms)})`).join(' OR ')).flatMap((seq) => index.foods.get(seq) ?? []);
+  // A staple is a candidate even when its name lacks the word ("oatmeal" is "Cereals, oats, …, cooked").
+  for (const a of alts) {
+    for (const seq of [a.staple, a.typedStaple]) {
+      const staple = seq === undefined ? undefined : index.foods.get(seq);
+      if (staple && !candidates.includes(staple)) candidates.push(staple);
+    }
+  }
   // Keep only the best `limit` (sorted insertion): no sort of thousands of candidates.
   const ranked: Array<{ f: IndexedFood; score: number }> = [];
   const before = (a: { f: IndexedFood; score: number }, b: { f: IndexedFood; score: number }) =>
     a.score > b.score || (a.score === b.score && (a.f.nameLength < b.f.nameLength || (a.f.nameLength === b.f.nameLength && a.f.seq < b.f.seq)));
   for (const f of candidates) {
     const u = usage.get(f.id);
-    const entry = { f, score: textScore(index, f, terms) + (u ? 1000 + Math.min(100, 10 * frecency(u, nowMs)) : 0) };
+    let score = -Infinity;
+    for (const a of alts) {
+      const staple = a.staple === f.seq ? STAPLE_BONUS : a.typedStaple === f.seq ? TYPING_STAPLE_BONUS : 0;
+      score = Math.max(score, textScore(index, f, a.terms) + startScore(index, f, a) + staple);
+    }
+    const entry = { f, score: score + (u ? 1000 + Math.min(100, 10 * frecency(u, nowMs)) : 0) };
     if (ranked.length === limit && !before(entry, ranked[limit - 1]!)) continue;
     let at = ranked.length;
     while (at > 0 && before(entry, ranked[at - 1]!)) at--;

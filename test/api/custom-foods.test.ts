@@ -86,6 +86,10 @@ describe('custom foods, usage ranking and saved meals', () => {
     await logMeal([{ food_id: 'food_usda_01123', quantity: 1, unit: '1' }], '2026-11-22T07:00:00Z');
     const ids = (await t.request('GET', '/v1/foods?limit=5')).body.data.map((f: { id: string }) => f.id);
     assert.deepEqual(new Set(ids), new Set([BANANA_BREAD, 'food_usda_01123']));
+    // Their food beats a staple too: "milk" means whole milk, unless sheep's milk is what they drink.
+    assert.equal((await search('milk'))[0]!.id, 'food_usda_01077');
+    await logMeal([{ food_id: 'food_usda_01109', quantity: 200, unit: 'g' }], '2026-11-22T07:30:00Z');
+    assert.equal((await search('milk'))[0]!.id, 'food_usda_01109');
     // Deleting the meals forgets the usage.
     const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30')).body.data;
     for (const m of meals) await t.request('DELETE', `/v1/nutrition/meals/${m.id}`);

@@ -77,6 +77,124 @@ describe('foods API: the USDA table and search', () => {
     assert.deepEqual(names(await search('qqqqzzz')), []);
   });
 
+  // What a person types, and the plain everyday food it should give first (Enter picks it).
+  const EVERYDAY: Array<[string, string]> = [
+    ['whole milk', 'Milk, whole, 3.25% milkfat, with added vitamin D'],
+    ['milk', 'Milk, whole, 3.25% milkfat, with added vitamin D'],
+    ['semi skimmed milk', 'Milk, reduced fat, fluid, 2% milkfat, with added vitamin A and vitamin D'],
+    ['skimmed milk', 'Milk, nonfat, fluid, with added vitamin A and vitamin D (fat free or skim)'],
+    ['banana', 'Bananas, raw'],
+    ['apple', 'Apples, raw, with skin'],
+    ['orange', 'Oranges, raw, all commercial varieties'],
+    ['orange juice', 'Orange juice, raw'],
+    ['grapes', 'Grapes, red or green (European type, such as Thompson seedless), raw'],
+    ['strawberries', 'Strawberries, raw'],
+    ['avocado', 'Avocados, raw, all commercial varieties'],
+    ['tomato', 'Tomatoes, red, ripe, raw, year round average'],
+    ['potato', 'Potato, flesh and skin, raw'],
+    ['carrot', 'Carrots, raw'],
+    ['broccoli', 'Broccoli, raw'],
+    ['spinach', 'Spinach, raw'],
+    ['onion', 'Onions, raw'],
+    ['spring onion', 'Onions, spring or scallions (includes tops and bulb), raw'],
+    ['garlic', 'Garlic, raw'],
+    ['mushrooms', 'Mushrooms, white, raw'],
+    ['aubergine', 'Eggplant, raw'],
+    ['courgette', 'Squash, summer, zucchini, includes skin, raw'],
+    ['rocket', 'Arugula, raw'],
+    ['coriander', 'Coriander (cilantro) leaves, raw'],
+    ['sweetcorn', 'Corn, sweet, yellow, raw'],
+    ['beetroot', 'Beets, raw'],
+    ['chickpeas', 'Chickpeas (garbanzo beans, bengal gram), mature seeds, raw'],
+    ['lentils', 'Lentils, raw'],
+    ['egg', 'Egg, whole, raw, fresh'],
+    ['eggs', 'Egg, whole, raw, fresh'],
+    ['chicken breast', 'Chicken, broilers or fryers, breast, meat only, raw'],
+    ['chicken', 'Chicken, broilers or fryers, breast, meat only, raw'],
+    ['turkey', 'Turkey, all classes, meat only, raw'],
+    ['mince', 'Beef, ground, 80% lean meat / 20% fat, raw'],
+    ['ground beef', 'Beef, ground, 80% lean meat / 20% fat, raw'],
+    ['bacon', 'Pork, cured, bacon, raw'],
+    ['salmon', 'Fish, salmon, Atlantic, farmed, raw'],
+    ['tuna', 'Fish, tuna, light, canned in water, drained solids'],
+    ['prawns', 'Crustaceans, shrimp, mixed species, raw'],
+    ['cheese', 'Cheese, cheddar'],
+    ['cheddar cheese', 'Cheese, cheddar'],
+    ['yoghurt', 'Yogurt, plain, whole milk, 8 grams protein per 8 ounce'],
+    ['greek yogurt', 'Yogurt, greek, plain, nonfat'],
+    ['butter', 'Butter, salted'],
+    ['double cream', 'Cream, fluid, heavy whipping'],
+    ['olive oil', 'Oil, olive, salad or cooking'],
+    ['rice', 'Rice, white, long-grain, regular, raw, enriched'],
+    ['brown rice', 'Rice, brown, long-grain, raw'],
+    ['bread', 'Bread, white, commercially prepared (includes soft bread crumbs)'],
+    ['bagel', 'Bagels, plain, enriched, with calcium propionate (includes onion, poppy, sesame)'],
+    ['croissant', 'Croissants, butter'],
+    ['pasta', 'Spaghetti, dry, enriched'],
+    ['oatmeal', 'Cereals, oats, regular and quick, unenriched, cooked with water (includes boiling and microwaving), without salt'],
+    ['porridge', 'Cereals, oats, regular and quick, unenriched, cooked with water (includes boiling and microwaving), without salt'],
+    ['flour', 'Wheat flour, white, all-purpose, enriched, bleached'],
+    ['sugar', 'Sugars, granulated'],
+    ['honey', 'Honey'],
+    ['peanut butter', 'Peanut butter, smooth style, with salt'],
+    ['almonds', 'Nuts, almonds'],
+    ['peanuts', 'Peanuts, all types, raw'],
+    ['crisps', 'Snacks, potato chips, plain, salted'],
+    ['chips', 'Potatoes, french fried, all types, salt added in processing, frozen, unprepared'],
+    ['jacket potato', 'Potatoes, baked, flesh and skin, with salt'],
+    ['biscuit', 'Cookies, chocolate chip, commercially prepared, regular, higher fat, enriched'],
+    ['ice cream', 'Ice creams, vanilla'],
+    ['coffee', 'Coffee, brewed from grounds, prepared with tap water'],
+    ['tea', 'Tea, black, brewed, prepared with tap water'],
+    ['water', 'Water, tap, drinking'],
+    ['beer', 'Alcoholic beverage, beer, regular, all'],
+    ['lager', 'Alcoholic beverage, beer, regular, all'],
+    ['wine', 'Alcoholic beverage, wine, table, all'],
+    ['red wine', 'Alcoholic beverage, wine, table, red'],
+    ['cola', 'Carbonated beverage, cola, contains caffeine'],
+    ['coke', 'Carbonated beverage, cola, contains caffeine'],
+    ['brinjal', 'Eggplant, raw'],
+    ['kumara', 'Sweet potato, raw, unprepared'],
+    ['rockmelon', 'Melons, cantaloupe, raw'],
+    ['dal', 'Lentils, raw'],
+  ];
+
+  test(`the plain everyday food comes first for ${EVERYDAY.length} everyday queries (British and other English names too)`, async () => {
+    const wrong: string[] = [];
+    for (const [query, expected] of EVERYDAY) {
+      const top = names(await search(query, 1))[0];
+      if (top !== expected) wrong.push(`"${query}" gave ${top ?? 'nothing'}, expected ${expected}`);
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  test('the look-alikes that used to come first are still found, below the basic form', async () => {
+    for (const [query, lookAlike] of [
+      ['whole milk', /^Milk, (buttermilk|dry)/],
+      ['beer', /^Beerwurst/],
+      ['oatmeal', /^Bread, oatmeal/],
+      ['cola', /zevia/i],
+      ['chips', /^Snacks, potato chips/], // "chips" is British fries first, American potato chips close behind
+    ] as const) {
+      const found = names(await search(query, 10));
+      assert.ok(found.findIndex((n) => lookAlike.test(n)) > 0, `${query}: ${found.join(' | ')}`);
+    }
+  });
+
+  test('a synonym is found while it is typed, and a name the table lacks no longer finds nothing', async () => {
+    assert.equal(names(await search('courg'))[0], 'Squash, summer, zucchini, includes skin, raw');
+    assert.equal(names(await search('auberg'))[0], 'Eggplant, raw');
+    assert.equal(names(await search('jacket pot'))[0], 'Potatoes, baked, flesh and skin, with salt');
+    assert.equal(names(await search('double cr'))[0], 'Cream, fluid, heavy whipping');
+    assert.equal(names(await search('whole mil'))[0], 'Milk, whole, 3.25% milkfat, with added vitamin D');
+    // A one-word staple is guessed from its first four letters on.
+    assert.equal(names(await search('chick'))[0], 'Chicken, broilers or fryers, breast, meat only, raw');
+    assert.equal(names(await search('coff'))[0], 'Coffee, brewed from grounds, prepared with tap water');
+    for (const q of ['porridge', 'aubergine', 'courgette', 'natural yoghurt', 'cornflakes']) {
+      assert.ok((await search(q)).body.data.length > 0, `${q} finds something`);
+    }
+  });
+
   test('limit is 1–50, default 10; a bad limit is a clear 400', async () => {
     assert.equal((await search('cheese')).body.data.length, 10);
     assert.equal((await search('cheese', 50)).body.data.length, 50);

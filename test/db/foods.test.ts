@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../server/db/connection.js';
-import { insertFood, matchFoodSeqs, replaceTableFoods, type NewFood } from '../../server/db/foods.js';
-import { loadedTableState, ensureFoodTable } from '../../server/foods/table.js';
+import { foodVocabulary, getFood, insertFood, listFoodNames, matchFoodSeqs, replaceTableFoods, type NewFood } from '../../server/db/foods.js';
+import { searchWords, segmentKey } from '../../server/foods/search-words.js';
+import { loadedTableState, ensureFoodTable, usdaFoodId } from '../../server/foods/table.js';
 
 const food = (id: string, name: string, source: NewFood['source']): NewFood => ({
   id,
@@ -39,5 +40,22 @@ test('replacing the table keeps custom foods indexed and the index triggers in p
   assert.equal(matchFoodSeqs(db, '"apple"*').length, 1, 'the insert trigger is back');
   db.prepare("DELETE FROM foods WHERE id = 'food_mine'").run();
   assert.equal(matchFoodSeqs(db, '"jam"*').length, 0, 'the delete trigger is back');
+  db.close();
+});
+
+test('the search words fit the shipped table: synonyms name its words, staples its foods, heads and fillers its segments', () => {
+  const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'chyme-foods-')), 'chyme.db'));
+  ensureFoodTable(db, 1);
+  const vocabulary = new Set(foodVocabulary(db));
+  const segments = new Set(listFoodNames(db).flatMap((f) => f.name.split(',').map(segmentKey)));
+  const sw = searchWords();
+  const wrong: string[] = [];
+  for (const [key, values] of sw.synonyms) {
+    for (const word of values.flat()) if (!vocabulary.has(word)) wrong.push(`synonym "${key}": "${word}" is no word of the table`);
+  }
+  for (const [phrase, ndb] of sw.staples) if (!getFood(db, usdaFoodId(ndb))) wrong.push(`staple "${phrase}": no food ${ndb}`);
+  for (const segment of [...sw.heads, ...sw.fillers]) if (!segments.has(segment)) wrong.push(`"${segment}" is no segment of a name`);
+  assert.deepEqual(wrong, []);
+  assert.ok(sw.synonyms.size > 50 && sw.staples.size > 40);
   db.close();
 });

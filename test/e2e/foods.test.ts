@@ -79,6 +79,24 @@ describe('meals from the food table, in the browser', { skip: skip ?? false }, (
     await page.getByTestId('meal-form').waitFor();
   }
 
+  // First, while nothing has been logged (a food the person logged would rank first on its own).
+  test('Enter after a plain name picks the everyday food, not a look-alike: “whole milk”, “porridge”, “courgette”', async () => {
+    for (const [query, want] of [
+      ['whole milk', /^Milk, whole, 3\.25% milkfat/],
+      ['porridge', /^Cereals, oats, regular and quick, unenriched, cooked with water/],
+      ['courgette', /^Squash, summer, zucchini, includes skin, raw/],
+    ] as const) {
+      // A fresh form each time: nothing staged, an empty search box.
+      await openForm();
+      await page.reload();
+      await page.getByTestId('food-search').focus();
+      await pickFood(page, query, want, { first: true, shot: join(shots, `search-${query.replace(' ', '-')}.png`) });
+      const staged = (await page.getByTestId('staged-food').getAttribute('aria-label')) ?? '';
+      assert.match(staged.replace(/^Amount of /, ''), want, 'the food Enter picked waits for its amount');
+    }
+    await page.reload();
+  });
+
   test('logs a meal of three foods with the keyboard alone, and the service stores their macros', async () => {
     await openForm();
     const form = page.getByTestId('meal-form');

@@ -300,7 +300,12 @@ export const activeAttr = (page: Page, name: string) =>
  * matches `want`, moves to it with the arrow keys and picks it with Enter. Returns the picked
  * option's text.
  */
-export async function pickFood(page: Page, query: string, want: RegExp): Promise<string> {
+/**
+ * With focus in the search box: types `query`, waits for an option whose text matches `want`, moves
+ * to it with the arrow keys and picks it with Enter. Returns the picked option's text. With
+ * `first`, the wanted food must be the first option (Enter alone picks it); `shot` saves a screenshot.
+ */
+export async function pickFood(page: Page, query: string, want: RegExp, { first = false, shot }: { first?: boolean; shot?: string } = {}): Promise<string> {
   assert.equal(await activeAttr(page, 'role'), 'combobox', 'focus is in the search box');
   await page.keyboard.type(query, { delay: 25 });
   const list = page.getByTestId('food-options');
@@ -312,6 +317,8 @@ export async function pickFood(page: Page, query: string, want: RegExp): Promise
     return all.some((t) => want.test(t)) ? all : undefined;
   }, `an option matching ${want} for “${query}”`);
   const index = texts.findIndex((t) => want.test(t));
+  if (first) assert.equal(index, 0, `the first option for “${query}”: ${texts.join(' | ')}`);
+  if (shot) await page.screenshot({ path: shot, fullPage: true });
   // The first match is active as soon as results arrive; arrows move from there.
   await until(async () => (await activeAttr(page, 'aria-activedescendant')) !== null, 'an active option');
   for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');

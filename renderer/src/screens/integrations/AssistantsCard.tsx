@@ -116,7 +116,7 @@ export function AssistantsCard({ onKeyCreated }: { onKeyCreated?: () => void }) 
           </button>
         </div>
       </form>
-      {created?.secret ? <Secret title={`Key for “${created.name}”`} secret={created.secret} /> : null}
+      {created?.secret ? <Secret title={`Key for “${created.name}”`} secret={created.secret} kept="Chyme keeps only a hash of it, so it cannot show it again; the snippets below carry it." /> : null}
       {server.data ? (
         <div className="stack" data-testid="mcp-snippets">
           <p className="small muted">
