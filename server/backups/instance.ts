@@ -14,6 +14,14 @@ export interface ServerInstance {
 
 const KEY = 'server.instance';
 
+/** A second server on one database would deliver every webhook twice and race the first one's timers. */
+export class ServerAlreadyRunningError extends Error {
+  constructor(readonly dbPath: string, readonly instance: ServerInstance) {
+    super(`Chyme is already running on ${dbPath} at ${instance.url} (pid ${instance.pid}); use that one, or stop it first.`);
+    this.name = 'ServerAlreadyRunningError';
+  }
+}
+
 export function recordServerInstance(db: Db, url: string, nowMs: number): void {
   writeServiceState(db, KEY, { url, pid: process.pid, startedMs: nowMs } satisfies ServerInstance);
 }

@@ -131,7 +131,7 @@ describe('chyme keys', () => {
 
   test('a database from a newer Chyme is refused with a clear message', () => {
     const db = tempDb();
-    runCli(['keys', 'list', '--db', db]);
+    runCli(['keys', 'create', '--name', 'x', '--scopes', 'all', '--db', db]);
     const raw = new Database(db);
     raw.pragma('user_version = 999');
     raw.close();
