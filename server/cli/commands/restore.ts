@@ -118,7 +118,7 @@ function keepDamagedFile(dbPath: string): string {
  */
 async function restore(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, { db: { type: 'string' } }, true);
-  if (positionals.length !== 1) throw new CommandFailed('restore needs exactly one FILE: chyme restore FILE [--db FILE]', 2);
+  if (positionals.length !== 1) throw new CommandFailed('restore needs exactly one FILE: chyme restore FILE [--db FILE]', EXIT.usage);
   const source = resolve(positionals[0]!);
   const dbPath = resolve(dbPathFrom(values));
   if (source === dbPath) throw new CommandFailed(`${source} is the database itself; name a backup to restore.`, EXIT.refused);
