@@ -45,6 +45,20 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Whether the recorded server answers at its URL. A process id alone can mislead: after a crash
+ * and a reboot the recorded id may belong to some other program.
+ */
+export async function serverAnswers(instance: ServerInstance, timeoutMs = 3000): Promise<boolean> {
+  try {
+    const res = await fetch(`${instance.url}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
 /** The running server on this database, or undefined when none is (or it died without cleaning up). */
 export function runningServer(db: Db): ServerInstance | undefined {
   const instance = readServiceState<ServerInstance>(db, KEY);
