@@ -10,12 +10,20 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 
+/** The one command that installs Electron's npm package (and its type definitions) without its binary. */
+export const ELECTRON_TYPES_COMMAND = 'ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm install';
+
+/** Whether Electron's type definitions are installed (they come with its npm package, not its binary). */
+export function electronTypesInstalled() {
+  return existsSync(join(root, 'node_modules', 'electron', 'electron.d.ts'));
+}
+
 /**
  * - ready: the package and its binary are there.
  * - no-binary: the package (and its type definitions) are there, the binary is not: the desktop
  *   app cannot start, `npm test` still typechecks electron/.
  * - no-package: npm dropped the optional package (its binary download failed): no desktop app,
- *   and electron/ cannot be typechecked until its types are installed.
+ *   and the typecheck of electron/ is skipped until its types are installed.
  */
 export function electronStatus() {
   const pkgPath = join(root, 'node_modules', 'electron', 'package.json');
@@ -24,8 +32,8 @@ export function electronStatus() {
       kind: 'no-package',
       message:
         'Electron is NOT installed: npm dropped the optional "electron" package because its binary could not be downloaded. ' +
-        '`npm start` will run Chyme in browser mode, and `npm test` will fail the typecheck of electron/ (it needs Electron\'s type definitions). ' +
-        'To get the types without the binary: ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm install. To get the desktop app: npm install with network access to Electron\'s downloads.',
+        '`npm start` will run Chyme in browser mode, and `npm test` skips the typecheck of electron/ (it needs Electron\'s type definitions). ' +
+        `To get the types without the binary: ${ELECTRON_TYPES_COMMAND}. To get the desktop app: npm install with network access to Electron's downloads.`,
     };
   }
   const version = JSON.parse(readFileSync(pkgPath, 'utf8')).version;

@@ -7,7 +7,7 @@ import { attachDerivedCache } from './digestion/cache.js';
 import { warmRecentDays } from './digestion/service.js';
 import { backupRoutes } from './api/routes/backups.js';
 import { backupBeforeMigration, createBackups, type Backups } from './backups/index.js';
-import { clearServerInstance, recordServerInstance } from './backups/instance.js';
+import { clearServerInstance, recordServerInstance, runningServer, serverAnswers, ServerAlreadyRunningError } from './backups/instance.js';
 import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
 import { createMcpEndpoint } from './api/mcp.js';
@@ -111,8 +111,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const log = options.logger ?? createLogger();
   const binding = options.nativeBinding ? { nativeBinding: options.nativeBinding } : {};
   const db = openDatabase(options.dbPath, { ...binding, beforeMigrate: backupBeforeMigration(options.dbPath, log, () => clock.now(), binding) });
+  try {
+    // One service per database: the desktop app and `chyme serve` on one file would both deliver
+    // every webhook. (The same process may start again on its file: a restart in-process.)
+    const other = runningServer(db);
+    if (other && other.pid !== process.pid && (await serverAnswers(other))) throw new ServerAlreadyRunningError(options.dbPath, other);
+    initSettings(db, clock.now(), options.timezone);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   const app: AppContext = createAppContext(db, clock, log, options.nativeBinding);
-  initSettings(db, clock.now(), options.timezone);
   attachDerivedCache(app);
 
   const webhooks = createWebhooks(app, options.webhooks);

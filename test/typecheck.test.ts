@@ -16,12 +16,13 @@ test('server, tests and bench typecheck under strict TypeScript', () => typechec
 
 test('the renderer typechecks', { skip: !existsSync(join(ROOT, 'renderer', 'tsconfig.json')) }, () => typecheck('renderer/tsconfig.json'));
 
-// Never skipped: Electron's type definitions come with its npm package, not with its binary, so a
-// machine that cannot download the binary still checks the shell (see electron/install-check.mjs).
-test('the Electron shell typechecks against Electron\'s own types', () => {
-  assert.ok(
-    existsSync(join(ROOT, 'node_modules', 'electron', 'electron.d.ts')),
-    'Electron\'s type definitions are missing: npm dropped the optional "electron" package. Run ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm install.',
-  );
-  typecheck('electron/tsconfig.json');
+// Electron's type definitions come with its optional npm package, not with its binary. Where npm
+// dropped the package (the binary could not be downloaded) electron/typecheck.mjs skips the check
+// with the reason and the command that installs the types, and so does this test; under CI (which
+// installs the types, .ci/run) their absence is a failure.
+test('the Electron shell typechecks against Electron\'s own types', (t) => {
+  const r = spawnSync(process.execPath, [join(ROOT, 'electron', 'typecheck.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  assert.equal(r.status, 0, `electron/typecheck.mjs:\n${r.stdout}${r.stderr}`);
+  const skipped = /^Skipped: (.*)$/m.exec(r.stdout);
+  if (skipped) t.skip(skipped[1]);
 });

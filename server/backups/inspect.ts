@@ -1,9 +1,7 @@
 import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
+import { CHYME_TABLES } from '../db/connection.js';
 import { migrations } from '../db/migrations.js';
-
-/** Tables every Chyme database has had since schema version 1: what makes a file "a Chyme database". */
-const CHYME_TABLES = ['settings', 'meals', 'sleep_sessions', 'api_keys', 'events', 'service_state'] as const;
 
 /** What `chyme check` and a restore report about a database file. */
 export interface DatabaseReport {

@@ -14,6 +14,14 @@ export interface ServerInstance {
 
 const KEY = 'server.instance';
 
+/** A second server on one database would deliver every webhook twice and race the first one's timers. */
+export class ServerAlreadyRunningError extends Error {
+  constructor(readonly dbPath: string, readonly instance: ServerInstance) {
+    super(`Chyme is already running on ${dbPath} at ${instance.url} (pid ${instance.pid}); use that one, or stop it first.`);
+    this.name = 'ServerAlreadyRunningError';
+  }
+}
+
 export function recordServerInstance(db: Db, url: string, nowMs: number): void {
   writeServiceState(db, KEY, { url, pid: process.pid, startedMs: nowMs } satisfies ServerInstance);
 }
@@ -34,6 +42,20 @@ function isAlive(pid: number): boolean {
   } catch (err) {
     // EPERM: alive, but another user's process.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Whether the recorded server answers at its URL. A process id alone can mislead: after a crash
+ * and a reboot the recorded id may belong to some other program.
+ */
+export async function serverAnswers(instance: ServerInstance, timeoutMs = 3000): Promise<boolean> {
+  try {
+    const res = await fetch(`${instance.url}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
   }
 }
 

@@ -5,8 +5,12 @@ import { defaultDbPath } from '../paths.js';
 /** A mistake in how the command was called: printed with the usage text, exit status 2. */
 export class UsageError extends Error {}
 
-/** Exit statuses beyond 0 (done), 1 (unexpected failure) and 2 (usage). */
+/** Exit statuses beyond 0 (done). */
 export const EXIT = {
+  /** Something nobody foresaw: the sentence says what (CHYME_DEBUG=1 adds the stack). */
+  unexpected: 1,
+  /** A mistake in the command line: the message and the usage text. */
+  usage: 2,
   /** The database is from a newer Chyme. */
   tooNew: 3,
   /** The port is taken. */
@@ -35,9 +39,17 @@ export interface Command {
   run(argv: string[]): void | Promise<void>;
 }
 
-export function usageText(commands: readonly Command[]): string {
+/** The usage lines of these commands; the whole text also lists the scopes, the default database and --version. */
+export function usageText(commands: readonly Command[], whole = true): string {
   const lines = commands.flatMap((c) => c.usage).map((l) => `  ${l}`);
-  return `Usage:\n${lines.join('\n')}\n\nScopes: ${SCOPES.join(', ')}\nDefault database: ${defaultDbPath()}`;
+  if (!whole) {
+    const scopes = commands.some((c) => c.name === 'keys') ? `\nScopes: ${SCOPES.join(', ')}, or all` : '';
+    return `Usage:\n${lines.join('\n')}\n${scopes}\nEvery command takes --db FILE (default: ${defaultDbPath()}) and --help.`;
+  }
+  return (
+    `Usage:\n${lines.join('\n')}\n  chyme --version\n  chyme COMMAND --help\n\n` +
+    `Scopes: ${SCOPES.join(', ')}\nDefault database: ${defaultDbPath()}`
+  );
 }
 
 /** node:util parseArgs with strict checking, so a misspelt flag is a usage error. */

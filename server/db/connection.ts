@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrations as allMigrations, type Migration } from './migrations.js';
 
@@ -12,6 +12,47 @@ export class DatabaseTooNewError extends Error {
         'Update Chyme to open it; nothing was changed.',
     );
     this.name = 'DatabaseTooNewError';
+  }
+}
+
+/**
+ * A file that is not a Chyme database: another program's SQLite database, or not SQLite at all.
+ * Nothing was written to it; `code` is SQLite's (SQLITE_NOTADB) when it is not SQLite.
+ */
+export class NotChymeDatabaseError extends Error {
+  constructor(readonly path: string, readonly detail: string, readonly code?: string) {
+    super(`${path} is not a Chyme database (${detail}); nothing was changed. Check --db, or move the file away to start a new database there.`);
+    this.name = 'NotChymeDatabaseError';
+  }
+}
+
+/** A database file this process may not write (no write permission); nothing was changed. */
+export class DatabaseReadOnlyError extends Error {
+  readonly code = 'SQLITE_READONLY';
+  constructor(readonly path: string) {
+    super(`${path} is read-only (SQLITE_READONLY); nothing was changed. Make the file and its folder writable (chmod u+w), then retry.`);
+    this.name = 'DatabaseReadOnlyError';
+  }
+}
+
+/**
+ * The tables every Chyme database has had since schema version 1. With a schema version of 1 or
+ * more they are what makes a file a Chyme database (databases made before Chyme recorded anything
+ * else of its own must keep opening).
+ */
+export const CHYME_TABLES = ['settings', 'meals', 'sleep_sessions', 'api_keys', 'events', 'service_state'] as const;
+
+/**
+ * True when this process must not write the file: it has no write permission bit at all (honoured
+ * even for root, who could write it anyway: somebody marked it read-only), or no write access.
+ */
+export function isReadOnlyFile(path: string): boolean {
+  try {
+    if ((statSync(path).mode & 0o222) === 0) return true;
+    accessSync(path, constants.W_OK);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EACCES' || (err as NodeJS.ErrnoException).code === 'EROFS' || (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -75,26 +116,70 @@ function cacheStatements(db: Db): void {
   }) as Db['prepare'];
 }
 
+/**
+ * Refuses, before anything is written, a file that is neither new nor a Chyme database. "New" is
+ * a missing or empty file, or an SQLite database without a single schema object and version 0:
+ * only those are initialised. Reads only (SQLite writes nothing to answer these queries).
+ */
+function refuseForeignFile(db: Db, path: string): void {
+  let names: string[];
+  let version: number;
+  try {
+    names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+    version = schemaVersion(db);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_NOTADB') throw new NotChymeDatabaseError(path, `not an SQLite database file: ${code}`, code);
+    throw err;
+  }
+  if (names.length === 0 && version === 0) {
+    const objects = db.prepare('SELECT count(*) FROM sqlite_master').pluck().get() as number;
+    if (objects === 0) return;
+  }
+  const tables = new Set(names);
+  if (version >= 1 && CHYME_TABLES.every((t) => tables.has(t))) return;
+  const shown = names.filter((n) => !n.startsWith('sqlite_')).slice(0, 5);
+  const more = names.length > shown.length ? ', …' : '';
+  throw new NotChymeDatabaseError(path, shown.length === 0 ? 'an SQLite database without Chyme\'s tables' : `an SQLite database with the tables ${shown.join(', ')}${more}`);
+}
+
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const onDisk = path !== ':memory:';
   const creating = onDisk && !options.readonly && !existsSync(path);
+  const binding = options.nativeBinding ? { nativeBinding: options.nativeBinding } : {};
+  if (onDisk && !creating && !options.readonly && isReadOnlyFile(path)) {
+    // Another program's file says so even when read-only; a read-only Chyme database is refused
+    // here, before SQLite opens it for writing and fails at some later write.
+    try {
+      const probe = new Database(path, { readonly: true, ...binding });
+      try {
+        refuseForeignFile(probe, path);
+      } finally {
+        probe.close();
+      }
+    } catch (err) {
+      if (err instanceof NotChymeDatabaseError) throw err;
+    }
+    throw new DatabaseReadOnlyError(path);
+  }
   // A shared computer: the history is the owner's alone. Folders made here are 0700 and a new
   // database file 0600 (SQLite gives its -wal and -shm files the database file's mode).
   if (onDisk) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const db = new Database(path, {
-    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
-    ...(options.readonly ? { readonly: true } : {}),
-  });
+  const db = new Database(path, { ...binding, ...(options.readonly ? { readonly: true } : {}) });
   try {
     if (creating && process.platform !== 'win32') chmodSync(path, 0o600);
     db.pragma('busy_timeout = 5000');
+    if (onDisk) refuseForeignFile(db, path);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
     }
     db.pragma('foreign_keys = ON');
     db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
-    migrate(db, options.migrations ?? allMigrations, options.beforeMigrate);
+    const list = options.migrations ?? allMigrations;
+    // A read-only connection cannot bring an older schema up to date (nor back it up first).
+    if (options.readonly && onDisk && schemaVersion(db) < list.reduce((max, m) => Math.max(max, m.version), 0)) throw new DatabaseReadOnlyError(path);
+    migrate(db, list, options.beforeMigrate);
     // Keeps the query planner's statistics current (SQLite's recommendation for long-lived
     // connections: this mask at open, plain optimize periodically). Without them SQLite sorted a
     // five-year meal history to page it instead of walking the time index (35 ms vs 1.5 ms).

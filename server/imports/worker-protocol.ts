@@ -26,7 +26,8 @@ export type WorkerError =
   | { kind: 'limit'; message: string }
   | { kind: 'conflict'; message: string; code: string; param: string | undefined }
   | { kind: 'document'; reason: DocumentProblem }
-  | { kind: 'internal'; message: string };
+  /** message: the stack, for the log; code and text: a storage fault's (SQLITE_BUSY…), so it is answered as one. */
+  | { kind: 'internal'; message: string; code?: string; text?: string };
 
 export type WorkerMessage =
   | { type: 'progress'; bytesDone: number; bytesTotal: number }
@@ -46,7 +47,12 @@ export function toWorkerError(err: unknown): WorkerError {
   if (err instanceof LimitExceededError) return { kind: 'limit', message: err.message };
   if (err instanceof ImportDocumentInvalid) return { kind: 'document', reason: err.reason };
   if (err instanceof ConflictError) return { kind: 'conflict', message: err.message, code: err.code, param: err.param };
-  return { kind: 'internal', message: String((err as Error)?.stack ?? err) };
+  const code = (err as { code?: unknown } | null)?.code;
+  return {
+    kind: 'internal',
+    message: String((err as Error)?.stack ?? err),
+    ...(typeof code === 'string' ? { code, text: (err as Error).message } : {}),
+  };
 }
 
 export function fromWorkerError(e: WorkerError): Error {
@@ -62,6 +68,6 @@ export function fromWorkerError(e: WorkerError): Error {
     case 'document':
       return new ImportDocumentInvalid(e.reason);
     case 'internal':
-      return new Error(e.message);
+      return e.code === undefined ? new Error(e.message) : Object.assign(new Error(e.text ?? e.message), { code: e.code });
   }
 }

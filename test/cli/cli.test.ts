@@ -81,6 +81,17 @@ describe('chyme serve', () => {
     }
   });
 
+  test('a server record left by a crash does not stop it, even when its process id is alive again', async () => {
+    const db = tempDb();
+    runCli(['keys', 'create', '--name', 'x', '--scopes', 'all', '--db', db]);
+    // As after a power cut and a reboot: the recorded id now belongs to another program (this one).
+    const raw = new Database(db);
+    raw.prepare("INSERT INTO service_state (key, value_json) VALUES ('server.instance', ?)").run(JSON.stringify({ url: 'http://127.0.0.1:9', pid: process.pid, startedMs: 0 }));
+    raw.close();
+    const serve = await startServe(['--db', db]);
+    assert.equal(await serve.stop(), 0);
+  });
+
   test('SIGINT stops it too', async () => {
     const serve = await startServe(['--db', tempDb()]);
     assert.equal(await serve.stop('SIGINT'), 0);
@@ -149,7 +160,7 @@ describe('chyme keys', () => {
 
   test('a database from a newer Chyme is refused with a clear message', () => {
     const db = tempDb();
-    runCli(['keys', 'list', '--db', db]);
+    runCli(['keys', 'create', '--name', 'x', '--scopes', 'all', '--db', db]);
     const raw = new Database(db);
     raw.pragma('user_version = 999');
     raw.close();

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { DatabaseTooNewError, migrate, openDatabase, PAGE_CACHE_KIB, relaxedCommit, schemaVersion } from '../../server/db/connection.js';
+import { DatabaseTooNewError, migrate, NotChymeDatabaseError, openDatabase, PAGE_CACHE_KIB, relaxedCommit, schemaVersion } from '../../server/db/connection.js';
 import { migrations } from '../../server/db/migrations.js';
 
 const tempDb = () => join(mkdtempSync(join(tmpdir(), 'chyme-db-')), 'nested', 'chyme.db');
@@ -42,6 +43,47 @@ test('a database from a newer Chyme is refused and left untouched', () => {
   const check = new Database(path);
   assert.equal(check.pragma('user_version', { simple: true }), latest + 5);
   check.close();
+});
+
+test('another program\'s SQLite database, or a file that is not SQLite, is refused byte for byte unchanged', () => {
+  const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+  const dir = dirname(tempDb());
+  mkdirSync(dir, { recursive: true });
+  const bookmarks = join(dir, 'places.sqlite');
+  const raw = new Database(bookmarks);
+  raw.exec("CREATE TABLE bookmarks (url TEXT); INSERT INTO bookmarks VALUES ('https://example.org/')");
+  raw.close();
+  const notes = join(dir, 'notes.txt');
+  writeFileSync(notes, 'not a database\n'.repeat(500));
+  // Tables of its own and no schema version; Chyme's tables without a schema version.
+  const lookalike = join(dir, 'lookalike.db');
+  const l = new Database(lookalike);
+  l.exec('CREATE TABLE settings (id INTEGER); CREATE TABLE meals (id TEXT); CREATE TABLE sleep_sessions (id TEXT); CREATE TABLE api_keys (id TEXT); CREATE TABLE events (id TEXT); CREATE TABLE service_state (key TEXT)');
+  l.close();
+  for (const [path, detail] of [
+    [bookmarks, /tables bookmarks/],
+    [notes, /not an SQLite database file: SQLITE_NOTADB/],
+    [lookalike, /tables settings, meals/],
+  ] as const) {
+    const before = sha256(path);
+    assert.throws(() => openDatabase(path), (err: unknown) => err instanceof NotChymeDatabaseError && detail.test(err.message) && /is not a Chyme database/.test(err.message));
+    assert.equal(sha256(path), before, path);
+  }
+});
+
+test('an empty file, or an SQLite file with no schema at all, is initialised like a missing one', () => {
+  const empty = tempDb();
+  mkdirSync(dirname(empty), { recursive: true });
+  writeFileSync(empty, '');
+  const bare = join(dirname(empty), 'bare.db');
+  const b = new Database(bare);
+  b.pragma('journal_mode = WAL');
+  b.close();
+  for (const path of [empty, bare]) {
+    const db = openDatabase(path);
+    assert.equal(schemaVersion(db), latest, path);
+    db.close();
+  }
 });
 
 test('a failing migration rolls back entirely and keeps the previous version', () => {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { listBackups } from '../../backups/files.js';
 import { DatabaseFileRefused, inspectDatabaseFile, type DatabaseReport } from '../../backups/inspect.js';
 import { runningServer } from '../../backups/instance.js';
@@ -57,13 +57,15 @@ function check(argv: string[]): void {
   const { values } = parseFlags(argv, { json: { type: 'boolean' }, db: { type: 'string' } });
   const dbPath = dbPathFrom(values);
   if (!existsSync(dbPath)) throw new CommandFailed(`No Chyme database at ${dbPath}.`, EXIT.refused);
+  if (statSync(dbPath).size === 0) throw new CommandFailed(`No Chyme database at ${dbPath} (the file is empty).`, EXIT.refused);
   let report: DatabaseReport;
   try {
     report = inspectDatabaseFile(dbPath);
   } catch (err) {
     if (err instanceof DatabaseFileRefused) {
       const hint = err.code === 'corrupt' ? ' Restore a backup with: chyme restore FILE' : '';
-      throw new CommandFailed(`${err.message}${hint}`, err.code === 'too_new' ? EXIT.tooNew : EXIT.refused);
+      const sentence = /[.)]$/.test(err.message) ? err.message : `${err.message}.`;
+      throw new CommandFailed(`${sentence}${hint}`, err.code === 'too_new' ? EXIT.tooNew : EXIT.refused);
     }
     throw err;
   }

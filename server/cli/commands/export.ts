@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { exportDocument, mealsCsv } from '../../export/export.js';
-import { commandContext, withExistingDatabase } from '../context.js';
+import { commandContext, ensureSettings, withExistingDatabase } from '../context.js';
 import { dbPathFrom, fail, parseFlags, type Command } from '../usage.js';
 
 export const exportCommand: Command = {
@@ -35,7 +35,9 @@ async function exportData(argv: string[]): Promise<void> {
   const { values } = parseFlags(argv, { format: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' } });
   const format = values.format ?? 'json';
   if (format !== 'json' && format !== 'csv') fail(`--format must be json or csv, not ${format}`);
-  await withExistingDatabase(dbPathFrom(values), (db) => {
+  const dbPath = dbPathFrom(values);
+  await withExistingDatabase(dbPath, (db) => {
+    ensureSettings(db, dbPath);
     const app = commandContext(db);
     // One read transaction: the document is one consistent moment even while a server writes.
     const text = db.transaction(() => (format === 'json' ? `${JSON.stringify(exportDocument(app), null, 2)}\n` : mealsCsv(app)))();

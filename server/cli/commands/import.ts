@@ -7,6 +7,7 @@ import { ImportInputError, parseSourceName, SOURCE_LABELS } from '../../imports/
 import { createLogger } from '../../logger.js';
 import { defaultDbPath } from '../../paths.js';
 import { openCommandDatabase } from '../context.js';
+import { DatabaseReadOnlyError } from '../../db/connection.js';
 import { initSettings } from '../../settings.js';
 import { isValidTimeZone } from '../../time/tz.js';
 
@@ -38,8 +39,11 @@ export async function importCommand(argv: string[]): Promise<void> {
   if (values.from !== undefined && !chosen) throw new ImportUsageError(`--from must be apple-health, cronometer, myfitnesspal, oura, fitbit or chyme, not ${values.from}`);
   if (values.tz !== undefined && !isValidTimeZone(values.tz)) throw new ImportUsageError(`--tz must be an IANA time zone such as Europe/Berlin, not ${values.tz}`);
 
-  const db = openCommandDatabase(values.db ?? defaultDbPath());
+  const dbPath = values.db ?? defaultDbPath();
+  const db = openCommandDatabase(dbPath);
   try {
+    // The import's worker writes on a connection of its own; say so before it starts.
+    if (db.readonly) throw new DatabaseReadOnlyError(dbPath);
     const clock = systemClock;
     initSettings(db, clock.now());
     const log = createLogger({ silent: true });

@@ -31,7 +31,9 @@ function keys(argv: string[]): void {
     { name: { type: 'string' }, scopes: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } },
     true,
   );
-  const db = openCommandDatabase(dbPathFrom(values));
+  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') fail(`unknown keys command "${sub ?? ''}"; use keys create, keys list or keys revoke`);
+  // Only create makes a database; list and revoke read one that must be there.
+  const db = openCommandDatabase(dbPathFrom(values), { create: sub === 'create' });
   try {
     switch (sub) {
       case 'create': {
@@ -71,8 +73,6 @@ function keys(argv: string[]): void {
         process.stdout.write(`Revoked API key ${id} "${key.name}".\n`);
         return;
       }
-      default:
-        fail(`unknown keys command "${sub ?? ''}"`);
     }
   } finally {
     db.close();

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createApiKey } from '../../auth/keys.js';
 import { SCOPES } from '../../auth/scopes.js';
@@ -10,7 +10,7 @@ import { runningServer, type ServerInstance } from '../../backups/instance.js';
 import { DatabaseInUseError, installDatabaseFile } from '../../backups/restore.js';
 import { backupFolder } from '../../backups/settings.js';
 import { writeBackup } from '../../backups/write.js';
-import type { Db } from '../../db/connection.js';
+import { DatabaseReadOnlyError, isReadOnlyFile, type Db } from '../../db/connection.js';
 import { openCommandDatabase } from '../context.js';
 import { CommandFailed, dbPathFrom, EXIT, parseFlags, type Command } from '../usage.js';
 
@@ -69,20 +69,32 @@ async function restoreThroughServer(db: Db, dbPath: string, server: ServerInstan
 
 /** With no server running: back up the current database, then swap the file in. */
 async function restoreOffline(db: Db, dbPath: string, source: string): Promise<string> {
+  // Another program holding a write lock would go on writing into the replaced file: wait for
+  // the lock like any writer (SQLITE_BUSY after the busy timeout), and replace nothing without it.
+  db.exec('BEGIN IMMEDIATE');
+  db.exec('ROLLBACK');
   const safety = await writeBackup(db, backupFolder(db, dbPath), 'pre-restore', Date.now());
   db.close();
   installDatabaseFile(source, dbPath, { keepAccessFrom: dbPath });
   return safety.path;
 }
 
-/** Why the current database cannot be opened as a whole Chyme database, or undefined when it can. */
+/**
+ * Why the current Chyme database is damaged, or undefined when it is whole. A file that is not a
+ * Chyme database at all (another program's, or not SQLite) is refused: it is nobody's backup to
+ * replace.
+ */
 function currentDamage(dbPath: string): string | undefined {
   try {
     inspectDatabaseFile(dbPath);
     return undefined;
   } catch (err) {
-    if (err instanceof DatabaseFileRefused && err.code !== 'too_new' && err.code !== 'not_found') return err.message;
-    throw err;
+    if (!(err instanceof DatabaseFileRefused)) throw err;
+    if (err.code === 'corrupt') return err.message;
+    if (err.code === 'not_chyme' || err.code === 'not_a_database') {
+      throw new CommandFailed(`Refused, nothing changed: ${err.message} Check --db; restore replaces only a Chyme database.`, EXIT.refused);
+    }
+    return undefined;
   }
 }
 
@@ -106,7 +118,7 @@ function keepDamagedFile(dbPath: string): string {
  */
 async function restore(argv: string[]): Promise<void> {
   const { values, positionals } = parseFlags(argv, { db: { type: 'string' } }, true);
-  if (positionals.length !== 1) throw new CommandFailed('restore needs exactly one FILE: chyme restore FILE [--db FILE]', 2);
+  if (positionals.length !== 1) throw new CommandFailed('restore needs exactly one FILE: chyme restore FILE [--db FILE]', EXIT.usage);
   const source = resolve(positionals[0]!);
   const dbPath = resolve(dbPathFrom(values));
   if (source === dbPath) throw new CommandFailed(`${source} is the database itself; name a backup to restore.`, EXIT.refused);
@@ -117,14 +129,16 @@ async function restore(argv: string[]): Promise<void> {
     if (err instanceof DatabaseFileRefused) throw new CommandFailed(`Refused, nothing changed: ${err.message}`, EXIT.refused);
     throw err;
   }
-  // No database yet: nothing to protect, the file simply becomes the database.
-  if (!existsSync(dbPath)) {
+  // No database yet (no file, or an empty one): nothing to protect, the file simply becomes the database.
+  if (!existsSync(dbPath) || statSync(dbPath).size === 0) {
     installDatabaseFile(source, dbPath);
     process.stdout.write(`Restored ${source} (${summary(report)}) into ${dbPath}.\n`);
     return;
   }
   // A damaged database cannot be backed up through SQLite: its bytes are kept aside as they are.
   const damage = currentDamage(dbPath);
+  // The swap would replace the file, whatever its mode says: refused like any other write.
+  if (isReadOnlyFile(dbPath)) throw new DatabaseReadOnlyError(dbPath);
   if (damage) {
     const kept = keepDamagedFile(dbPath);
     installDatabaseFile(source, dbPath);
