@@ -22,7 +22,7 @@ import { entryFromFood } from '../foods/entries.js';
 import { ensureFoods, foodResource } from '../foods/foods.js';
 import { FoodEntrySchema, FoodSchema } from '../foods/schemas.js';
 import { searchFoods } from '../foods/search.js';
-import { mealTypeFromMinute } from '../imports/records.js';
+import { guessMealType } from '../nutrition/meal-type.js';
 import {
   checkTimestamp,
   createMeal,
@@ -124,7 +124,7 @@ function mealTime(app: AppContext, timestamp: string | undefined, type: z.output
   const now = app.clock.now();
   const t = timestamp === undefined ? { ms: now, offsetMin: null } : parseDateTime(timestamp);
   checkTimestamp(t.ms, now);
-  const resolvedType = type ?? fallbackType ?? mealTypeFromMinute(localMinute(app, t.ms, t.offsetMin));
+  const resolvedType = type ?? fallbackType ?? guessMealType(localMinute(app, t.ms, t.offsetMin));
   return { timestampMs: t.ms, utcOffsetMin: t.offsetMin, mealType: resolvedType, iso: timestamp ?? isoUtc(t.ms) };
 }
 
