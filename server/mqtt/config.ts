@@ -4,7 +4,8 @@ import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { isoDateTime } from '../fields.js';
 import { isoUtc } from '../time/tz.js';
-import { FINGERPRINT_PATTERN, normalizeFingerprint } from '../webhooks/tls-pin.js';
+import { certificateFingerprint } from '../webhooks/subscriptions.js';
+import { FINGERPRINT_PATTERN } from '../webhooks/tls-pin.js';
 
 /**
  * The MQTT integration's settings (Home Assistant discovery): where the broker is, how to log in,
@@ -84,7 +85,7 @@ function topicPrefix(what: string) {
 
 export const MqttUpdateSchema = z
   .object({
-    enabled: z.boolean().optional(),
+    enabled: z.boolean().optional().meta({ description: 'Connect (true) or not. Enabling needs a broker_url, stored or in the same request.' }),
     broker_url: z
       .string()
       .max(2048)
@@ -94,26 +95,16 @@ export const MqttUpdateSchema = z
       })
       .nullable()
       .optional()
-      .meta({ description: 'mqtt://, mqtts://, ws:// or wss:// with host and optional port, e.g. mqtt://homeassistant.local:1883.', example: 'mqtt://homeassistant.local:1883' }),
+      .meta({ description: 'mqtt://, mqtts://, ws:// or wss:// with host and optional port, e.g. mqtt://homeassistant.local:1883. A pinned certificate needs mqtts://.', example: 'mqtt://homeassistant.local:1883' }),
     username: z.string().min(1).max(256).nullable().optional(),
     password: z.string().min(1).max(256).nullable().optional().meta({ description: 'Write-only: answers show has_password. null removes it.' }),
     discovery_prefix: topicPrefix('homeassistant').optional(),
-    topic_prefix: topicPrefix('chyme').optional(),
+    topic_prefix: topicPrefix('chyme').optional().meta({ description: 'Where Chyme publishes its states; must differ from discovery_prefix.' }),
     commands_enabled: z.boolean().optional().meta({ description: 'Let Home Assistant log meals (a button per saved meal, a text entity). Anyone who may publish to the command topics can then log meals.' }),
-    tls_certificate_sha256: z
-      .string()
-      .max(200)
-      .transform((raw, ctx) => {
-        const fingerprint = normalizeFingerprint(raw);
-        if (fingerprint === undefined) {
-          ctx.addIssue({ code: 'custom', message: 'must be a SHA-256 fingerprint: 32 bytes as hex, e.g. "54:A7:F4:…:25:AB" (colons optional)' });
-          return z.NEVER;
-        }
-        return fingerprint;
-      })
+    tls_certificate_sha256: certificateFingerprint
       .nullable()
       .optional()
-      .meta({ description: 'mqtts:// only: trust exactly the broker certificate with this SHA-256 fingerprint (a self-signed one). null removes the pin.' }),
+      .meta({ description: 'mqtts:// only: trust exactly the broker certificate with this SHA-256 fingerprint (a self-signed one) instead of the certificate authorities. Colons, spaces and case are optional on input. null removes the pin.' }),
   })
   .strict()
   .meta({ id: 'MqttSettingsUpdate' });

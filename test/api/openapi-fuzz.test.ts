@@ -68,7 +68,27 @@ function withinDocumentedProse(op: Doc, query: Record<string, string>, body: any
     const derived = foods.length ? foods.reduce((s, f) => s + f.calories, 0) : 4 * (m.protein_g ?? 0) + 4 * (m.carbs_g ?? 0) + 9 * (m.fat_g ?? 0);
     if (m.calories == null && derived > 10_000) return false;
   }
+  // MQTT (the fields' descriptions): enabling, and testing, need a broker; a pin needs mqtts://;
+  // the two prefixes differ. Judged against the defaults, which the fuzzer restores before each.
+  if ((op.operationId === 'updateMqtt' || op.operationId === 'testMqtt') && body) {
+    const broker = typeof body.broker_url === 'string' ? body.broker_url : null;
+    if ((body.enabled === true || op.operationId === 'testMqtt') && !broker) return false;
+    if (typeof body.tls_certificate_sha256 === 'string' && !broker?.startsWith('mqtts:')) return false;
+    if ((body.discovery_prefix ?? MQTT_DEFAULTS.discovery_prefix) === (body.topic_prefix ?? MQTT_DEFAULTS.topic_prefix)) return false;
+  }
   return true;
+}
+
+const MQTT_DEFAULTS = { enabled: false, broker_url: null, tls_certificate_sha256: null, discovery_prefix: 'homeassistant', topic_prefix: 'chyme' };
+
+/**
+ * A fuzzed broker URL points at 127.0.0.1:1 (nothing listens: refused at once), keeping its scheme,
+ * so no connection attempt ever leaves this machine.
+ */
+function brokerOnLoopback(body: any): any {
+  if (typeof body?.broker_url !== 'string') return body;
+  const scheme = /^(mqtts?|wss?):/.exec(body.broker_url)?.[1] ?? 'mqtt';
+  return { ...body, broker_url: `${scheme}://127.0.0.1:1` };
 }
 
 /** Per 100 g limits a food's per_serving values must keep once converted (the per_serving description). */
@@ -229,6 +249,7 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
       .map((r) => (op.operationId === 'updateBackupSettings' ? { ...r, body: backupFolderWithinMachine(r.body, backupRoot) } : r))
       .map((r) => ({ ...r, query: Object.fromEntries(Object.entries(r.query).filter(([, v]) => v !== undefined)) as Record<string, string> }))
       .filter((r) => Object.entries(dependent).every(([name, needs]) => r.query[name] === undefined || needs.every((n) => r.query[n] !== undefined)))
+      .map((r) => (op.operationId === 'updateMqtt' || op.operationId === 'testMqtt' ? { ...r, body: brokerOnLoopback(r.body) } : r))
       .filter((r) => withinDocumentedProse(op, r.query, r.body));
 
     let refusal: Refusal | undefined;
@@ -249,6 +270,8 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
           if (op.operationId === 'updateFood') await t.request('PATCH', `/v1/foods/${ids.food![0]}`, { body: { nutrients: FIXTURE_FOOD_NUTRIENTS } });
           // Logging needs a meal_type from the request or the saved meal (the description says so); an edit may have cleared it.
           if (op.operationId === 'logSavedMeal') await t.request('PATCH', `/v1/nutrition/saved_meals/${ids.smeal![0]}`, { body: { meal_type: 'breakfast' } });
+          // The MQTT rules between fields are judged against the defaults (no broker stored).
+          if (op.operationId === 'updateMqtt' || op.operationId === 'testMqtt') await t.request('PATCH', '/v1/integrations/mqtt', { body: MQTT_DEFAULTS });
           const res = await t.request(method, url, body === undefined ? {} : { body });
           status = res.status;
           reply = res.body;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openApp, resultsDir, skipReason, startServer, type Server } from './harness.js';
+import { launchBrowser, openApp, resultsDir, skipReason, startServer, until, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -46,23 +46,39 @@ describe("a meal's day after a time zone change, on every screen", { skip: skip 
     return group.getByTestId('meal-row').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-meal-id')!, r.querySelector('time')!.textContent!.trim()] as [string, string]));
   }
 
+  /**
+   * Asserts the rows under `label` become `expected`: the list may be drawn again as its data
+   * arrives (the clock aligned, the day's meals loaded), so it is read until it settles on them.
+   */
+  async function expectRows(page: Page, label: string, expected: Array<[string, string]>): Promise<void> {
+    let seen: Array<[string, string]> = [];
+    try {
+      await until(async () => {
+        seen = await rowsUnder(page, label);
+        return JSON.stringify(seen) === JSON.stringify(expected);
+      }, `the rows under ${label}`);
+    } catch {
+      assert.deepEqual(seen, expected);
+    }
+  }
+
   test('Today, Log meal and the Timeline day and week views place it on its day, at the time it was lived', async () => {
     const { page, context, problems } = await openApp(browser, server);
     try {
       // Today: both meals of 26 Nov, in the order they were eaten, each at its own clock's time.
       await page.getByTestId('today').waitFor();
-      assert.deepEqual(await rowsUnder(page, 'Today'), [
+      await expectRows(page, 'Today', [
         [ids.berlin, '0:20 (UTC+1)'],
         [ids.ny, '1:00'],
       ]);
       await page.getByTestId('today').screenshot({ path: join(dir, 'today.png') });
 
       await page.goto(`${server.url}/#/log`);
-      assert.deepEqual(await rowsUnder(page, 'Today'), [
+      await expectRows(page, 'Today', [
         [ids.berlin, '0:20 (UTC+1)'],
         [ids.ny, '1:00'],
       ]);
-      assert.deepEqual(await rowsUnder(page, 'Yesterday'), [[ids.dinner, '19:00']]);
+      await expectRows(page, 'Yesterday', [[ids.dinner, '19:00']]);
 
       // The API's timeline puts it on 26 Nov; so do both views of the Timeline.
       const api = await server.api<{ data: Array<{ meal_id: string }> }>('GET', '/v1/digestion/timeline?start_date=2026-11-26&end_date=2026-11-26');

@@ -1,12 +1,13 @@
 /**
  * The app's clock at midnight (issue 18 item 5), with the browser's clock at 23:59:30: the first
  * screen shows the service's day, not the machine's, and a Gut score screen left open across
- * midnight moves on to the new day until the person steps to another one.
+ * midnight moves on to the new day until the person steps to another one, and its sleep form to
+ * the new night.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { history, iso, launchBrowser, openApp, seed, skipReason, startServer, todayUtcAt, type Server } from './harness.js';
+import { history, iso, launchBrowser, openApp, seed, skipReason, startServer, todayUtcAt, until, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -80,12 +81,17 @@ describe('the clock at midnight', { skip: skip ?? false }, () => {
     try {
       await loadScore(page, beforeMidnight, beforeMidnight);
       assert.deepEqual(await shownDay(page), { day: dayBefore, heading: 'Today' });
+      // The sleep form offers last night: the one before `dayBefore`.
+      const fellAsleep = page.getByLabel('Fell asleep');
+      assert.equal(await fellAsleep.inputValue(), `${iso(midnight - 2 * dayMs).slice(0, 10)}T23:00`);
 
       // Midnight passes on both clocks.
       server.setClock(midnight + 30_000);
       await page.clock.fastForward('01:00');
       await shows(page, dayAfter);
       assert.deepEqual(await shownDay(page), { day: dayAfter, heading: 'Today' });
+      // …and so does the sleep form: the night that has just begun, not the one before.
+      await until(async () => (await fellAsleep.inputValue()) === `${dayBefore}T23:00`, 'the sleep form on the new night');
 
       // Once the person has stepped to a day, that day stays as the clock runs on.
       await page.locator('.card--score').getByRole('button', { name: 'Previous day' }).click();

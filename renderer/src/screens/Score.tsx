@@ -485,7 +485,17 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
     efficiency: '',
     awakenings: '',
   });
-  const [form, setForm] = useState(defaults);
+  const [form, setFormState] = useState(defaults);
+  // Last night's times follow the day (a screen left open across midnight offers the new night)
+  // until the person types a time of their own.
+  const [touched, setTouched] = useState(false);
+  const setForm = (next: typeof form) => {
+    setTouched(true);
+    setFormState(next);
+  };
+  useEffect(() => {
+    if (!touched) setFormState(defaults());
+  }, [app.today, app.tz]);
   const { errors, setErrors, busy, send } = useApiForm((p) => ['start', 'end', 'efficiency', 'awakenings'].includes(p));
   const sessions = useResource(
     (signal) => listSleep({ start_date: addDays(app.today, -13), end_date: app.today }, signal),
@@ -517,7 +527,8 @@ function SleepLog({ onSaved }: { onSaved: () => void }) {
       } catch (err) {
         throw await explainOverlap(err, start, end);
       }
-      setForm(defaults());
+      setFormState(defaults());
+      setTouched(false);
       sessions.reload();
       onSaved();
       app.toast('Sleep logged. The overnight score updates in a moment.');
