@@ -112,18 +112,22 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
     if (found.length) violations.push({ where: `${name} (${theme})`, list: found });
   }
 
+  /** Opens a main screen and waits until it is drawn; on Integrations, with a webhook's deliveries and attempts shown too. */
+  async function showScreen(page: Page, s: (typeof SCREENS)[number]): Promise<void> {
+    await page.goto(`${server.url}/${s.hash}`);
+    await page.waitForSelector(s.ready, { timeout: 20_000 });
+    if (s.name === 'integrations') {
+      await page.getByTestId('webhook-row').first().getByRole('button', { name: 'Deliveries' }).click();
+      await page.waitForSelector('[data-testid="delivery-row"]');
+    }
+  }
+
   for (const theme of ['light', 'dark'] as const) {
     test(`${theme}: screenshots and accessibility of every screen`, async () => {
       const { page, context, problems } = await openApp(browser, server, { colorScheme: theme });
       try {
         for (const s of SCREENS) {
-          await page.goto(`${server.url}/${s.hash}`);
-          await page.waitForSelector(s.ready, { timeout: 20_000 });
-          if (s.name === 'integrations') {
-            // Show the webhook's deliveries and their attempts too.
-            await page.getByTestId('webhook-row').first().getByRole('button', { name: 'Deliveries' }).click();
-            await page.waitForSelector('[data-testid="delivery-row"]');
-          }
+          await showScreen(page, s);
           await shoot(page, s.name, theme);
         }
         // The meal form with an API error shown inline.
@@ -165,12 +169,7 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
       const found: string[] = [];
       try {
         for (const s of SCREENS) {
-          await page.goto(`${server.url}/${s.hash}`);
-          await page.waitForSelector(s.ready, { timeout: 20_000 });
-          if (s.name === 'integrations') {
-            await page.getByTestId('webhook-row').first().getByRole('button', { name: 'Deliveries' }).click();
-            await page.waitForSelector('[data-testid="delivery-row"]');
-          }
+          await showScreen(page, s);
           await page.waitForTimeout(300);
           await page.screenshot({ path: join(dir, `${s.name}-390-${theme}.png`), fullPage: true });
           // The phone layout passes axe too (the wide one is checked above).

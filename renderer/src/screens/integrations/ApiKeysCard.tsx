@@ -1,11 +1,12 @@
 import { useState, type FormEvent } from 'react';
 import { errorMessage, idempotencyKey } from '../../api/client';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../api/keys';
-import { SCOPE_DESCRIPTIONS, SCOPES, type ApiKey, type Scope } from '../../api/types';
+import { SCOPES, type ApiKey, type Scope } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { CopyButton } from '../../components/CopyButton';
 import { Secret } from '../../components/Secret';
 import { Chip, Empty, Field, FormError, ResourceStatus, useApiForm } from '../../components/ui';
+import { ScopeChecks } from '../../components/ScopeChecks';
 import { useApp } from '../../lib/app';
 import { useResource } from '../../lib/hooks';
 import { fmtDateTime } from '../../lib/time';
@@ -71,26 +72,7 @@ export function ApiKeysCard({ version = 0 }: { version?: number }) {
             <input id={id} type="text" value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
           )}
         </Field>
-        <fieldset className={`checks ${scopeError ? 'field--invalid' : ''}`}>
-          <legend>Scopes</legend>
-          {SCOPES.map((scope) => (
-            <label key={scope} className="check">
-              <input
-                type="checkbox"
-                checked={scopes.includes(scope)}
-                onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, scope] : cur.filter((x) => x !== scope)))}
-              />
-              <span>
-                <code>{scope}</code> <span className="muted">{SCOPE_DESCRIPTIONS[scope]}</span>
-              </span>
-            </label>
-          ))}
-          {scopeError ? (
-            <p className="field__error" role="alert">
-              {scopeError}
-            </p>
-          ) : null}
-        </fieldset>
+        <ScopeChecks legend="Scopes" offered={SCOPES} scopes={scopes} setScopes={setScopes} error={scopeError} />
         <div className="form-actions">
           <button type="submit" className="btn btn--primary" disabled={busy}>
             Create key

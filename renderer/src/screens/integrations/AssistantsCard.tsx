@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { idempotencyKey } from '../../api/client';
 import { createApiKey } from '../../api/keys';
 import { getMcpServer } from '../../api/mcp';
-import { SCOPE_DESCRIPTIONS, type ApiKey, type McpServer, type Scope } from '../../api/types';
+import { type ApiKey, type McpServer, type Scope } from '../../api/types';
+import { ScopeChecks } from '../../components/ScopeChecks';
 import { CopyButton } from '../../components/CopyButton';
 import { Secret } from '../../components/Secret';
 import { Field, FormError, ResourceStatus, useApiForm } from '../../components/ui';
@@ -90,26 +91,7 @@ export function AssistantsCard({ onKeyCreated }: { onKeyCreated?: () => void }) 
             <input id={id} type="text" value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
           )}
         </Field>
-        <fieldset className={`checks ${scopeError ? 'field--invalid' : ''}`}>
-          <legend>What the assistant may do</legend>
-          {ASSISTANT_SCOPES.map((scope) => (
-            <label key={scope} className="check">
-              <input
-                type="checkbox"
-                checked={scopes.includes(scope)}
-                onChange={(e) => setScopes((cur) => (e.target.checked ? [...cur, scope] : cur.filter((x) => x !== scope)))}
-              />
-              <span>
-                <code>{scope}</code> <span className="muted">{SCOPE_DESCRIPTIONS[scope]}</span>
-              </span>
-            </label>
-          ))}
-          {scopeError ? (
-            <p className="field__error" role="alert">
-              {scopeError}
-            </p>
-          ) : null}
-        </fieldset>
+        <ScopeChecks legend="What the assistant may do" offered={ASSISTANT_SCOPES} scopes={scopes} setScopes={setScopes} error={scopeError} />
         <div className="form-actions">
           <button type="submit" className="btn btn--primary" disabled={busy}>
             Create key for the assistant
