@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { verifySignature } from '../../server/webhooks/verify.js';
-import { launchBrowser, openApp, skipReason, startServer, todayUtcAt, until, waitForToday, type AppPage, type Server } from './harness.js';
+import { choose, launchBrowser, openApp, skipReason, startServer, todayUtcAt, until, waitForToday, type AppPage, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -131,7 +131,7 @@ describe('Chyme in the browser, end to end', { skip: skip ?? false }, () => {
     await page.locator(`[data-testid="timeline-bar"][data-meal-id="${meal.id}"]`).waitFor();
     assert.equal(await page.locator('[data-testid="timeline-day"] .phase--fed').count(), 1);
     await page.getByTestId('now-marker').waitFor();
-    await page.getByRole('radio', { name: 'Week' }).check();
+    await choose(page.getByRole('radio', { name: 'Week' }));
     await page.locator('[data-testid="timeline-week"] .phase--fed').first().waitFor();
     // The view is in the address: Back returns to the day view.
     await page.goBack();

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { prng } from '../helpers/random.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -327,6 +327,16 @@ export async function pickFood(page: Page, query: string, want: RegExp, { first 
   assert.match(activeText, want, 'the arrows reached the wanted food');
   await page.keyboard.press('Enter');
   return activeText;
+}
+
+/**
+ * Picks a radio of a segmented switch and waits until it shows as picked. The app switches ranges and
+ * views in a transition (the old picture stays while the new one renders), so on a loaded machine
+ * the radio can turn checked only after Playwright's own `check()` has looked.
+ */
+export async function choose(radio: Locator): Promise<void> {
+  await radio.click();
+  await until(() => radio.isChecked(), 'the switch to take the choice');
 }
 
 /** Every main screen and what shows it is drawn: the every-screen checks and the screenshot tool walk this list. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
-import { history, launchBrowser, openApp, ROOT, seed, skipReason, startServer, type Server } from './harness.js';
+import { choose, history, launchBrowser, openApp, ROOT, seed, skipReason, startServer, type Server } from './harness.js';
 
 const JS_BUDGET_BYTES = 400 * 1024;
 
@@ -51,7 +51,7 @@ describe('a year of data', { skip: skipReason() ?? false }, () => {
     try {
       await page.waitForSelector('[data-testid="today"] [data-testid="dial-state"]', { timeout: 15_000 });
       await page.goto(`${server.url}/#/score`);
-      await page.getByRole('radio', { name: '90 days' }).check();
+      await choose(page.getByRole('radio', { name: '90 days' }));
       await page.waitForSelector('[data-testid="trend-chart"] .recharts-area-curve');
       await page.goto(`${server.url}/#/timeline?view=week`);
       await page.waitForSelector('[data-testid="timeline-week"] .phase--fed');

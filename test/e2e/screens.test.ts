@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, SCREENS, seed, skipReason, startServer, todayUtcAt, type AxeViolation, type Server } from './harness.js';
+import { choose, axe, formatViolations, history, iso, launchBrowser, openApp, resultsDir, SCREENS, seed, skipReason, startServer, todayUtcAt, type AxeViolation, type Server } from './harness.js';
 
 const skip = skipReason();
 
@@ -253,7 +253,7 @@ describe('every screen, light and dark', { skip: skip ?? false }, () => {
       try {
         await page.goto(`${server.url}/#/score`);
         await page.waitForSelector('[data-testid="trend-chart"] .recharts-surface');
-        await page.getByRole('radio', { name: '90 days' }).check();
+        await choose(page.getByRole('radio', { name: '90 days' }));
         await page.waitForSelector('[data-testid="trend-chart"][data-days="90"][data-points="90"] .recharts-area-curve');
         await page.waitForTimeout(300);
         // Each y-axis label lies wholly inside the chart's drawing (a clipped "100" read ".00").
