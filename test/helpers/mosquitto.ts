@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
+import { freePort } from './ports.js';
 import { selfSignedCertificate } from './tls.js';
 
 /**
@@ -36,16 +36,6 @@ export function mosquittoAvailable(): boolean {
   return MOSQUITTO !== undefined;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startBroker(options: { user?: string; password?: string } = {}): Promise<Broker> {
   const dir = mkdtempSync(join(tmpdir(), 'chyme-mosquitto-'));

@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { ManualClock } from '../../server/clock.js';
 import { signatureHeader } from '../../server/webhooks/sign.js';
+import { freePort } from '../helpers/ports.js';
 import { startTestService } from '../helpers/service.js';
 import { MEAL, sleep } from './helpers.js';
 
@@ -29,13 +29,6 @@ function snippet(): string {
   return m[1]!;
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 test('the documented receiver is at most 15 lines', () => {
   const lines = snippet().trimEnd().split('\n');
