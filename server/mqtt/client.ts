@@ -146,6 +146,9 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
   /** What each retained topic holds now (as this connection published it), to publish changes only. */
   const published = new Map<string, string>();
   let unsubscribe: (() => void) | undefined;
+  /** The discovery topics remembered in the database (PUBLISHED_KEY), read once rather than at every publication. */
+  let rememberedConfigTopics: string[] | undefined;
+  const remembered = () => (rememberedConfigTopics ??= readServiceState<string[]>(app.db, PUBLISHED_KEY) ?? []);
   /** Bumped on every (re)connection: callbacks of an older client are ignored. */
   let generation = 0;
 
@@ -180,7 +183,7 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
     }
     const configTopics = new Set(configs.map((x) => x.topic));
     // Entities that are gone (a deleted saved meal, commands turned off): an empty retained config removes them.
-    const before = readServiceState<string[]>(app.db, PUBLISHED_KEY) ?? [];
+    const before = remembered();
     for (const topic of before) if (!configTopics.has(topic)) publish(c, topic, '', 1);
     for (const x of configs) {
       const text = JSON.stringify(x.payload);
@@ -190,6 +193,7 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
     if ((before.length !== configTopics.size || before.some((t) => !configTopics.has(t))) && !app.writes.closed) {
       try {
         writeServiceState(app.db, PUBLISHED_KEY, [...configTopics]);
+        rememberedConfigTopics = [...configTopics];
       } catch (err) {
         app.log.warn('mqtt: could not remember the published discovery topics', { error: String(err) });
       }
@@ -329,9 +333,10 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2000);
         if (options.clearRetained) {
-          for (const topic of readServiceState<string[]>(app.db, PUBLISHED_KEY) ?? []) c.publish(topic, '', { retain: true, qos: 1 });
+          for (const topic of remembered()) c.publish(topic, '', { retain: true, qos: 1 });
           for (const topic of published.keys()) if (!topic.startsWith(`${config.discoveryPrefix}/`)) c.publish(topic, '', { retain: true, qos: 1 });
           writeServiceState(app.db, PUBLISHED_KEY, []);
+          rememberedConfigTopics = [];
         }
         c.publish(topics.availability, options.clearRetained ? '' : 'offline', { retain: true, qos: 1 }, () => {
           clearTimeout(timer);
@@ -377,8 +382,9 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
 
     resume() {
       paused = false;
-      // A restore may have brought other settings.
+      // A restore may have brought other settings, and another list of what was published.
       config = readMqttConfig(app);
+      rememberedConfigTopics = undefined;
       attempt = 0;
       void connect();
     },
