@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { isoDateTime } from '../fields.js';
+
+/**
+ * The sync resource (GET /v1/sync) and the bodies of its actions. The command line's
+ * `chyme sync status --json` prints the same object, so tools read one shape everywhere.
+ */
+
+const deviceId = z.string().regex(/^dev_[0-9A-Za-z]{20}$/);
+
+export const SyncDeviceSchema = z
+  .object({
+    device_id: deviceId,
+    device_name: z.string(),
+    joined_at: isoDateTime,
+    last_seen_at: isoDateTime.nullable().meta({ description: 'When the device last said it was running (it writes this about once an hour and at start).' }),
+    this_device: z.boolean(),
+  })
+  .meta({ id: 'SyncDevice' });
+
+export const SyncConflictSchema = z
+  .object({
+    record_type: z.enum(['meal', 'sleep', 'food', 'saved_meal', 'settings']),
+    record_id: z.string(),
+    field: z.string(),
+    kept: z.unknown().meta({ description: 'The value every device now has.' }),
+    other_values: z.array(z.unknown()).meta({ description: 'The concurrent values that lost.' }),
+    detected_at: isoDateTime,
+  })
+  .meta({ id: 'SyncConflict' });
+
+export const SyncStatusSchema = z
+  .object({
+    object: z.literal('sync'),
+    enabled: z.boolean().meta({ description: 'False until sync is set up (init or join) on this device, and after leaving.' }),
+    device_id: deviceId.nullable(),
+    device_name: z.string().nullable(),
+    relay: z.string().nullable().meta({ description: 'The relay URL (ws:// or wss://); the token is never shown here.' }),
+    connected: z.boolean().meta({ description: 'True while this device has a live connection to the relay.' }),
+    last_synced_at: isoDateTime.nullable().meta({ description: 'When the relay last had every change of this device.' }),
+    pending_changes: z.number().int().min(0).meta({ description: 'Local changes the relay has not confirmed yet (records waiting to be written to the documents, plus documents with unconfirmed changes).' }),
+    webhook_host: z
+      .object({ device_id: deviceId, device_name: z.string(), since: isoDateTime })
+      .nullable()
+      .meta({ description: 'The one device that sends webhooks and MQTT; null when sync is off (then this device sends them).' }),
+    is_webhook_host: z.boolean().meta({ description: 'Whether this device sends webhooks and MQTT messages.' }),
+    peers: z.array(SyncDeviceSchema).meta({ description: 'Every device that shares this history, this one included.' }),
+    conflicts: z.array(SyncConflictSchema).meta({ description: 'The latest concurrent edits of one field (newest first, at most 20).' }),
+    last_error: z.string().nullable().meta({ description: 'Why the last connection to the relay failed, as a sentence; null while connected.' }),
+  })
+  .meta({ id: 'Sync' });
+
+export const SyncSetupSchema = z
+  .strictObject({
+    relay: z.string().regex(/^wss?:\/\/\S+$/, { message: 'must be a ws:// or wss:// URL' }).max(2000),
+    token: z.string().min(8, { message: 'must be at least 8 characters' }).max(200),
+    name: z.string().trim().min(1).max(60).optional().meta({ description: 'This device\'s name (default: the computer\'s host name).' }),
+  })
+  .meta({ id: 'SyncSetup' });
+
+export const SyncJoinSchema = z
+  .strictObject({
+    pairing_code: z.string().trim().min(1).max(4000),
+    name: z.string().trim().min(1).max(60).optional(),
+  })
+  .meta({ id: 'SyncJoin' });
+
+export const SyncPairingSchema = z
+  .object({
+    object: z.literal('sync.pairing_code'),
+    pairing_code: z.string().meta({ description: 'Everything another device needs to join: the relay, its token and the history\'s address. Treat it as a password.' }),
+  })
+  .meta({ id: 'SyncPairing' });
+
+export type SyncStatus = z.output<typeof SyncStatusSchema>;
