@@ -16,6 +16,7 @@ import { linkCommand } from './commands/link.js';
 import { mcpCommand } from './commands/mcp.js';
 import { restoreCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
+import { syncCommand } from './commands/sync.js';
 import { CommandFailed, EXIT, fail, usageText, UsageError, type Command } from './usage.js';
 
 /** Every command, in the order the usage text lists them. */
@@ -29,6 +30,7 @@ const COMMANDS: readonly Command[] = [
   exportCommand,
   { name: 'import', usage: [IMPORT_USAGE.trim()], run: importCommand },
   checkCommand,
+  syncCommand,
 ];
 
 const HELP = new Set(['--help', '-h', 'help']);
