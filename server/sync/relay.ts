@@ -4,9 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { Repo } from '@automerge/automerge-repo';
-import { WebSocketServerAdapter } from '@automerge/automerge-repo-network-websocket';
-import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
+import type { Repo } from '@automerge/automerge-repo';
+import type { WebSocketServerAdapter } from '@automerge/automerge-repo-network-websocket';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
 
@@ -238,12 +237,8 @@ export function acceptSyncUpgrades(server: Server, options: AcceptSyncOptions): 
   return wss;
 }
 
-/**
- * The automerge-repo server adapter, hardened: a message that makes the adapter or the repo throw
- * (a device sending something that is not a sync message, say) closes that one connection instead
- * of escaping from ws's socket handler as an uncaught exception that would stop the relay.
- */
-export class GuardedWebSocketServerAdapter extends WebSocketServerAdapter {
+/** The automerge-repo server adapter, with `connected` (see createSyncServerAdapter). */
+export type SyncServerAdapter = WebSocketServerAdapter & {
   /**
    * Resolves once the repo has connected the adapter. A Repo connects its adapters only after
    * reading its storage id (asynchronously); a WebSocket accepted before that would get no answer
@@ -251,30 +246,42 @@ export class GuardedWebSocketServerAdapter extends WebSocketServerAdapter {
    * after this, and acceptSyncUpgrades answers 503 until then.
    */
   readonly connected: Promise<void>;
-  #markConnected!: () => void;
+};
 
-  constructor(
-    wss: WebSocketServer,
-    private readonly onBadMessage: (err: unknown) => void = () => undefined,
-  ) {
-    // The adapter's typings name ws through isomorphic-ws's CommonJS types; it is the same class.
-    super(wss as unknown as ConstructorParameters<typeof WebSocketServerAdapter>[0]);
-    this.connected = new Promise((resolve) => (this.#markConnected = resolve));
-  }
+/**
+ * The automerge-repo server adapter for a WebSocketServer from acceptSyncUpgrades, hardened: a
+ * message that makes the adapter or the repo throw (a device sending something that is not a sync
+ * message, say) closes that one connection instead of escaping from ws's socket handler as an
+ * uncaught exception that would stop the relay. automerge is loaded here, not at the top, so that
+ * the other CLI commands start without its wasm (~180 ms).
+ */
+export async function createSyncServerAdapter(wss: WebSocketServer, onBadMessage: (err: unknown) => void = () => undefined): Promise<SyncServerAdapter> {
+  const { WebSocketServerAdapter } = await import('@automerge/automerge-repo-network-websocket');
+  class GuardedWebSocketServerAdapter extends WebSocketServerAdapter {
+    readonly connected: Promise<void>;
+    #markConnected!: () => void;
 
-  override connect(...args: Parameters<WebSocketServerAdapter['connect']>): void {
-    super.connect(...args);
-    this.#markConnected();
-  }
+    constructor() {
+      // The adapter's typings name ws through isomorphic-ws's CommonJS types; it is the same class.
+      super(wss as unknown as ConstructorParameters<typeof WebSocketServerAdapter>[0]);
+      this.connected = new Promise((resolve) => (this.#markConnected = resolve));
+    }
 
-  override receiveMessage(messageBytes: Uint8Array, socket: Parameters<WebSocketServerAdapter['receiveMessage']>[1]): void {
-    try {
-      super.receiveMessage(messageBytes, socket);
-    } catch (err) {
-      this.onBadMessage(err);
-      socket.close(1008, 'bad message');
+    override connect(...args: Parameters<WebSocketServerAdapter['connect']>): void {
+      super.connect(...args);
+      this.#markConnected();
+    }
+
+    override receiveMessage(messageBytes: Uint8Array, socket: Parameters<WebSocketServerAdapter['receiveMessage']>[1]): void {
+      try {
+        super.receiveMessage(messageBytes, socket);
+      } catch (err) {
+        onBadMessage(err);
+        socket.close(1008, 'bad message');
+      }
     }
   }
+  return new GuardedWebSocketServerAdapter();
 }
 
 /** Plain HTTP on the relay's port: a health check for monitoring, and a hint for anything else. */
@@ -315,7 +322,8 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
 
   const server = createServer(answerHttp);
   const wss = acceptSyncUpgrades(server, { token, log });
-  const adapter = new GuardedWebSocketServerAdapter(wss, (err) => log(`closed a connection that sent a bad message: ${(err as Error)?.message ?? String(err)}`));
+  const [{ Repo }, { NodeFSStorageAdapter }] = await Promise.all([import('@automerge/automerge-repo'), import('@automerge/automerge-repo-storage-nodefs')]);
+  const adapter = await createSyncServerAdapter(wss, (err) => log(`closed a connection that sent a bad message: ${(err as Error)?.message ?? String(err)}`));
   const repo = new Repo({
     network: [adapter],
     storage: new NodeFSStorageAdapter(documentsDir),
