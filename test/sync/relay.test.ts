@@ -314,6 +314,40 @@ describe('RelayClient', () => {
     assert.equal(client.status.connected, false);
   });
 
+  test('after the relay restarts on the same port, a device reconnects and its change made meanwhile reaches another device', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    let relay = await startRelayProcess(['--port', '0', '--data', data]);
+    const port = new URL(relay.url).port;
+    const statuses: RelayStatus[] = [];
+    const a = device(relay.url, relay.token, statuses);
+    try {
+      await waitFor('connected', () => a.client.status.connected);
+      const handle = a.repo.create<Doc>({ meals: {} });
+      const expected = Automerge.getHeads(handle.doc()).sort();
+      await waitFor('the document in the relay folder', () => JSON.stringify(storedHeads(data, handle.url)) === JSON.stringify(expected));
+      await relay.stop('SIGKILL');
+      await waitFor('the drop seen', () => !a.client.status.connected);
+      handle.change((d) => {
+        d.meals.meal_offline = { description: 'Eaten while the relay was down', calories: 90 };
+      });
+
+      relay = await startRelayProcess(['--port', port, '--data', data]);
+      await waitFor('reconnected', () => a.client.status.connected);
+      assert.ok(statuses.some((s) => !s.connected && s.lastError), 'the drop was reported');
+      assert.deepEqual(statuses.at(-1), { connected: true, lastError: null });
+      const b = device(relay.url, relay.token);
+      try {
+        const onB = await b.repo.find<Doc>(handle.url);
+        await waitFor('the offline change on B', () => onB.doc().meals.meal_offline?.calories === 90);
+      } finally {
+        await b.repo.shutdown();
+      }
+    } finally {
+      await a.repo.shutdown();
+      await relay.stop();
+    }
+  });
+
   test('an unreachable relay is reported, and the client connects once a relay starts on that port', TIMEOUT, async () => {
     const port = await freePort();
     const statuses: RelayStatus[] = [];
