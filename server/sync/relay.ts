@@ -106,9 +106,21 @@ function digest(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
 }
 
+/**
+ * The request's URL. Node's parser lets through targets that WHATWG URL rejects (`http://[x`),
+ * and a throw here, in a server's event handler, would end the process: such a URL is null.
+ */
+function requestUrl(req: IncomingMessage): URL | null {
+  try {
+    return new URL(req.url ?? '/', 'http://relay');
+  } catch {
+    return null;
+  }
+}
+
 /** The token a client presented: `?token=` in the URL, or `Authorization: Bearer …`. */
 function presentedToken(req: IncomingMessage): string | null {
-  const query = new URL(req.url ?? '/', 'http://relay').searchParams.get('token');
+  const query = requestUrl(req)?.searchParams.get('token');
   if (query) return query;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   return match ? match[1]! : null;
@@ -185,13 +197,7 @@ export function acceptSyncUpgrades(server: Server, options: AcceptSyncOptions): 
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    let pathname: string;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://relay').pathname;
-    } catch {
-      pathname = '';
-    }
-    if (options.path !== undefined && pathname !== options.path) return;
+    if (options.path !== undefined && requestUrl(req)?.pathname !== options.path) return;
     const address = clientAddress(req);
     const now = Date.now();
     // Checked before the token, so that even the right token waits out the minute: guessing stays slow.
@@ -286,7 +292,7 @@ export async function createSyncServerAdapter(wss: WebSocketServer, onBadMessage
 
 /** Plain HTTP on the relay's port: a health check for monitoring, and a hint for anything else. */
 function answerHttp(req: IncomingMessage, res: ServerResponse): void {
-  const path = new URL(req.url ?? '/', 'http://relay').pathname;
+  const path = requestUrl(req)?.pathname;
   if ((req.method === 'GET' || req.method === 'HEAD') && path === '/health') {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : '{"ok":true}');
     return;

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -258,7 +258,7 @@ describe('chyme relay', () => {
     assert.deepEqual(unexpected, []);
   });
 
-  test('a connection that sends a broken frame or a message that is not a sync message is closed; the relay goes on', TIMEOUT, async () => {
+  test('a broken frame, a message that is not a sync message or a malformed request target is refused alone; the relay goes on', TIMEOUT, async () => {
     const relay = await startRelayProcess(['--port', '0', '--data', join(tempDir(), 'relay')]);
     try {
       const url = relayUrlWithToken(relay.url, relay.token);
@@ -275,6 +275,19 @@ describe('chyme relay', () => {
       broken.on('error', () => undefined);
       (broken as unknown as { _socket: import('node:net').Socket })._socket.write(Buffer.from([0x83, 0x80, 0, 0, 0, 0]));
       await once(broken, 'close');
+
+      // Request targets Node's HTTP parser takes but WHATWG URL rejects, as a plain request and as an upgrade.
+      const { port } = new URL(relay.url);
+      for (const head of ['GET http://[x HTTP/1.1\r\nHost: x\r\n\r\n', 'GET http://[x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n']) {
+        const raw = connect(Number(port), '127.0.0.1');
+        raw.setEncoding('utf8');
+        let answer = '';
+        raw.on('data', (c: string) => (answer += c));
+        raw.on('error', () => undefined);
+        raw.write(head);
+        await waitFor('an answer to a malformed target', () => /^HTTP\/1\.1 \d{3}/.test(answer));
+        raw.destroy();
+      }
 
       const health = await fetch(`${relay.url.replace(/^ws:/, 'http:')}/health`);
       assert.equal(health.status, 200);
