@@ -17,7 +17,7 @@ import { Repo, type AutomergeUrl, type DocHandle } from '@automerge/automerge-re
 import { WebSocket } from 'ws';
 import { acceptSyncUpgrades, MAX_BAD_TOKENS_PER_MINUTE, startRelay } from '../../server/sync/relay.js';
 import { RelayClient, relayUrlWithToken, type RelayStatus } from '../../server/sync/relay-client.js';
-import { CLI, ROOT } from '../helpers/cli.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 
 const TIMEOUT = { timeout: 30_000 };
@@ -162,6 +162,17 @@ describe('chyme relay', () => {
     bad.stderr!.setEncoding('utf8').on('data', (c: string) => (badErr += c));
     assert.equal(((await once(bad, 'exit')) as [number])[0], 2);
     assert.equal(badErr, 'chyme: --token must be 8 to 200 printable characters without spaces.\n');
+  });
+
+  test('--help prints its usage; a bad flag exits 2 with the usage', TIMEOUT, () => {
+    const help = runCli(['relay', '--help']);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage:\n  chyme relay \[--port P\] \[--host H\] \[--data DIR\] \[--token T\]\n/);
+    for (const args of [['--port', 'http'], ['--port', '70000'], ['--port=-1'], ['--bogus'], ['--host', '']]) {
+      const r = runCli(['relay', ...args]);
+      assert.equal(r.status, 2, args.join(' '));
+      assert.match(r.stderr, /^chyme: .*\n\nUsage:/, args.join(' '));
+    }
   });
 
   test('a wrong or missing token gets 401; the right one in the query or a Bearer header opens', TIMEOUT, async () => {
