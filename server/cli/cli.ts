@@ -14,6 +14,7 @@ import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import
 import { keysCommand } from './commands/keys.js';
 import { linkCommand } from './commands/link.js';
 import { mcpCommand } from './commands/mcp.js';
+import { relayCommand } from './commands/relay.js';
 import { restoreCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
 import { syncCommand } from './commands/sync.js';
@@ -22,6 +23,7 @@ import { CommandFailed, EXIT, fail, usageText, UsageError, type Command } from '
 /** Every command, in the order the usage text lists them. */
 const COMMANDS: readonly Command[] = [
   serveCommand,
+  relayCommand,
   linkCommand,
   mcpCommand,
   keysCommand,
