@@ -37,6 +37,7 @@ const OUTBOX_BATCH = 5000;
 const IDLE_UNLOAD_MS = 30_000;
 const SWEEP_INTERVAL_MS = 1000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
+const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync: ${line}\n`) : undefined;
 
 export interface EngineOptions {
   /** Where this device keeps its copy of the documents (automerge-repo's NodeFS storage). */
@@ -332,6 +333,7 @@ export class SyncEngine {
       const entries = listOutbox(db, OUTBOX_BATCH);
       if (entries.length === 0) return;
       const maxSeq = entries[entries.length - 1]!.seq;
+      debug?.(`drain ${entries.map((e) => `${e.seq}:${e.recordId}:${e.fields}`).join(' ')}`);
       const rows = new Map<string, Row | undefined>();
       const newDocs = new Map<string, string>();
       const byDoc = new Map<string, Array<{ entry: OutboxEntry; def: EntityDef }>>();
@@ -505,6 +507,7 @@ export class SyncEngine {
     const app = this.app;
     const db = app.db;
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
+    debug?.(`project ${id} doc=${isDeleted(rec) ? 'deleted' : 'live'} row=${current ? 'yes' : 'no'}`);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
     if (isDeleted(rec)) {
       if (!current) return false;
