@@ -27,7 +27,7 @@ import {
 } from '../db/sync.js';
 import type { Emit } from '../events/bus.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
-import { isDeleted, SCHEMA_VERSION, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { isDeleted, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
 
@@ -314,12 +314,11 @@ export class SyncEngine {
   /** This device's shard for a key: found in the root, or created and listed there. */
   private ownShard(key: string): string {
     const me = this.config.deviceId;
-    const existing = this.root.doc().shards[key]?.[me];
+    const existing = this.root.doc().shards[shardIndexKey(key, me)];
     if (existing) return existing.url;
     const handle = this.repo.create<ShardDoc>({ schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: me, records: {} });
     this.root.change((d) => {
-      d.shards[key] ??= {};
-      d.shards[key][me] = { url: handle.url, rev: new Counter(0) };
+      d.shards[shardIndexKey(key, me)] = { shard: key, device_id: me, url: handle.url, rev: new Counter(0) };
     });
     upsertShard(this.app.db, { docUrl: handle.url, shardKey: key, deviceId: me });
     setShardProjected(this.app.db, handle.url, 0);
@@ -389,7 +388,7 @@ export class SyncEngine {
       const bumped = listShards(db).filter((s) => changedDocs.some((id) => s.docUrl.endsWith(id)));
       if (bumped.length > 0) {
         this.root.change((d) => {
-          for (const s of bumped) d.shards[s.shardKey]?.[s.deviceId]?.rev.increment(1);
+          for (const s of bumped) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
         });
       }
       await this.repo.flush([...changedDocs, ...(bumped.length > 0 || settingsChanged ? [this.root.documentId] : [])]);
@@ -421,21 +420,19 @@ export class SyncEngine {
     if (!doc.shards || !doc.settings) return;
     this.projectSettings(doc.settings);
     const known = new Map(listShards(this.app.db).map((s) => [s.docUrl, s]));
-    for (const [key, byDevice] of Object.entries(doc.shards)) {
-      for (const [deviceId, entry] of Object.entries(byDevice)) {
-        const rev = entry.rev.value;
-        const mine = known.get(entry.url);
-        if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: key, deviceId });
-        if (!all && mine && mine.projectedRev >= rev) continue;
-        const wasLoaded = this.loaded.has(entry.url);
-        const handle = await this.load(entry.url);
-        if (!handle) continue;
-        await this.drainLocked();
-        this.project(entry.url, handle.doc(), null);
-        setShardProjected(this.app.db, entry.url, rev);
-        // A full pass must not hold ten years in memory: what it loaded goes again at once.
-        if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) await this.unload(entry.url);
-      }
+    for (const entry of Object.values(doc.shards)) {
+      const rev = entry.rev.value;
+      const mine = known.get(entry.url);
+      if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: entry.shard, deviceId: entry.device_id });
+      if (!all && mine && mine.projectedRev >= rev) continue;
+      const wasLoaded = this.loaded.has(entry.url);
+      const handle = await this.load(entry.url);
+      if (!handle) continue;
+      await this.drainLocked();
+      this.project(entry.url, handle.doc(), null);
+      setShardProjected(this.app.db, entry.url, rev);
+      // A full pass must not hold ten years in memory: what it loaded goes again at once.
+      if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) await this.unload(entry.url);
     }
     if (all) {
       // Rows no document holds and no outbox entry will bring (written while the triggers could
