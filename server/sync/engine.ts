@@ -38,6 +38,13 @@ const IDLE_UNLOAD_MS = 30_000;
 const SWEEP_INTERVAL_MS = 1000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync: ${line}\n`) : undefined;
+/**
+ * How long a document stays loaded after its last change. automerge-repo's DocSynchronizer sends
+ * a document's sync messages 100 ms after a change (a throttle); a handle removed from the cache
+ * before then leaves that call waiting 60 s for the handle to be ready again, holding the change
+ * (its patches and the document) and keeping a one-shot command's process alive meanwhile.
+ */
+const SETTLE_MS = 250;
 
 export interface EngineOptions {
   /** Where this device keeps its copy of the documents (automerge-repo's NodeFS storage). */
@@ -301,6 +308,8 @@ export class SyncEngine {
     this.watched.add(handle);
     handle.on('change', ({ patches }) => {
       if (this.closed) return;
+      const entry = this.loaded.get(url);
+      if (entry) entry.usedMs = Date.now();
       const ids = new Set<string>();
       for (const p of patches) if (p.path[0] === 'records' && typeof p.path[1] === 'string') ids.add(p.path[1]);
       if (ids.size === 0) return;
@@ -420,7 +429,10 @@ export class SyncEngine {
     if (!doc.shards || !doc.settings) return;
     this.projectSettings(doc.settings);
     const known = new Map(listShards(this.app.db).map((s) => [s.docUrl, s]));
+    // Shards this pass loaded, in order, dropped again once their changes settled.
+    const settling: string[] = [];
     for (const entry of Object.values(doc.shards)) {
+      await this.unloadSettled(settling, false);
       const rev = entry.rev.value;
       const mine = known.get(entry.url);
       if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: entry.shard, deviceId: entry.device_id });
@@ -431,9 +443,10 @@ export class SyncEngine {
       await this.drainLocked();
       this.project(entry.url, handle.doc(), null);
       setShardProjected(this.app.db, entry.url, rev);
-      // A full pass must not hold ten years in memory: what it loaded goes again at once.
-      if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) await this.unload(entry.url);
+      // A full pass must not hold ten years in memory: what it loaded goes again soon.
+      if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) settling.push(entry.url);
     }
+    await this.unloadSettled(settling, true);
     if (all) {
       // Rows no document holds and no outbox entry will bring (written while the triggers could
       // not see them): they are this device's records, so they join its shards.
@@ -536,9 +549,24 @@ export class SyncEngine {
     }
   }
 
+  /** Unloads `urls` from the front while their last change is SETTLE_MS old (all of them: waiting). */
+  private async unloadSettled(urls: string[], wait: boolean): Promise<void> {
+    while (urls.length > 0) {
+      const have = this.loaded.get(urls[0]!);
+      if (!wait && have && Date.now() - have.usedMs < SETTLE_MS) return;
+      await this.unload(urls.shift()!);
+    }
+  }
+
   private async unload(url: string): Promise<void> {
-    const have = this.loaded.get(url);
-    if (!have) return;
+    for (;;) {
+      const have = this.loaded.get(url);
+      if (!have) return;
+      const left = have.usedMs + SETTLE_MS - Date.now();
+      if (left <= 0) break;
+      await new Promise((r) => setTimeout(r, left));
+    }
+    const have = this.loaded.get(url)!;
     this.loaded.delete(url);
     await this.repo.flush([have.handle.documentId]).catch(() => undefined);
     await this.repo.removeFromCache(have.handle.documentId).catch(() => undefined);
