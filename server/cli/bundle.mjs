@@ -17,6 +17,19 @@ await build({
   format: 'esm',
   target: 'node20',
   packages: 'external',
+  plugins: [
+    {
+      // The sync engine (and Automerge's wasm with it) is imported only once sync is on
+      // (server/sync/index.ts): it stays a file of its own, loaded at run time, instead of being
+      // folded in here and loaded by every command.
+      name: 'sync-engine-on-demand',
+      setup(b) {
+        b.onResolve({ filter: /^\.\/engine\.js$/ }, (args) =>
+          args.importer.endsWith(join('sync', 'index.js')) ? { path: '../sync/engine.js', external: true } : undefined,
+        );
+      },
+    },
+  ],
   // Follows tsc's maps, so a stack trace still points into server/**/*.ts.
   sourcemap: 'linked',
   logLevel: 'warning',

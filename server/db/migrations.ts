@@ -13,7 +13,7 @@ export interface Migration {
 
 /**
  * Triggers that record, in the writer's own transaction, every local change of a synced table in
- * sync_outbox (server/sync/outbox.ts moves them into the sync documents). Written out here, not
+ * sync_outbox (server/sync/engine.ts moves them into the sync documents). Written out here, not
  * read from the sync feature's column lists, because a shipped migration must never change; a
  * later migration that adds a synced column recreates that table's triggers. `day` is not synced:
  * each device derives it from the timestamp and its settings.
@@ -382,6 +382,7 @@ export const migrations: Migration[] = [
         record_id TEXT NOT NULL,
         fields TEXT NOT NULL
       );
+      CREATE INDEX sync_outbox_by_record ON sync_outbox (record_id);
 
       -- The document that holds each synced record (a record stays in the document it was created in).
       CREATE TABLE sync_records (

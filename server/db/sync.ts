@@ -68,6 +68,10 @@ export function listOutbox(db: Db, limit: number): OutboxEntry[] {
   return (db.prepare('SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox ORDER BY seq LIMIT ?').all(limit) as OutboxEntry[]);
 }
 
+export function hasOutboxEntry(db: Db, recordId: string): boolean {
+  return db.prepare('SELECT 1 FROM sync_outbox WHERE record_id = ? LIMIT 1').get(recordId) !== undefined;
+}
+
 export function countOutbox(db: Db): number {
   return (db.prepare('SELECT COUNT(*) AS n FROM sync_outbox').get() as { n: number }).n;
 }

@@ -14,8 +14,8 @@ import type { Counter } from '@automerge/automerge';
  *   shard of its year, custom foods and saved meals in their creator's one shard each. Edits from
  *   any device go to the record's shard and bump its counter in the root, which is how other
  *   devices learn that a shard they have not loaded changed.
- * - A record converges field by field. A deleted record keeps only `deleted_ms` (set once, never
- *   cleared): a concurrent edit of a field cannot bring it back.
+ * - A record converges field by field. A deleted record is listed in `deleted` (and keeps only `deleted_ms`):
+ *   set once, never cleared, so a concurrent edit of a field cannot bring it back.
  * - Fields a device does not know (a newer version wrote them) are left as they are: a device only
  *   ever writes the fields it changed.
  */
@@ -62,6 +62,25 @@ export interface ShardDoc {
   shard: string;
   device_id: string;
   records: Record<string, DocRecord>;
+  /**
+   * Deletions by record id (the instant). Kept beside the records, not in them: a deletion must
+   * win even over a copy of the record this device never had (one it sent just before a crash
+   * and whose change only the relay kept), and a key of its own can never be lost to such a copy.
+   * Created with the document, so two devices never race to create the map itself.
+   */
+  deleted?: Record<string, number>;
 }
 
 export const isDeleted = (r: DocRecord | undefined): boolean => r !== undefined && typeof r.deleted_ms === 'number';
+
+/** A record as the projector sees it: deleted when either the record or the deletions say so. */
+export function recordIn(doc: ShardDoc, id: string): DocRecord | undefined {
+  const at = doc.deleted?.[id];
+  if (typeof at === 'number') return { deleted_ms: at };
+  return doc.records[id];
+}
+
+/** Every record id a shard mentions (live, deleted, or only in its deletions). */
+export function recordIds(doc: ShardDoc): string[] {
+  return [...new Set([...Object.keys(doc.records), ...Object.keys(doc.deleted ?? {})])];
+}

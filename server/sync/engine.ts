@@ -9,6 +9,7 @@ import {
   countUnconfirmedShards,
   deleteOutboxThrough,
   deleteRow,
+  hasOutboxEntry,
   docOfRecord,
   enqueueAll,
   listOutbox,
@@ -26,8 +27,9 @@ import {
   type SyncConfig,
 } from '../db/sync.js';
 import type { Emit } from '../events/bus.js';
+import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
-import { isDeleted, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { isDeleted, recordIds, recordIn, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
 
@@ -36,6 +38,8 @@ const OUTBOX_BATCH = 5000;
 /** A shard nobody touched for this long, whose changes the relay has, is dropped from memory. */
 const IDLE_UNLOAD_MS = 30_000;
 const SWEEP_INTERVAL_MS = 1000;
+/** service_state key: true when the engine last stopped cleanly (its documents flushed). */
+const CLEAN_STOP_KEY = 'sync_clean_stop';
 const LAST_SEEN_INTERVAL_MS = 3600_000;
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync: ${line}\n`) : undefined;
 /**
@@ -90,6 +94,7 @@ export class SyncEngine {
   private quiet = false;
   lastSyncedMs: number | null = null;
   private rootChecked = false;
+  private started = false;
 
   constructor(
     private readonly app: AppContext,
@@ -152,15 +157,21 @@ export class SyncEngine {
 
   /** Starts the background work of a running service: catch-up, then following both directions. */
   start(): void {
+    this.started = true;
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
     this.lastSeenTimer = setInterval(() => {
       if (!this.closed) this.announceDevice(this.app.clock.now());
     }, LAST_SEEN_INTERVAL_MS);
     this.lastSeenTimer.unref();
+    // After a clean stop, the documents this device projected are where it left them: following
+    // the counters that moved is enough. After a crash (no clean-stop mark), every shard is checked
+    // against SQLite once, which repairs anything a crash could have left half done.
+    const clean = readServiceState<boolean>(this.app.db, CLEAN_STOP_KEY) === true;
+    writeServiceState(this.app.db, CLEAN_STOP_KEY, false);
     void this.exclusive(async () => {
       await this.drainLocked();
-      await this.checkRootLocked(true);
+      await this.checkRootLocked(!clean);
     }).catch((err: unknown) => this.app.log.error('sync catch-up failed', { error: String(err) }));
   }
 
@@ -170,7 +181,10 @@ export class SyncEngine {
     this.drainQueued = true;
     setImmediate(() => {
       this.drainQueued = false;
-      void this.drain().catch((err: unknown) => this.app.log.error('sync: writing changes to the documents failed', { error: String(err) }));
+      void this.drain().catch((err: unknown) => {
+        debug?.(`drain failed: ${err instanceof Error ? err.stack : String(err)}`);
+        this.app.log.error('sync: writing changes to the documents failed', { error: String(err) });
+      });
     });
   }
 
@@ -185,6 +199,8 @@ export class SyncEngine {
       try {
         await this.drainLocked();
         await this.checkRootLocked(true);
+        // Every shard was just checked: the start that follows need not do it again.
+        writeServiceState(this.app.db, CLEAN_STOP_KEY, true);
       } finally {
         this.quiet = false;
       }
@@ -261,8 +277,18 @@ export class SyncEngine {
     clearInterval(this.sweepTimer);
     clearInterval(this.lastSeenTimer);
     await this.chain.catch(() => undefined);
-    await this.repo.flush().catch(() => undefined);
+    const flushed = await this.repo.flush().then(
+      () => true,
+      () => false,
+    );
     await this.repo.shutdown().catch(() => undefined);
+    if (flushed && this.started) {
+      try {
+        writeServiceState(this.app.db, CLEAN_STOP_KEY, true);
+      } catch {
+        // The database is already closed (a command's end): the next start checks every shard.
+      }
+    }
   }
 
   // ---- Internals ------------------------------------------------------------------------------
@@ -311,7 +337,7 @@ export class SyncEngine {
       const entry = this.loaded.get(url);
       if (entry) entry.usedMs = Date.now();
       const ids = new Set<string>();
-      for (const p of patches) if (p.path[0] === 'records' && typeof p.path[1] === 'string') ids.add(p.path[1]);
+      for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') ids.add(p.path[1]);
       if (ids.size === 0) return;
       void this.exclusive(async () => {
         await this.drainLocked();
@@ -325,7 +351,7 @@ export class SyncEngine {
     const me = this.config.deviceId;
     const existing = this.root.doc().shards[shardIndexKey(key, me)];
     if (existing) return existing.url;
-    const handle = this.repo.create<ShardDoc>({ schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: me, records: {} });
+    const handle = this.repo.create<ShardDoc>({ schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: me, records: {}, deleted: {} });
     this.root.change((d) => {
       d.shards[shardIndexKey(key, me)] = { shard: key, device_id: me, url: handle.url, rev: new Counter(0) };
     });
@@ -366,6 +392,10 @@ export class SyncEngine {
         if (!list) byDoc.set(url, (list = []));
         list.push({ entry, def });
       }
+      // Where each new record goes is written down before any document changes: a crash after a
+      // document took the record (and maybe sent it) must not leave a later deletion or edit of it
+      // with no document to go to.
+      if (newDocs.size > 0) db.transaction(() => saveRecordDocs(db, newDocs))();
       const now = this.app.clock.now();
       const refused: Array<{ url: string; id: string }> = [];
       const changedDocs: DocumentId[] = [];
@@ -402,7 +432,6 @@ export class SyncEngine {
       }
       await this.repo.flush([...changedDocs, ...(bumped.length > 0 || settingsChanged ? [this.root.documentId] : [])]);
       db.transaction(() => {
-        saveRecordDocs(db, newDocs);
         deleteOutboxThrough(db, maxSeq);
         for (const s of bumped) {
           setShardUnconfirmed(db, s.docUrl, true);
@@ -486,7 +515,7 @@ export class SyncEngine {
   private project(url: string, doc: ShardDoc, ids: string[] | null): void {
     const app = this.app;
     const db = app.db;
-    const list = ids ?? Object.keys(doc.records);
+    const list = ids ?? recordIds(doc);
     let savedMeals = false;
     const located: Array<[string, string]> = [];
     app.bus.write((emit) => {
@@ -494,7 +523,7 @@ export class SyncEngine {
       try {
         for (const id of list) {
           const def = entityOfId(id);
-          const rec = doc.records[id];
+          const rec = recordIn(doc, id);
           if (!def || !rec) continue;
           located.push([id, url]);
           try {
@@ -516,6 +545,9 @@ export class SyncEngine {
   private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit): boolean {
     const app = this.app;
     const db = app.db;
+    // A local change the documents do not hold yet is newer than what they say: it goes out first
+    // (the outbox), and is never overwritten by the older state here.
+    if (hasOutboxEntry(db, id)) return false;
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
     debug?.(`project ${id} doc=${isDeleted(rec) ? 'deleted' : 'live'} row=${current ? 'yes' : 'no'}`);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
@@ -618,15 +650,20 @@ function sameHeads(a: readonly string[] | undefined, b: readonly string[]): bool
 function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: EntityDef, nowMs: number): 'changed' | 'unchanged' | 'refused' {
   const id = entry.recordId;
   const rec = d.records[id];
+  const gone = isDeleted(rec) || typeof d.deleted?.[id] === 'number';
   if (entry.fields === '-') {
-    if (!rec || isDeleted(rec)) return 'unchanged';
-    for (const k of Object.keys(rec)) delete rec[k];
-    rec.deleted_ms = nowMs;
+    if (gone) return 'unchanged';
+    // Listed as deleted even when this copy has no record: the record may reach it later.
+    if (d.deleted) d.deleted[id] = nowMs;
+    if (rec) {
+      for (const k of Object.keys(rec)) delete rec[k];
+      rec.deleted_ms = nowMs;
+    } else if (!d.deleted) d.records[id] = { deleted_ms: nowMs };
     return 'changed';
   }
   // Deleted here since: its '-' entry follows in this batch or the next.
   if (!row) return 'unchanged';
-  if (rec && isDeleted(rec)) return 'refused';
+  if (gone) return 'refused';
   if (!rec) {
     const fresh: DocRecord = {};
     for (const c of def.columns) fresh[c] = row[c] ?? null;

@@ -8,7 +8,7 @@ import { randomToken } from '../ids.js';
 import { currentSettings } from '../settings.js';
 import { isoUtc } from '../time/tz.js';
 import type { RootDoc } from './documents.js';
-import { SyncEngine, type EngineOptions } from './engine.js';
+import type { EngineOptions, SyncEngine } from './engine.js';
 import type { SyncStatus } from './schemas.js';
 
 /**
@@ -21,6 +21,8 @@ export const PAIRING_PREFIX = 'chyme-sync:';
 const CONNECT_TIMEOUT_MS = 10_000;
 /** How long joining waits for the history's root document. */
 const FIND_ROOT_TIMEOUT_MS = 60_000;
+/** How long a command waits for the relay to confirm what it sent before it ends. */
+const ONE_SHOT_CONFIRM_MS = 15_000;
 
 /** Where a database keeps its copy of the sync documents: beside the file, never inside it. */
 export function syncStorageDir(dbPath: string): string {
@@ -171,8 +173,17 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
     return h ? { device_id: h.device_id, device_name: h.device_name, since: isoUtc(h.since_ms) } : null;
   }
 
+  /**
+   * Automerge (wasm) is loaded only once sync is on: a device without sync, and every other
+   * command, never pays for it.
+   */
+  async function newEngine(config: SyncConfig, engineOpts: EngineOptions): Promise<SyncEngine> {
+    const { SyncEngine: Engine } = await import('./engine.js');
+    return new Engine(app, config, engineOpts);
+  }
+
   async function startEngine(config: SyncConfig): Promise<void> {
-    const e = new SyncEngine(app, config, engineOptions());
+    const e = await newEngine(config, engineOptions());
     try {
       await e.openRoot(FIND_ROOT_TIMEOUT_MS);
     } catch (err) {
@@ -284,7 +295,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
   /** A new engine that has reached the relay, or an error that says why it could not. */
   async function connected(config: SyncConfig): Promise<SyncEngine> {
     rmSync(syncStorageDir(options.dbPath), { recursive: true, force: true });
-    const e = new SyncEngine(app, config, { ...engineOptions(), onStatus: () => undefined });
+    const e = await newEngine(config, { ...engineOptions(), onStatus: () => undefined });
     if (options.connect !== false && !(await e.waitUntilConnected(CONNECT_TIMEOUT_MS))) {
       const why = e.lastError ?? `No answer from the relay at ${config.relayUrl} within ${CONNECT_TIMEOUT_MS / 1000} s.`;
       await e.close();
@@ -297,8 +308,9 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
   /** Hands a set-up engine over to the running service (or closes it after a command). */
   async function adopt(e: SyncEngine): Promise<void> {
     if (options.oneShot) {
-      // A command ends here: the relay should have everything before the process exits.
-      await e.waitUntilConfirmed(60_000);
+      // A command ends here: the relay should have everything before the process exits. If it has
+      // not confirmed by then, chyme serve (or the app) sends the rest: nothing is lost either way.
+      await e.waitUntilConfirmed(ONE_SHOT_CONFIRM_MS);
       engine = e;
       statusChanged();
       engine = undefined;

@@ -69,6 +69,7 @@ describe('sync: a device killed while syncing', () => {
       await a.restart();
     }
     assert.ok(acknowledged.size > 20, `only ${acknowledged.size} writes were acknowledged`);
+    if (process.env.CHYME_SYNC_DEBUG) console.log(a.stderr().split('\n').filter((l) => /failed|Error/.test(l)).slice(0, 20).join('\n'));
     const h = (await converged([a, b], 60_000)) as { meals: Array<{ id: string; description: string }> };
     const have = new Map(h.meals.map((m) => [m.id, m.description]));
     for (const [id, description] of acknowledged) {
