@@ -404,7 +404,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
           clearSyncState(app.db);
           emit('sync.device_left', { object: 'sync.device', device_id: e.config.deviceId, device_name: e.config.deviceName, at: isoUtc(app.clock.now()) });
         });
-        rmSync(syncStorageDir(options.dbPath), { recursive: true, force: true });
+        await removeStorage(syncStorageDir(options.dbPath));
         if (!lastRole) {
           lastRole = true;
           for (const hook of app.hooks.roleChanged) hook();
@@ -418,6 +418,17 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
       return status();
     },
   };
+}
+
+/**
+ * Removes this device's copy of the documents. automerge-repo still writes a peer's sync state a
+ * moment after shutdown resolves (its storage writes are queued), so the folder is removed again
+ * once that has settled.
+ */
+async function removeStorage(dir: string): Promise<void> {
+  rmSync(dir, { recursive: true, force: true });
+  await new Promise((r) => setTimeout(r, 250));
+  rmSync(dir, { recursive: true, force: true });
 }
 
 function safeRoot(e: SyncEngine): RootDoc | undefined {
