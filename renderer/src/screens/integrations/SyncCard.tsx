@@ -236,7 +236,7 @@ function SyncOff({ show, reload }: { show: (s: SyncStatus, switched?: boolean) =
             </span>
           </div>
         </form>
-        <form className="stack sync__form" onSubmit={(e) => void submitJoin(e)} noValidate aria-labelledby={`${ids}-join-title`} aria-describedby={joinForm.errors[''] ? joinErrId : undefined} aria-busy={joinForm.busy} data-testid="sync-join">
+        <form className="stack sync__form" onSubmit={(e) => void submitJoin(e)} noValidate aria-labelledby={`${ids}-join-title`} aria-describedby={joinForm.errors[''] ? joinErrId : undefined} data-testid="sync-join">
           <div>
             <h3 id={`${ids}-join-title`}>Join with a pairing code</h3>
             <p className="muted small">On every other computer: paste the code “Show pairing code” gives on one that syncs.</p>
