@@ -29,12 +29,23 @@ export interface AppContext {
    * Electron), for the connections other threads open to the same file (an import's worker).
    */
   nativeBinding: string | undefined;
+  /** This device's part in sync: whether it is the one that sends webhooks and MQTT (always, without sync). */
+  role: DeviceRole;
 }
+
+export interface DeviceRole {
+  /** True on the webhook host, and on every device without sync. */
+  sendsWebhooks(): boolean;
+  /** The device that sends them when it is another one (for messages), else null. */
+  webhookHostName(): string | null;
+}
+
+const STANDALONE: DeviceRole = { sendsWebhooks: () => true, webhookHostName: () => null };
 
 /** The context over an open database: the running service builds one, and so does each CLI command. */
 export function createAppContext(db: Db, clock: Clock, log: Logger, nativeBinding?: string): AppContext {
   const bus = new EventBus(db, clock, (err) => log.error('event listener failed', { error: String(err) }));
-  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [], savedMealsChanged: [] }, unavailable: null, writes: new WriteGate(), nativeBinding };
+  return { db, clock, bus, log, version: packageVersion(), hooks: { afterDataChange: [], databaseReplaced: [], savedMealsChanged: [], roleChanged: [] }, unavailable: null, writes: new WriteGate(), nativeBinding, role: STANDALONE };
 }
 
 /**
@@ -94,4 +105,6 @@ export interface AppHooks {
   databaseReplaced: Array<() => void>;
   /** Called after a saved meal was created, changed or deleted (committed): Home Assistant's buttons follow. */
   savedMealsChanged: Array<() => void>;
+  /** Called when this device became or stopped being the one that sends webhooks and MQTT. */
+  roleChanged: Array<() => void>;
 }

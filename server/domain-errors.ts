@@ -78,3 +78,14 @@ export class PreconditionFailedError extends Error {
     this.name = 'PreconditionFailedError';
   }
 }
+
+/** Another system this request needs (the sync relay) could not be reached or refused; the sentence says which. */
+export class UpstreamError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}

@@ -34,3 +34,14 @@ export function randomToken(length: number): string {
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomToken(20)}`;
 }
+
+/** Bytes as base62 (a digest as an id: deterministic ids such as event ids). */
+export function base62(bytes: Uint8Array): string {
+  let n = BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);
+  let out = '';
+  while (n > 0n) {
+    out = ALPHABET[Number(n % 62n)]! + out;
+    n /= 62n;
+  }
+  return out.padStart(1, '0');
+}

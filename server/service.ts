@@ -29,6 +29,8 @@ import { deleteIdempotencyOlderThan } from './db/idempotency.js';
 import { createWebhooks, type WebhookOptions, type WebhooksSubsystem } from './webhooks/index.js';
 import { mqttRoutes } from './api/routes/mqtt.js';
 import { createMqtt, type MqttOptions, type MqttSubsystem } from './mqtt/client.js';
+import { syncRoutes } from './api/routes/sync.js';
+import { createSync, type SyncOptions, type SyncSubsystem } from './sync/index.js';
 
 /** The per-key rate limit when none is given (`chyme serve --rate-limit` changes it). */
 export { DEFAULT_RATE_LIMIT } from './api/rate-limit.js';
@@ -59,6 +61,8 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** MQTT reconnect timing (tests shorten it); the settings themselves live in the database. */
   mqtt?: Pick<MqttOptions, 'reconnectFirstMs' | 'reconnectMaxMs'>;
+  /** Sync timing (tests shorten the relay retry); the set-up itself lives in the database. */
+  sync?: Pick<SyncOptions, 'retryMs' | 'idleUnloadMs' | 'connect'>;
   /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
   backups?: { automatic?: boolean; checkIntervalMs?: number };
   /**
@@ -79,6 +83,8 @@ export interface Service {
   backups: Backups;
   /** The MQTT client (Home Assistant discovery); off until configured. */
   mqtt: MqttSubsystem;
+  /** Sync with this person's other devices; off until set up. */
+  sync: SyncSubsystem;
   /**
    * Restores a checked copy of a Chyme database into the running service: backs up the current
    * database first, then swaps the file and reopens it (requests get a 503 meanwhile).
@@ -136,7 +142,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   
   let url = '';
   const mqtt = createMqtt(app, { ...options.mqtt, serviceUrl: () => url || undefined });
-  const subsystems: Subsystem[] = [webhooks, scheduler, backups, mcp, mqtt];
+  // First of the subsystems: it decides whether this device is the one that sends webhooks and MQTT.
+  const sync = createSync(app, { dbPath: options.dbPath, ...options.sync });
+  const subsystems: Subsystem[] = [sync, webhooks, scheduler, backups, mcp, mqtt];
   // Restores run one at a time; every subsystem pauses around the swap.
   let restoring: Promise<RestoreResult> | undefined;
   const restore = (sourcePath: string): Promise<RestoreResult> => {
@@ -169,6 +177,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...backupRoutes({ backups, dbPath: options.dbPath, restore }),
     ...webhookRoutes({ dispatcher: webhooks.dispatcher }),
     ...mqttRoutes({ mqtt }),
+    ...syncRoutes({ sync }),
     ...eventStreamRoutes({ notices: webhooks.notices, trackStream: webhooks.trackStream, heartbeatMs: webhooks.settings.heartbeatMs }),
     mcp.setupRoute,
   ];
@@ -294,6 +303,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     webhooks,
     backups,
     mqtt,
+    sync,
     restore,
     createLaunchUrl: () => `${url}/?token=${createLaunchToken(app.db, clock.now())}`,
     runScheduler: () => scheduler.tick(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { notifyDataChanged, type AppContext } from './app-context.js';
+import type { Emit } from './events/bus.js';
 import type { Db } from './db/connection.js';
 import { recomputeMealDays } from './db/meals.js';
 import { recomputeSleepDays } from './db/sleep.js';
@@ -89,24 +90,32 @@ export type SettingsPatch = Partial<Pick<SettingsRecord, 'timezone' | 'dayStart'
 export function updateSettings(app: AppContext, patch: SettingsPatch): SettingsRecord {
   return app.bus.write((emit) => {
     const before = currentSettings(app);
-    const next: SettingsRecord = { ...before, ...patch, updatedMs: app.clock.now() };
-    const changed = (['timezone', 'dayStart', 'units'] as const).filter((k) => next[k] !== before[k]);
-    if (changed.length === 0) return before;
-    saveSettings(app.db, next);
-    const names = { timezone: 'timezone', dayStart: 'day_start', units: 'units' } as const;
-    emit('settings.updated', settingsResource(next), {
-      previousAttributes: Object.fromEntries(changed.map((k) => [names[k], before[k]])),
-    });
-    if (next.dayStart !== before.dayStart) {
-      recomputeMealDays(app.db, (timestamp, utcOffsetMin) => mealDay({ timestamp, utcOffsetMin }, next));
-    }
-    const redated = next.dayStart !== before.dayStart || next.timezone !== before.timezone;
-    if (redated) {
-      recomputeSleepDays(app.db, (endMs) => dayOf(endMs, next.timezone, parseClock(next.dayStart)));
-    }
-    // Units change no derived data; a zone or day start re-dates every day.
-    notifyDataChanged(app, emit, redated ? 'everything' : {});
-    return next;
+    return storeSettings(app, emit, before, { ...before, ...patch, updatedMs: app.clock.now() });
   });
+}
+
+/**
+ * Saves settings inside a write and re-dates what they re-date. Changes made here and settings
+ * that came from another device (the sync projector) take this one path.
+ */
+export function storeSettings(app: AppContext, emit: Emit, before: SettingsRecord, next: SettingsRecord): SettingsRecord {
+  const changed = (['timezone', 'dayStart', 'units'] as const).filter((k) => next[k] !== before[k]);
+  if (changed.length === 0 && next.userId === before.userId) return before;
+  saveSettings(app.db, next);
+  if (changed.length === 0) return next;
+  const names = { timezone: 'timezone', dayStart: 'day_start', units: 'units' } as const;
+  emit('settings.updated', settingsResource(next), {
+    previousAttributes: Object.fromEntries(changed.map((k) => [names[k], before[k]])),
+  });
+  if (next.dayStart !== before.dayStart) {
+    recomputeMealDays(app.db, (timestamp, utcOffsetMin) => mealDay({ timestamp, utcOffsetMin }, next));
+  }
+  const redated = next.dayStart !== before.dayStart || next.timezone !== before.timezone;
+  if (redated) {
+    recomputeSleepDays(app.db, (endMs) => dayOf(endMs, next.timezone, parseClock(next.dayStart)));
+  }
+  // Units change no derived data; a zone or day start re-dates every day.
+  notifyDataChanged(app, emit, redated ? 'everything' : {});
+  return next;
 }
 

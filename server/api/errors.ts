@@ -1,4 +1,4 @@
-import { ConflictError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, PreconditionFailedError, ReadOnlyError } from '../domain-errors.js';
+import { ConflictError, UpstreamError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, PreconditionFailedError, ReadOnlyError } from '../domain-errors.js';
 
 /**
  * The one error module (CONTRACT §4). Every failure the API reports is an ApiError, rendered as
@@ -139,6 +139,8 @@ export const errors = {
   /** The service cannot do this now (a restore running, a backup that failed, storage faults); retry later. */
   unavailable: (code: string, message: string, retryAfterSec = 5) =>
     new ApiError(503, 'api_error', code, message, undefined, { 'Retry-After': String(retryAfterSec) }),
+  /** Another system the request needs (the sync relay) failed; retrying later may work. */
+  badGateway: (code: string, message: string) => new ApiError(502, 'api_error', code, message),
   internal: () =>
     new ApiError(500, 'api_error', 'internal_error', 'An unexpected error occurred. The request id identifies it in the server log.'),
 };
@@ -153,6 +155,7 @@ export function asApiError(err: unknown): ApiError | undefined {
   if (err instanceof ReadOnlyError) return errors.resourceReadOnly(err.message, err.param);
   if (err instanceof InvalidCursorError) return errors.invalidCursor(err.param, err.cursor);
   if (err instanceof PreconditionFailedError) return errors.preconditionFailed(err.message, err.currentETag);
+  if (err instanceof UpstreamError) return errors.badGateway(err.code, err.message);
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');
   return storageFault(err);

@@ -20,11 +20,13 @@ function fromRow(r: EventRow): EventRecord {
   return { seq: r.seq, id: r.id, type: r.type, createdMs: r.created_ms, data: JSON.parse(r.data_json) as EventRecord['data'] };
 }
 
-export function insertEvent(db: Db, e: Omit<EventRecord, 'seq'>): EventRecord {
+/** Records an event; an event with this id already recorded is kept as it is (inserted: false). */
+export function insertEvent(db: Db, e: Omit<EventRecord, 'seq'>): { event: EventRecord; inserted: boolean } {
   const info = db
-    .prepare('INSERT INTO events (id, type, created_ms, data_json) VALUES (?, ?, ?, ?)')
+    .prepare('INSERT INTO events (id, type, created_ms, data_json) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
     .run(e.id, e.type, e.createdMs, JSON.stringify(e.data));
-  return { ...e, seq: Number(info.lastInsertRowid) };
+  if (info.changes === 0) return { event: getEvent(db, e.id)!, inserted: false };
+  return { event: { ...e, seq: Number(info.lastInsertRowid) }, inserted: true };
 }
 
 export function getEvent(db: Db, id: string): EventRecord | undefined {

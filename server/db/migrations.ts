@@ -11,6 +11,33 @@ export interface Migration {
   sql: string;
 }
 
+/**
+ * Triggers that record, in the writer's own transaction, every local change of a synced table in
+ * sync_outbox (server/sync/outbox.ts moves them into the sync documents). Written out here, not
+ * read from the sync feature's column lists, because a shipped migration must never change; a
+ * later migration that adds a synced column recreates that table's triggers. `day` is not synced:
+ * each device derives it from the timestamp and its settings.
+ */
+function syncTriggers(table: string, entity: string, idExpr: { new: string; old: string }, columns: readonly string[], when = ''): string {
+  const active = `(SELECT active FROM sync_capture WHERE id = 1) = 1`;
+  const changed = columns.map((c) => `CASE WHEN OLD.${c} IS NOT NEW.${c} THEN ',${c}' ELSE '' END`).join(' || ');
+  const whenNew = when ? ` AND ${when.replaceAll('ROW.', 'NEW.')}` : '';
+  const whenOld = when ? ` AND ${when.replaceAll('ROW.', 'OLD.')}` : '';
+  return `
+      CREATE TRIGGER ${table}_sync_insert AFTER INSERT ON ${table} WHEN ${active}${whenNew} BEGIN
+        INSERT INTO sync_outbox (entity, record_id, fields) VALUES ('${entity}', ${idExpr.new}, '*');
+      END;
+      CREATE TRIGGER ${table}_sync_update AFTER UPDATE ON ${table} WHEN ${active}${whenNew} BEGIN
+        INSERT INTO sync_outbox (entity, record_id, fields)
+          SELECT '${entity}', ${idExpr.new}, substr(f, 2) FROM (SELECT ${changed} AS f) WHERE f <> '';
+      END;
+      CREATE TRIGGER ${table}_sync_delete AFTER DELETE ON ${table} WHEN ${active}${whenOld} BEGIN
+        INSERT INTO sync_outbox (entity, record_id, fields) VALUES ('${entity}', ${idExpr.old}, '-');
+      END;`;
+}
+
+const byId = { new: 'NEW.id', old: 'OLD.id' };
+
 export const migrations: Migration[] = [
   {
     version: 1,
@@ -320,6 +347,82 @@ export const migrations: Migration[] = [
       ALTER TABLE webhook_subscriptions ADD COLUMN tls_seen_sha256 TEXT;
       ALTER TABLE webhook_subscriptions ADD COLUMN tls_seen_ms INTEGER;
       ALTER TABLE webhook_attempts ADD COLUMN peer_certificate_sha256 TEXT;
+    `,
+  },
+  {
+    version: 9,
+    name: 'sync between one person\'s devices: set-up, the change outbox and where each record lives',
+    sql: `
+      -- This device's sync set-up: one row while sync is on, none before set-up and after leaving.
+      -- The relay token stays here (never in a synced document).
+      CREATE TABLE sync_config (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        device_id TEXT NOT NULL,
+        device_name TEXT NOT NULL,
+        relay_url TEXT NOT NULL,
+        relay_token TEXT NOT NULL,
+        root_url TEXT NOT NULL,
+        enabled_ms INTEGER NOT NULL
+      );
+
+      -- 1 while local changes of synced records are recorded in sync_outbox: sync is on, and the
+      -- projector (which writes what came from the documents) is not writing. Read by the triggers.
+      CREATE TABLE sync_capture (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        active INTEGER NOT NULL CHECK (active IN (0, 1))
+      );
+      INSERT INTO sync_capture (id, active) VALUES (1, 0);
+
+      -- Local changes not yet in the sync documents, in commit order: fields is '*' (a new record),
+      -- '-' (deleted) or the comma-separated columns an update changed. Written by every writer's
+      -- transaction (the triggers), so a change committed here is never lost to a crash.
+      CREATE TABLE sync_outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        fields TEXT NOT NULL
+      );
+
+      -- The document that holds each synced record (a record stays in the document it was created in).
+      CREATE TABLE sync_records (
+        record_id TEXT PRIMARY KEY,
+        doc_url TEXT NOT NULL
+      );
+
+      -- Every shard document this device knows: the root's change counter when it was last
+      -- projected here, and whether it holds local changes the relay has not confirmed.
+      CREATE TABLE sync_shards (
+        doc_url TEXT PRIMARY KEY,
+        shard_key TEXT NOT NULL,
+        device_id TEXT NOT NULL,
+        projected_rev INTEGER NOT NULL DEFAULT -1,
+        unconfirmed INTEGER NOT NULL DEFAULT 0
+      );
+
+      -- Concurrent edits of one field found while projecting (the card shows the newest).
+      CREATE TABLE sync_conflicts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        field TEXT NOT NULL,
+        kept_json TEXT NOT NULL,
+        others_json TEXT NOT NULL,
+        detected_ms INTEGER NOT NULL
+      );
+      ${syncTriggers('meals', 'meal', byId, [
+        'timestamp_ms', 'utc_offset_min', 'meal_type', 'description', 'calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g',
+        'sodium_mg', 'caffeine_mg', 'foods_json', 'created_ms', 'updated_ms', 'calories_source', 'nutrient_sources_json', 'source', 'inferred_time',
+      ])}
+      ${syncTriggers('sleep_sessions', 'sleep', byId, ['start_ms', 'end_ms', 'efficiency', 'awakenings', 'source', 'created_ms', 'nap'])}
+      ${syncTriggers(
+        'foods',
+        'food',
+        byId,
+        ['name', 'brand', 'calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg', 'portions_json', 'created_ms', 'updated_ms'],
+        "ROW.source = 'custom'",
+      )}
+      ${syncTriggers('saved_meals', 'saved_meal', byId, ['name', 'meal_type', 'foods_json', 'created_ms', 'updated_ms'])}
+      ${syncTriggers('settings', 'settings', { new: "'settings'", old: "'settings'" }, ['timezone', 'day_start', 'units', 'user_id', 'updated_ms'])}
     `,
   },
 ];

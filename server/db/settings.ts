@@ -28,7 +28,7 @@ export function getSettings(db: Db): SettingsRecord | undefined {
 export function saveSettings(db: Db, s: SettingsRecord): void {
   db.prepare(
     `INSERT INTO settings (id, timezone, day_start, units, user_id, updated_ms) VALUES (1, @timezone, @dayStart, @units, @userId, @updatedMs)
-     ON CONFLICT (id) DO UPDATE SET timezone = excluded.timezone, day_start = excluded.day_start, units = excluded.units,
+     ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, timezone = excluded.timezone, day_start = excluded.day_start, units = excluded.units,
        updated_ms = excluded.updated_ms`,
   ).run(s);
 }

@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { insertEvent, type EventRecord } from '../db/events.js';
-import { newId } from '../ids.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.js';
+import { base62 } from '../ids.js';
 import type { EventType } from './types.js';
 
 
@@ -30,6 +32,7 @@ export class EventBus {
   private readonly listeners = new Set<EventListener>();
   private readonly restoredListeners = new Set<() => void>();
   private pending: EventRecord[] | null = null;
+  private readonly commitListeners = new Set<() => void>();
 
   constructor(
     private db: Db,
@@ -72,18 +75,25 @@ export class EventBus {
     }
   }
 
+  /** Hears of every committed write, with or without events (sync moves the changes on). */
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
   /** Runs `fn` in one IMMEDIATE transaction; nested calls join the outer one. */
   write<T>(fn: (emit: Emit) => T): T {
     if (this.pending) return fn(this.emit);
     this.pending = [];
-    let committed: EventRecord[] = [];
+    let committed: EventRecord[] | undefined;
     try {
       const result = this.db.transaction(() => fn(this.emit)).immediate();
       committed = this.pending;
       return result;
     } finally {
       this.pending = null;
-      for (const event of committed) this.publish(event);
+      for (const event of committed ?? []) this.publish(event);
+      if (committed) for (const listener of this.commitListeners) this.call(listener);
     }
   }
 
@@ -91,11 +101,23 @@ export class EventBus {
     if (!this.pending) throw new Error('events can only be emitted inside EventBus.write');
     const data: EventRecord['data'] = { object };
     if (options?.previousAttributes) data.previous_attributes = options.previousAttributes;
-    const event = insertEvent(this.db, { id: newId('evt'), type, createdMs: this.clock.now(), data });
+    const recorded = insertEvent(this.db, { id: eventId(type, object), type, createdMs: this.clock.now(), data });
+    // The same change announced twice (the sync projector meeting a change this device already
+    // announced, or repairing after a crash) is one event: nothing more is recorded or delivered.
+    if (!recorded.inserted) return recorded.event;
+    const event = recorded.event;
     for (const record of this.recorders) record(this.db, event);
     this.pending.push(event);
     return event;
   };
+
+  private call(listener: () => void): void {
+    try {
+      listener();
+    } catch (err) {
+      this.onListenerError(err);
+    }
+  }
 
   private publish(event: EventRecord): void {
     for (const listener of this.listeners) {
@@ -106,6 +128,17 @@ export class EventBus {
       }
     }
   }
+}
+
+/**
+ * An event's id is a digest of its type and object, so every device that announces one change
+ * (after sync, or two devices during a webhook host handover) gives it the same id, and receivers,
+ * which dedupe by id, see it once. Objects carry their record's updated_at (or an instant of their
+ * own), so two real changes never share an id.
+ */
+export function eventId(type: string, object: unknown): string {
+  const digest = createHash('sha256').update(type).update('\0').update(canonicalJson(object)).digest();
+  return `evt_${base62(digest).slice(0, 20)}`;
 }
 
 /** Fields of a resource that differ, with their old values (Stripe's previous_attributes); updated_at is not a change. */

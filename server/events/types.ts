@@ -3,7 +3,7 @@
  * names the events in its webhook form) all read it from here.
  */
 
-/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4), food.* (issue 8) and settings.updated. */
+/** Every event the service announces: the spec's Events table, plus meal.deleted (issue 4), food.* (issue 8), settings.updated and sync.* (issue 22). */
 export const EVENT_TYPES = [
   'meal.created',
   'meal.updated',
@@ -16,6 +16,10 @@ export const EVENT_TYPES = [
   'digestion.state_changed',
   'windows.updated',
   'settings.updated',
+  'sync.device_joined',
+  'sync.device_left',
+  'sync.webhook_host_changed',
+  'sync.status_changed',
   'test.ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

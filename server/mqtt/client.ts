@@ -249,11 +249,22 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
     retryTimer.unref();
   }
 
+  /** This device became or stopped being the webhook host: connect, or leave the broker to the host. */
+  function roleChanged(): void {
+    void disconnect({ clearRetained: false }).then(() => connect());
+  }
+
   async function connect(): Promise<void> {
     clearTimeout(retryTimer);
     const mine = ++generation;
     if (!running || paused || !config.enabled || !config.brokerUrl) {
       setStatus({ status: 'disabled', lastError: null, connectedAt: null });
+      return;
+    }
+    const host = app.role.webhookHostName();
+    if (host !== null) {
+      // With sync, one device talks to Home Assistant: the webhook host.
+      setStatus({ status: 'disabled', lastError: `MQTT messages are sent by ${host}, the webhook host of this synced history.`, connectedAt: null });
       return;
     }
     setStatus({ status: 'connecting', lastError: status.lastError, connectedAt: null });
@@ -360,6 +371,7 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
         if (event.type !== 'test.ping') schedulePublish();
       });
       app.hooks.savedMealsChanged.push(schedulePublish);
+      app.hooks.roleChanged.push(roleChanged);
       refreshTimer = setInterval(() => publishAll(false), REFRESH_INTERVAL_MS);
       refreshTimer.unref();
       void connect();
@@ -370,6 +382,8 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
       unsubscribe?.();
       const hook = app.hooks.savedMealsChanged.indexOf(schedulePublish);
       if (hook >= 0) app.hooks.savedMealsChanged.splice(hook, 1);
+      const roleHook = app.hooks.roleChanged.indexOf(roleChanged);
+      if (roleHook >= 0) app.hooks.roleChanged.splice(roleHook, 1);
       clearInterval(refreshTimer);
       await disconnect({ clearRetained: false });
       setStatus({ status: 'disabled', lastError: null, connectedAt: null });

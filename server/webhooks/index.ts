@@ -96,8 +96,11 @@ export function createWebhooks(app: AppContext, options: WebhookOptions = {}): W
     res.on('close', () => streams.delete(res));
   };
 
-  // In the writing transaction of every event: one outbox row per subscription listing it.
-  app.bus.onRecord(recordDeliveries);
+  // In the writing transaction of every event: one outbox row per subscription listing it. With
+  // sync, only the webhook host does this (every device records the events; one sends them).
+  app.bus.onRecord((db, event) => {
+    if (app.role.sendsWebhooks()) recordDeliveries(db, event);
+  });
 
   let unsubscribe: (() => void) | undefined;
   let housekeeping: NodeJS.Timeout | undefined;

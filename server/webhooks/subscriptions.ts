@@ -147,6 +147,13 @@ export function checkSubscriptionLimit(app: AppContext, adding: number, param?: 
 
 /** Creates an enabled subscription; its secret is the one given, else a new whsec_ one. */
 export function createSubscription(app: AppContext, input: z.output<typeof WebhookCreateSchema>): WebhookSubscriptionRecord {
+  const host = app.role.webhookHostName();
+  if (host !== null) {
+    throw new ConflictError(
+      'webhook_host_elsewhere',
+      `Webhooks of this history are sent by ${host}. Add the webhook there, or make this device the webhook host first (Integrations → Sync, or POST /v1/sync/webhook-host).`,
+    );
+  }
   const now = app.clock.now();
   const sub: WebhookSubscriptionRecord = {
     id: newId('whsub'),

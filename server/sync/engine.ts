@@ -1,0 +1,627 @@
+import { mkdirSync } from 'node:fs';
+import { getConflicts } from '@automerge/automerge';
+import { Counter } from '@automerge/automerge';
+import { Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@automerge/automerge-repo';
+import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
+import type { AppContext } from '../app-context.js';
+import {
+  countOutbox,
+  countUnconfirmedShards,
+  deleteOutboxThrough,
+  deleteRow,
+  docOfRecord,
+  enqueueAll,
+  listOutbox,
+  listShards,
+  readRows,
+  recordConflict,
+  saveRecordDocs,
+  setCapture,
+  setShardProjected,
+  setShardUnconfirmed,
+  upsertRow,
+  upsertShard,
+  type OutboxEntry,
+  type Row,
+  type SyncConfig,
+} from '../db/sync.js';
+import type { Emit } from '../events/bus.js';
+import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
+import { isDeleted, SCHEMA_VERSION, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
+import { relayNetwork, type RelayNetwork } from './network.js';
+
+/** How many outbox entries go into one round of document changes (an import's thousands take a few). */
+const OUTBOX_BATCH = 5000;
+/** A shard nobody touched for this long, whose changes the relay has, is dropped from memory. */
+const IDLE_UNLOAD_MS = 30_000;
+const SWEEP_INTERVAL_MS = 1000;
+const LAST_SEEN_INTERVAL_MS = 3600_000;
+
+export interface EngineOptions {
+  /** Where this device keeps its copy of the documents (automerge-repo's NodeFS storage). */
+  storageDir: string;
+  /** false: no network (set-up before the first connection, tests of one device). */
+  connect?: boolean;
+  retryMs?: number;
+  idleUnloadMs?: number;
+  /** Called when connection, pending work or the webhook host may have changed. */
+  onStatus?: () => void;
+}
+
+interface Loaded {
+  handle: DocHandle<ShardDoc>;
+  usedMs: number;
+}
+
+/**
+ * One device's side of sync. SQLite stays the store every read uses; the documents are how changes
+ * travel. Two directions, one at a time (a promise chain):
+ *
+ * - out: every writer's transaction records what it changed in sync_outbox (triggers); drain()
+ *   writes those fields into the documents, one change per shard, saves the documents, and only
+ *   then forgets the outbox entries. A crash in between repeats the same writes, which change
+ *   nothing the second time.
+ * - in: a document that changed (from the relay, or at start-up) is projected: every record that
+ *   differs from its row is written to SQLite in one transaction, with the same consequences and
+ *   events as a local write, while the triggers are off.
+ */
+export class SyncEngine {
+  readonly repo: Repo;
+  root!: DocHandle<RootDoc>;
+  private readonly network: RelayNetwork | undefined;
+  private readonly loaded = new Map<string, Loaded>();
+  private readonly watched = new WeakSet<DocHandle<ShardDoc>>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private lastSeenTimer: NodeJS.Timeout | undefined;
+  private drainQueued = false;
+  private closed = false;
+  private readonly seenConflicts = new Set<string>();
+  /** True while joining: the history that arrives is not news (no events). */
+  private quiet = false;
+  lastSyncedMs: number | null = null;
+  private rootChecked = false;
+
+  constructor(
+    private readonly app: AppContext,
+    readonly config: SyncConfig,
+    private readonly options: EngineOptions,
+  ) {
+    mkdirSync(options.storageDir, { recursive: true });
+    this.network = options.connect === false ? undefined : relayNetwork(config.relayUrl, config.relayToken, options.retryMs);
+    this.network?.onStatus(() => this.options.onStatus?.());
+    this.repo = new Repo({
+      storage: new NodeFSStorageAdapter(options.storageDir),
+      network: this.network ? [this.network.adapter] : [],
+      peerId: `chyme-${config.deviceId}-${Math.random().toString(36).slice(2, 8)}` as never,
+    });
+  }
+
+  get connected(): boolean {
+    return this.network?.connected() ?? false;
+  }
+
+  get lastError(): string | null {
+    return this.network?.lastError() ?? null;
+  }
+
+  /** Creates the root document of a new history (sync set up on this device). */
+  createRoot(settings: SettingsRecord, nowMs: number): string {
+    const c = this.config;
+    this.root = this.repo.create<RootDoc>({
+      schema: SCHEMA_VERSION,
+      kind: 'chyme.root',
+      devices: { [c.deviceId]: { name: c.deviceName, joined_ms: nowMs, last_seen_ms: nowMs } },
+      webhook_host: { device_id: c.deviceId, device_name: c.deviceName, since_ms: nowMs },
+      settings: settingsRecordToDoc(settings),
+      shards: {},
+    });
+    this.watchRoot();
+    return this.root.url;
+  }
+
+  /** Finds the root document (from this device's storage, else from the relay). */
+  async openRoot(timeoutMs: number): Promise<void> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    this.root = await this.repo.find<RootDoc>(this.config.rootUrl as AutomergeUrl, { signal });
+    const doc = this.root.doc();
+    if (doc.kind !== 'chyme.root') throw new Error('That document is not a Chyme history.');
+    this.watchRoot();
+  }
+
+  /** Adds this device to the history's device list. */
+  announceDevice(nowMs: number): void {
+    const c = this.config;
+    this.root.change((d) => {
+      const existing = d.devices[c.deviceId];
+      if (existing) {
+        existing.name = c.deviceName;
+        existing.last_seen_ms = nowMs;
+      } else d.devices[c.deviceId] = { name: c.deviceName, joined_ms: nowMs, last_seen_ms: nowMs };
+    });
+  }
+
+  /** Starts the background work of a running service: catch-up, then following both directions. */
+  start(): void {
+    this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
+    this.lastSeenTimer = setInterval(() => {
+      if (!this.closed) this.announceDevice(this.app.clock.now());
+    }, LAST_SEEN_INTERVAL_MS);
+    this.lastSeenTimer.unref();
+    void this.exclusive(async () => {
+      await this.drainLocked();
+      await this.checkRootLocked(true);
+    }).catch((err: unknown) => this.app.log.error('sync catch-up failed', { error: String(err) }));
+  }
+
+  /** Local writes committed: move them into the documents soon (coalesced). */
+  kick(): void {
+    if (this.drainQueued || this.closed) return;
+    this.drainQueued = true;
+    setImmediate(() => {
+      this.drainQueued = false;
+      void this.drain().catch((err: unknown) => this.app.log.error('sync: writing changes to the documents failed', { error: String(err) }));
+    });
+  }
+
+  drain(): Promise<void> {
+    return this.exclusive(() => this.drainLocked());
+  }
+
+  /** Brings every document into SQLite (join, start-up check): all shards, one at a time. */
+  reprojectAll(options: { quiet: boolean }): Promise<void> {
+    return this.exclusive(async () => {
+      this.quiet = options.quiet;
+      try {
+        await this.drainLocked();
+        await this.checkRootLocked(true);
+      } finally {
+        this.quiet = false;
+      }
+    });
+  }
+
+  /** Records already on this device that no document holds yet (data from before sync was set up). */
+  adoptLocalRecords(): Promise<number> {
+    return this.exclusive(async () => {
+      let n = 0;
+      const known = `id NOT IN (SELECT record_id FROM sync_records)`;
+      this.app.bus.write(() => {
+        for (const def of ENTITIES) n += enqueueAll(this.app.db, def.kind, def.table, def.where ? `${def.where} AND ${known}` : known);
+      });
+      await this.drainLocked();
+      return n;
+    });
+  }
+
+  /** Pushes this device's settings into the root document (set-up of a new history). */
+  pendingCount(): number {
+    return countOutbox(this.app.db) + countUnconfirmedShards(this.app.db) + (this.rootConfirmed() ? 0 : 1);
+  }
+
+  /** Resolves once the relay has every local change, or after timeoutMs (false). */
+  async waitUntilConfirmed(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.chain;
+      this.sweep();
+      if (this.connected && this.pendingCount() === 0) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Waits for the relay connection (false after timeoutMs). */
+  async waitUntilConnected(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.connected) {
+      if (Date.now() > deadline || this.closed) return false;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return true;
+  }
+
+  setWebhookHost(nowMs: number): void {
+    const c = this.config;
+    this.root.change((d) => {
+      d.webhook_host = { device_id: c.deviceId, device_name: c.deviceName, since_ms: nowMs };
+    });
+  }
+
+  /** Marks this device as gone from the history (it may come back later as a new device). */
+  markLeft(nowMs: number): void {
+    const c = this.config;
+    this.root.change((d) => {
+      const dev = d.devices[c.deviceId];
+      if (dev) dev.left_ms = nowMs;
+      if (d.webhook_host?.device_id === c.deviceId) d.webhook_host = null;
+    });
+  }
+
+  rootDoc(): RootDoc {
+    return this.root.doc();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    clearInterval(this.lastSeenTimer);
+    await this.chain.catch(() => undefined);
+    await this.repo.flush().catch(() => undefined);
+    await this.repo.shutdown().catch(() => undefined);
+  }
+
+  // ---- Internals ------------------------------------------------------------------------------
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private watchRoot(): void {
+    this.root.on('change', ({ patches }) => {
+      if (this.closed) return;
+      const touched = new Set(patches.map((p) => p.path[0]));
+      if (touched.has('webhook_host') || touched.has('devices')) this.options.onStatus?.();
+      if (touched.has('settings') || touched.has('shards')) {
+        void this.exclusive(() => this.checkRootLocked(false)).catch((err: unknown) => this.app.log.error('sync: following the history failed', { error: err instanceof Error ? (err.stack ?? String(err)) : String(err) }));
+      }
+    });
+  }
+
+  private async load(url: string): Promise<DocHandle<ShardDoc> | undefined> {
+    const have = this.loaded.get(url);
+    if (have) {
+      have.usedMs = Date.now();
+      return have.handle;
+    }
+    let handle: DocHandle<ShardDoc>;
+    try {
+      handle = await this.repo.find<ShardDoc>(url as AutomergeUrl, { signal: AbortSignal.timeout(30_000) });
+    } catch (err) {
+      this.app.log.warn('sync: a document is not available yet', { url, error: String(err) });
+      return undefined;
+    }
+    this.loaded.set(url, { handle, usedMs: Date.now() });
+    if (!this.watched.has(handle)) {
+      this.watched.add(handle);
+      handle.on('change', ({ patches }) => {
+        if (this.closed) return;
+        const ids = new Set<string>();
+        for (const p of patches) if (p.path[0] === 'records' && typeof p.path[1] === 'string') ids.add(p.path[1]);
+        if (ids.size === 0) return;
+        void this.exclusive(async () => {
+          await this.drainLocked();
+          this.project(url, handle.doc(), [...ids]);
+        }).catch((err: unknown) => this.app.log.error('sync: applying changes failed', { error: String(err) }));
+      });
+    }
+    return handle;
+  }
+
+  /** This device's shard for a key: found in the root, or created and listed there. */
+  private ownShard(key: string): string {
+    const me = this.config.deviceId;
+    const existing = this.root.doc().shards[key]?.[me];
+    if (existing) return existing.url;
+    const handle = this.repo.create<ShardDoc>({ schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: me, records: {} });
+    this.root.change((d) => {
+      d.shards[key] ??= {};
+      d.shards[key][me] = { url: handle.url, rev: new Counter(0) };
+    });
+    upsertShard(this.app.db, { docUrl: handle.url, shardKey: key, deviceId: me });
+    setShardProjected(this.app.db, handle.url, 0);
+    this.loaded.set(handle.url, { handle, usedMs: Date.now() });
+    return handle.url;
+  }
+
+  private async drainLocked(): Promise<void> {
+    const db = this.app.db;
+    for (;;) {
+      const entries = listOutbox(db, OUTBOX_BATCH);
+      if (entries.length === 0) return;
+      const maxSeq = entries[entries.length - 1]!.seq;
+      const rows = new Map<string, Row | undefined>();
+      const newDocs = new Map<string, string>();
+      const byDoc = new Map<string, Array<{ entry: OutboxEntry; def: EntityDef }>>();
+      let settingsTouched = false;
+      for (const entry of entries) {
+        if (entry.entity === 'settings') {
+          settingsTouched = true;
+          continue;
+        }
+        const def = entityByKind(entry.entity);
+        if (!def) continue;
+        if (!rows.has(entry.recordId)) rows.set(entry.recordId, readRows(db, def.table, def.columns, [entry.recordId], def.where).get(entry.recordId));
+        const row = rows.get(entry.recordId);
+        let url = docOfRecord(db, entry.recordId) ?? newDocs.get(entry.recordId);
+        if (!url) {
+          // Created and deleted before it reached a document: nothing to tell anyone.
+          if (!row) continue;
+          url = this.ownShard(def.shardKey(row));
+          newDocs.set(entry.recordId, url);
+        }
+        let list = byDoc.get(url);
+        if (!list) byDoc.set(url, (list = []));
+        list.push({ entry, def });
+      }
+      const now = this.app.clock.now();
+      const refused: Array<{ url: string; id: string }> = [];
+      const changedDocs: DocumentId[] = [];
+      for (const [url, list] of byDoc) {
+        const handle = await this.load(url);
+        if (!handle) throw new Error(`the document ${url} is not available; the changes stay queued`);
+        let changed = false;
+        handle.change((d) => {
+          for (const { entry, def } of list) {
+            const outcome = applyToDoc(d, entry, rows.get(entry.recordId), def, now);
+            if (outcome === 'refused') refused.push({ url, id: entry.recordId });
+            if (outcome === 'changed') changed = true;
+          }
+        });
+        if (changed) changedDocs.push(handle.documentId);
+      }
+      let settingsChanged = false;
+      if (settingsTouched) {
+        const local = settingsRecordToDoc(currentSettings(this.app));
+        this.root.change((d) => {
+          for (const c of SETTINGS_COLUMNS) {
+            if (d.settings[c] !== local[c]) {
+              d.settings[c] = local[c] ?? null;
+              settingsChanged = true;
+            }
+          }
+        });
+      }
+      const bumped = listShards(db).filter((s) => changedDocs.some((id) => s.docUrl.endsWith(id)));
+      if (bumped.length > 0) {
+        this.root.change((d) => {
+          for (const s of bumped) d.shards[s.shardKey]?.[s.deviceId]?.rev.increment(1);
+        });
+      }
+      await this.repo.flush([...changedDocs, ...(bumped.length > 0 || settingsChanged ? [this.root.documentId] : [])]);
+      db.transaction(() => {
+        saveRecordDocs(db, newDocs);
+        deleteOutboxThrough(db, maxSeq);
+        for (const s of bumped) {
+          setShardUnconfirmed(db, s.docUrl, true);
+          // Our own change is not news to us: the root's counter moved past what we projected.
+          setShardProjected(db, s.docUrl, s.projectedRev + 1);
+        }
+      })();
+      // A record deleted on another device was edited here meanwhile: the deletion wins.
+      for (const { url, id } of refused) {
+        const handle = this.loaded.get(url)?.handle;
+        if (handle) this.project(url, handle.doc(), [id]);
+      }
+      this.options.onStatus?.();
+    }
+  }
+
+  /**
+   * Follows the root: settings, and every shard whose counter moved past what this device
+   * projected (all of them when `all`), loaded one at a time and dropped again when idle.
+   */
+  private async checkRootLocked(all: boolean): Promise<void> {
+    const doc = this.root.doc();
+    // A root that has not arrived whole yet (only its first changes synced) has nothing to follow.
+    if (!doc.shards || !doc.settings) return;
+    this.projectSettings(doc.settings);
+    const known = new Map(listShards(this.app.db).map((s) => [s.docUrl, s]));
+    for (const [key, byDevice] of Object.entries(doc.shards)) {
+      for (const [deviceId, entry] of Object.entries(byDevice)) {
+        const rev = entry.rev.value;
+        const mine = known.get(entry.url);
+        if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: key, deviceId });
+        if (!all && mine && mine.projectedRev >= rev) continue;
+        const wasLoaded = this.loaded.has(entry.url);
+        const handle = await this.load(entry.url);
+        if (!handle) continue;
+        await this.drainLocked();
+        this.project(entry.url, handle.doc(), null);
+        setShardProjected(this.app.db, entry.url, rev);
+        // A full pass must not hold ten years in memory: what it loaded goes again at once.
+        if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) await this.unload(entry.url);
+      }
+    }
+    if (all) {
+      // Rows no document holds and no outbox entry will bring (written while the triggers could
+      // not see them): they are this device's records, so they join its shards.
+      const known2 = `id NOT IN (SELECT record_id FROM sync_records) AND id NOT IN (SELECT record_id FROM sync_outbox)`;
+      let queued = 0;
+      this.app.bus.write(() => {
+        for (const def of ENTITIES) queued += enqueueAll(this.app.db, def.kind, def.table, def.where ? `${def.where} AND ${known2}` : known2);
+      });
+      if (queued > 0) await this.drainLocked();
+    }
+    this.rootChecked = true;
+    this.options.onStatus?.();
+  }
+
+  private projectSettings(remote: DocRecord): void {
+    const before = currentSettings(this.app);
+    const local = settingsRecordToDoc(before);
+    if (SETTINGS_COLUMNS.every((c) => remote[c] === undefined || remote[c] === local[c])) return;
+    const next: SettingsRecord = {
+      timezone: typeof remote.timezone === 'string' ? remote.timezone : before.timezone,
+      dayStart: typeof remote.day_start === 'string' ? remote.day_start : before.dayStart,
+      units: remote.units === 'imperial' || remote.units === 'metric' ? remote.units : before.units,
+      userId: typeof remote.user_id === 'string' ? remote.user_id : before.userId,
+      updatedMs: typeof remote.updated_ms === 'number' ? remote.updated_ms : before.updatedMs,
+    };
+    this.app.bus.write((emit) => {
+      setCapture(this.app.db, false);
+      try {
+        storeSettings(this.app, emit, before, next);
+      } finally {
+        setCapture(this.app.db, true);
+      }
+    });
+  }
+
+  /** Writes the records of a document that differ from their rows (ids: those; null: all). */
+  private project(url: string, doc: ShardDoc, ids: string[] | null): void {
+    const app = this.app;
+    const db = app.db;
+    const list = ids ?? Object.keys(doc.records);
+    let savedMeals = false;
+    const located: Array<[string, string]> = [];
+    app.bus.write((emit) => {
+      setCapture(db, false);
+      try {
+        for (const id of list) {
+          const def = entityOfId(id);
+          const rec = doc.records[id];
+          if (!def || !rec) continue;
+          located.push([id, url]);
+          try {
+            const changed = this.projectRecord(def, id, rec, emit);
+            if (changed && def.kind === 'saved_meal') savedMeals = true;
+            if (changed && ids) this.noteConflicts(def, id, rec);
+          } catch (err) {
+            app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
+          }
+        }
+        saveRecordDocs(db, located);
+      } finally {
+        setCapture(db, true);
+      }
+    });
+    if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
+  }
+
+  private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit): boolean {
+    const app = this.app;
+    const db = app.db;
+    const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
+    const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
+    if (isDeleted(rec)) {
+      if (!current) return false;
+      const change: ProjectedChange = { id, kind: 'deleted', before: def.snapshot(app, id) };
+      deleteRow(db, def.table, id);
+      def.after(app, emit, change, announce);
+      return true;
+    }
+    const wanted: Row = { id };
+    for (const c of def.columns) wanted[c] = toColumn(rec[c]);
+    if (current && def.columns.every((c) => current[c] === wanted[c])) return false;
+    const change: ProjectedChange = { id, kind: current ? 'updated' : 'created', before: current ? def.snapshot(app, id) : undefined };
+    upsertRow(db, def.table, { ...wanted, ...def.derived?.(app, wanted) });
+    def.after(app, emit, change, announce);
+    return true;
+  }
+
+  private noteConflicts(def: EntityDef, id: string, rec: DocRecord): void {
+    for (const field of def.columns) {
+      if (field === 'updated_ms') continue;
+      const all = getConflicts(rec as never, field);
+      if (!all || Object.keys(all).length < 2) continue;
+      const kept = rec[field];
+      const others = Object.values(all).filter((v) => v !== kept);
+      const key = `${id}/${field}/${JSON.stringify(kept)}/${JSON.stringify(others)}`;
+      if (this.seenConflicts.has(key)) continue;
+      this.seenConflicts.add(key);
+      recordConflict(this.app.db, { entity: def.kind, recordId: id, field, kept, others, detectedMs: this.app.clock.now() });
+    }
+  }
+
+  private async unload(url: string): Promise<void> {
+    const have = this.loaded.get(url);
+    if (!have) return;
+    this.loaded.delete(url);
+    await this.repo.flush([have.handle.documentId]).catch(() => undefined);
+    await this.repo.removeFromCache(have.handle.documentId).catch(() => undefined);
+  }
+
+  private relayStorageId() {
+    const peer = this.repo.peers[0];
+    return peer ? this.repo.getStorageIdOfPeer(peer) : undefined;
+  }
+
+  private rootConfirmed(): boolean {
+    if (!this.root) return true;
+    const sid = this.relayStorageId();
+    if (!sid) return !this.network;
+    return sameHeads(this.root.getSyncInfo(sid)?.lastHeads, this.root.heads());
+  }
+
+  /** Confirmations from the relay, documents to re-announce, idle documents to drop. */
+  private sweep(): void {
+    if (this.closed || !this.root) return;
+    const db = this.app.db;
+    const sid = this.relayStorageId();
+    const now = Date.now();
+    const idle = this.options.idleUnloadMs ?? IDLE_UNLOAD_MS;
+    const shards = listShards(db);
+    for (const s of shards) {
+      const have = this.loaded.get(s.docUrl);
+      if (s.unconfirmed && have && sid && sameHeads(have.handle.getSyncInfo(sid)?.lastHeads, have.handle.heads())) {
+        setShardUnconfirmed(db, s.docUrl, false);
+        s.unconfirmed = false;
+      }
+      // Changes made while offline (or before a restart) go out once the relay is there.
+      if (s.unconfirmed && !have && this.connected) void this.exclusive(async () => void (await this.load(s.docUrl)));
+      if (have && !s.unconfirmed && now - have.usedMs > idle) void this.exclusive(() => this.unload(s.docUrl));
+    }
+    // Writers on other connections (an import's worker) do not pass through this process's bus.
+    if (countOutbox(db) > 0) this.kick();
+    if (this.connected && this.rootChecked && this.pendingCount() === 0) this.lastSyncedMs = this.app.clock.now();
+  }
+}
+
+function sameHeads(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  if (!a || a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((h) => set.has(h));
+}
+
+/** Applies one outbox entry to its record in a shard: only the fields that changed, never undeleting. */
+function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: EntityDef, nowMs: number): 'changed' | 'unchanged' | 'refused' {
+  const id = entry.recordId;
+  const rec = d.records[id];
+  if (entry.fields === '-') {
+    if (!rec || isDeleted(rec)) return 'unchanged';
+    for (const k of Object.keys(rec)) delete rec[k];
+    rec.deleted_ms = nowMs;
+    return 'changed';
+  }
+  // Deleted here since: its '-' entry follows in this batch or the next.
+  if (!row) return 'unchanged';
+  if (rec && isDeleted(rec)) return 'refused';
+  if (!rec) {
+    const fresh: DocRecord = {};
+    for (const c of def.columns) fresh[c] = row[c] ?? null;
+    d.records[id] = fresh;
+    return 'changed';
+  }
+  const fields = entry.fields === '*' ? def.columns : entry.fields.split(',').filter((c) => def.columns.includes(c));
+  let changed = false;
+  for (const c of fields) {
+    const v = row[c] ?? null;
+    if (rec[c] !== v) {
+      rec[c] = v;
+      changed = true;
+    }
+  }
+  return changed ? 'changed' : 'unchanged';
+}
+
+function toColumn(v: Scalar | undefined): string | number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return v;
+}
+
+function changeTime(rec: DocRecord): number {
+  const t = rec.deleted_ms ?? rec.updated_ms ?? rec.created_ms;
+  return typeof t === 'number' ? t : 0;
+}
+
+export function settingsRecordToDoc(s: SettingsRecord): DocRecord {
+  return { timezone: s.timezone, day_start: s.dayStart, units: s.units, user_id: s.userId, updated_ms: s.updatedMs };
+}
+
