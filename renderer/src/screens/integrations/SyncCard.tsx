@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type RefObject } from 'react';
 import { ApiError, errorMessage } from '../../api/client';
 import { getPairingCode, getSync, joinSync, leaveSync, makeWebhookHost, setupSync } from '../../api/sync';
-import type { SyncConflict, SyncStatus } from '../../api/types';
+import type { EventType, SyncConflict, SyncStatus } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { CopyButton } from '../../components/CopyButton';
 import { Chip, ErrorNote, Field, FormError, Loading, useApiForm } from '../../components/ui';
@@ -11,7 +11,7 @@ import { fmtDateTime, formatAge } from '../../lib/time';
 import './SyncCard.css';
 
 /** The events after which what the card shows is stale (a device came or went, the host moved). */
-const SYNC_EVENTS = ['sync.device_joined', 'sync.device_left', 'sync.webhook_host_changed', 'sync.status_changed'];
+const SYNC_EVENTS = ['sync.device_joined', 'sync.device_left', 'sync.webhook_host_changed', 'sync.status_changed'] as const satisfies readonly EventType[];
 
 /**
  * How often the card asks again while it is on screen and sync is on: the connection, the last

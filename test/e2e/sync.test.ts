@@ -1,0 +1,312 @@
+/**
+ * Integrations → Sync in Chromium against real `chyme serve` processes and a real `chyme relay`:
+ * sync set up with the keyboard alone, the connection shown, the pairing code as text and as a QR
+ * image, a second computer joining with that code and taking over webhooks, a code that is not one
+ * refused under its field, and leaving through the confirm button. axe-core finds nothing serious
+ * in either state, light and dark, and the card fits a 390 px window.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { axe, CLI, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, until, type Server } from './harness.js';
+
+interface Relay {
+  url: string;
+  token: string;
+  stop(): Promise<void>;
+}
+
+/** `chyme relay --port 0` on a fresh data folder; its first two lines say where and with which token. */
+async function startRelay(): Promise<Relay> {
+  const dir = mkdtempSync(join(tmpdir(), 'chyme-e2e-relay-'));
+  const proc: ChildProcess = spawn(process.execPath, [CLI, 'relay', '--host', '127.0.0.1', '--port', '0', '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const { url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`chyme relay did not start in 20 s:\n${out}`)), 20_000);
+    const check = () => {
+      const listening = /Chyme relay listening on (ws:\/\/\S+)/.exec(out);
+      const token = /^Token: (\S+)$/m.exec(out);
+      if (listening && token) {
+        clearTimeout(timer);
+        proc.stdout!.off('data', check);
+        resolve({ url: listening[1]!, token: token[1]! });
+      }
+    };
+    proc.stdout!.on('data', check);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`chyme relay exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    url,
+    token,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(t);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The page's globals, typed here without the DOM library (as in harness.ts). */
+type Dom = { document: { activeElement: { getAttribute(n: string): string | null; textContent: string | null } | null } };
+
+/** The focused element's accessible-ish name: its aria-label, else its text. */
+const focusedName = (page: Page) =>
+  page.evaluate(() => {
+    const el = (globalThis as unknown as Dom).document.activeElement;
+    return (el?.getAttribute('aria-label') ?? el?.textContent ?? '').trim();
+  });
+
+/** Presses Tab until the focused element is named `name` (at most `max` presses). */
+async function tabTo(page: Page, name: string | RegExp, max = 60): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    const got = await focusedName(page);
+    if (typeof name === 'string' ? got === name : name.test(got)) return;
+  }
+  throw new Error(`Tab never reached “${String(name)}”`);
+}
+
+const isFocused = (l: Locator) => l.evaluate((el) => el === (globalThis as unknown as Dom).document.activeElement);
+
+/** The card in state `on`/`off` (data-sync), once it has loaded. */
+async function cardIn(page: Page, state: 'on' | 'off', timeout = 30_000): Promise<Locator> {
+  const card = page.locator(`[data-testid="sync-card"][data-sync="${state}"]`);
+  await card.waitFor({ timeout });
+  return card;
+}
+
+async function checkAxe(page: Page, where: string): Promise<void> {
+  const found = await axe(page);
+  assert.deepEqual(found, [], `${where}:\n${formatViolations(found)}`);
+}
+
+/** Nothing on the page is wider than a 390 px window (no sideways scroll) and the card fits it. */
+async function checkFits(page: Page, where: string): Promise<void> {
+  const fit = await page.evaluate(() => {
+    const d = globalThis as unknown as { document: { documentElement: { scrollWidth: number }; querySelector(s: string): { getBoundingClientRect(): { right: number } } | null }; innerWidth: number };
+    return { scrollWidth: d.document.documentElement.scrollWidth, innerWidth: d.innerWidth, cardRight: d.document.querySelector('[data-testid="sync-card"]')?.getBoundingClientRect().right ?? 0 };
+  });
+  assert.ok(fit.scrollWidth <= fit.innerWidth, `${where}: the page scrolls sideways (${fit.scrollWidth} px in ${fit.innerWidth} px)`);
+  assert.ok(fit.cardRight <= fit.innerWidth, `${where}: the card ends at ${fit.cardRight} px in a ${fit.innerWidth} px window`);
+}
+
+async function shot(page: Page, path: string): Promise<void> {
+  // From the top, so the app's sticky bar does not sit over the card in a full-page picture.
+  await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
+  await page.screenshot({ path, fullPage: true });
+}
+
+const skip = skipReason();
+
+describe('Sync card', { skip: skip ?? false }, () => {
+  let relay: Relay;
+  let a: Server;
+  let b: Server;
+  let browser: Browser;
+  const dir = resultsDir('sync');
+
+  before(async () => {
+    relay = await startRelay();
+    a = await startServer({ tz: 'UTC' });
+    b = await startServer({ tz: 'UTC' });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await a?.stop();
+    await b?.stop();
+    await relay?.stop();
+  });
+
+  test('off: how sync works, accessible in light and dark and at 390 px; a code that is not a pairing code is refused under its field', async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      for (const width of [1280, 390]) {
+        const { page, context, problems } = await openApp(browser, b, { colorScheme: scheme, viewport: { width, height: 900 } });
+        try {
+          await page.goto(`${b.url}/#/integrations`);
+          const card = await cardIn(page, 'off');
+          assert.match(await card.innerText(), /relay stores your data unencrypted/);
+          assert.match(await card.innerText(), /API keys, webhook secrets and MQTT passwords never leave this device/);
+          await card.scrollIntoViewIfNeeded();
+          if (width === 390) {
+            await checkFits(page, `off, ${scheme}, 390 px`);
+            await shot(page, join(dir, `off-page-390-${scheme}.png`));
+          } else {
+            await card.screenshot({ path: join(dir, `off-${width}-${scheme}.png`) });
+          }
+          await checkAxe(page, `off, ${scheme}, ${width} px`);
+          assert.deepEqual(problems, []);
+        } finally {
+          await context.close();
+        }
+      }
+    }
+
+    // The service's own sentence for a code that is not one, shown under the field it is about.
+    const refused = await b.api<{ error: { message: string; param?: string } }>('POST', '/v1/sync/join', { pairing_code: 'not a pairing code' });
+    assert.equal(refused.status, 400);
+    const { page, context } = await openApp(browser, b, { colorScheme: 'light' });
+    try {
+      await page.goto(`${b.url}/#/integrations`);
+      const card = await cardIn(page, 'off');
+      const codeField = card.getByRole('textbox', { name: 'Pairing code', exact: true });
+      await codeField.focus();
+      await page.keyboard.type('not a pairing code');
+      await tabTo(page, 'Join');
+      await page.keyboard.press('Enter');
+      const joinForm = card.getByTestId('sync-join');
+      const error = joinForm.locator('.field__error, .form-error').first();
+      await error.waitFor({ timeout: 20_000 });
+      assert.equal((await error.innerText()).trim(), refused.body.error.message);
+      if (refused.body.error.param === 'pairing_code') {
+        // Tied to the textarea: a screen reader reads it with the field.
+        const describedBy = (await codeField.getAttribute('aria-describedby')) ?? '';
+        assert.ok(describedBy.split(' ').includes((await error.getAttribute('id'))!), 'the error describes the field');
+        assert.equal(await codeField.getAttribute('aria-invalid'), 'true');
+      }
+      await joinForm.screenshot({ path: join(dir, 'join-refused-light.png') });
+      await checkAxe(page, 'off with a join error');
+      assert.equal((await b.api<{ enabled: boolean }>('GET', '/v1/sync')).body.enabled, false, 'nothing changed');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('set up with the keyboard alone, connected; the pairing code as text and QR; a second computer joins and takes over webhooks; leave', async () => {
+    const { page, context, problems } = await openApp(browser, a, { colorScheme: 'light' });
+    try {
+      await page.goto(`${a.url}/#/integrations`);
+      let card = await cardIn(page, 'off');
+
+      // Keyboard only: the section link, then Tab through the set-up form and Enter.
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Sync' }).focus();
+      await page.keyboard.press('Enter');
+      await until(() => isFocused(page.locator('#sync-title')), 'the card heading to take focus');
+      await page.keyboard.press('Tab');
+      assert.ok(await isFocused(card.getByLabel('Relay URL')), 'Tab from the heading lands in Relay URL');
+      await page.keyboard.type(relay.url);
+      await page.keyboard.press('Tab');
+      assert.ok(await isFocused(card.getByLabel('Relay token')));
+      await page.keyboard.type(relay.token);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('E2E desktop');
+      await page.keyboard.press('Enter');
+
+      card = await cardIn(page, 'on', 40_000);
+      // The form is gone: focus went to the card's heading, not to the page's start.
+      assert.ok(await isFocused(page.locator('#sync-title')), 'focus on the card heading after setting up');
+      const connection = card.getByTestId('sync-connection');
+      await connection.filter({ hasText: `Connected to ${relay.url}` }).waitFor({ timeout: 40_000 });
+      assert.match(await card.getByTestId('sync-devices').innerText(), /E2E desktop\s*this device/);
+      assert.match(await card.getByTestId('sync-webhook-host').innerText(), /Webhooks and MQTT are sent by E2E desktop \(this device\)/);
+      assert.equal(await card.getByRole('button', { name: 'Send webhooks from this device' }).count(), 0, 'the host is not offered to become host');
+
+      // The pairing code, by keyboard: as text (the service's code) and as a QR image that loaded.
+      await tabTo(page, 'Show pairing code');
+      await page.keyboard.press('Enter');
+      const codeText = card.getByTestId('sync-pairing-code');
+      await codeText.waitFor();
+      const expected = await a.api<{ pairing_code: string }>('GET', '/v1/sync/pairing-code');
+      assert.equal((await codeText.innerText()).trim(), expected.body.pairing_code);
+      const qr = card.getByTestId('sync-pairing-qr');
+      await qr.waitFor();
+      assert.match((await qr.getAttribute('src')) ?? '', /^data:image\/svg\+xml/);
+      assert.match((await qr.getAttribute('alt')) ?? '', /QR code of the pairing code/);
+      await until(() => qr.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0), 'the QR image to load (CSP allows data: images)');
+      assert.match(await card.innerText(), /This code is a password/);
+      await card.screenshot({ path: join(dir, 'on-pairing-light.png') });
+      await shot(page, join(dir, 'on-page-light.png'));
+      await checkAxe(page, 'on, light, pairing code shown');
+      // Back to the card: it asks for the status only while it is on screen, and the live checks
+      // below wait for what it shows.
+      await card.scrollIntoViewIfNeeded();
+
+      // Dark, and a phone-width window, with the code shown too.
+      for (const [scheme, width] of [['dark', 1280], ['light', 390], ['dark', 390]] as const) {
+        const other = await openApp(browser, a, { colorScheme: scheme, viewport: { width, height: 900 } });
+        try {
+          await other.page.goto(`${a.url}/#/integrations`);
+          const c = await cardIn(other.page, 'on');
+          await c.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 40_000 });
+          await c.getByRole('button', { name: 'Show pairing code' }).click();
+          await c.getByTestId('sync-pairing-qr').waitFor();
+          await c.scrollIntoViewIfNeeded();
+          if (width === 390) {
+            await checkFits(other.page, `on, ${scheme}, 390 px`);
+            // The whole page: a picture of the card alone would have the app's sticky bar over it.
+            await shot(other.page, join(dir, `on-page-390-${scheme}.png`));
+          } else {
+            await c.screenshot({ path: join(dir, `on-pairing-${width}-${scheme}.png`) });
+          }
+          await checkAxe(other.page, `on, ${scheme}, ${width} px`);
+          assert.deepEqual(other.problems, []);
+        } finally {
+          await other.context.close();
+        }
+      }
+
+      // A second computer joins with the code, typed into its form from the keyboard.
+      const second = await openApp(browser, b, { colorScheme: 'dark' });
+      try {
+        await second.page.goto(`${b.url}/#/integrations`);
+        const bCard = await cardIn(second.page, 'off');
+        await bCard.getByRole('textbox', { name: 'Pairing code', exact: true }).focus();
+        await second.page.keyboard.insertText(expected.body.pairing_code);
+        await second.page.keyboard.press('Tab');
+        await second.page.keyboard.type('E2E laptop');
+        await second.page.keyboard.press('Tab');
+        assert.equal(await focusedName(second.page), 'Join');
+        await second.page.keyboard.press('Enter');
+        const onB = await cardIn(second.page, 'on', 90_000);
+        await onB.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 40_000 });
+        await until(async () => /E2E desktop/.test(await onB.getByTestId('sync-devices').innerText()) && /E2E laptop\s*this device/.test(await onB.getByTestId('sync-devices').innerText()), 'both devices listed on the laptop', 40_000);
+        // The desktop's open card learns of the new device without a reload (event or poll).
+        await until(async () => /E2E laptop/.test(await card.getByTestId('sync-devices').innerText()), 'the laptop listed on the desktop', 40_000);
+
+        // The laptop is not the host: it offers to become it, warning that the desktop stops.
+        const take = onB.getByRole('button', { name: 'Send webhooks from this device' });
+        await take.waitFor();
+        const note = await second.page.locator(`[id="${await take.getAttribute('aria-describedby')}"]`).innerText();
+        assert.match(note, /E2E desktop then stops sending them/);
+        await onB.screenshot({ path: join(dir, 'on-second-device-dark.png') });
+        await checkAxe(second.page, 'on, second device, dark');
+        await take.focus();
+        await second.page.keyboard.press('Enter');
+        await onB.getByTestId('sync-webhook-host').filter({ hasText: 'sent by E2E laptop (this device)' }).waitFor({ timeout: 20_000 });
+        await until(async () => /sent by E2E laptop/.test(await card.getByTestId('sync-webhook-host').innerText()), 'the desktop to show the laptop as host', 40_000);
+        assert.ok(await card.getByRole('button', { name: 'Send webhooks from this device' }).isVisible(), 'the desktop now offers to take it back');
+        assert.deepEqual(second.problems, []);
+      } finally {
+        await second.context.close();
+      }
+
+      // Leave, by keyboard, through the confirm button.
+      await tabTo(page, 'Leave sync…');
+      await page.keyboard.press('Enter');
+      assert.equal(await focusedName(page), 'Yes, stop syncing this device', 'the confirm button takes focus');
+      await page.keyboard.press('Enter');
+      card = await cardIn(page, 'off', 30_000);
+      assert.ok(await isFocused(page.locator('#sync-title')), 'focus on the card heading after leaving');
+      const left = await a.api<{ enabled: boolean }>('GET', '/v1/sync');
+      assert.equal(left.body.enabled, false);
+      await checkAxe(page, 'off after leaving, light');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
