@@ -104,10 +104,14 @@ async function checkFits(page: Page, where: string): Promise<void> {
   assert.ok(fit.cardRight <= fit.innerWidth, `${where}: the card ends at ${fit.cardRight} px in a ${fit.innerWidth} px window`);
 }
 
-async function shot(page: Page, path: string): Promise<void> {
-  // From the top, so the app's sticky bar does not sit over the card in a full-page picture.
+/**
+ * A picture of the card cut from the whole page taken from the top: a picture of the element alone
+ * would have the app's sticky bar over it in a phone-width window. `shot` without a card: the page.
+ */
+async function shot(page: Page, path: string, card?: Locator): Promise<void> {
   await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
-  await page.screenshot({ path, fullPage: true });
+  const box = card ? await card.boundingBox() : null;
+  await page.screenshot({ path, fullPage: true, ...(box ? { clip: box } : {}) });
 }
 
 const skip = skipReason();
@@ -144,7 +148,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
           await card.scrollIntoViewIfNeeded();
           if (width === 390) {
             await checkFits(page, `off, ${scheme}, 390 px`);
-            await shot(page, join(dir, `off-page-390-${scheme}.png`));
+            await shot(page, join(dir, `off-390-${scheme}.png`), card);
           } else {
             await card.screenshot({ path: join(dir, `off-${width}-${scheme}.png`) });
           }
@@ -247,8 +251,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
           await c.scrollIntoViewIfNeeded();
           if (width === 390) {
             await checkFits(other.page, `on, ${scheme}, 390 px`);
-            // The whole page: a picture of the card alone would have the app's sticky bar over it.
-            await shot(other.page, join(dir, `on-page-390-${scheme}.png`));
+            await shot(other.page, join(dir, `on-pairing-390-${scheme}.png`), c);
           } else {
             await c.screenshot({ path: join(dir, `on-pairing-${width}-${scheme}.png`) });
           }
@@ -270,7 +273,21 @@ describe('Sync card', { skip: skip ?? false }, () => {
         await second.page.keyboard.type('E2E laptop');
         await second.page.keyboard.press('Tab');
         assert.equal(await focusedName(second.page), 'Join');
+        // The service's real answer is held back until the page has been seen waiting for it: a
+        // small history joins faster than a check could catch the progress line otherwise.
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        await second.page.route('**/v1/sync/join', async (route) => {
+          const response = await route.fetch({ timeout: 90_000 });
+          await held;
+          await route.fulfill({ response });
+        });
         await second.page.keyboard.press('Enter');
+        await bCard.getByTestId('sync-join-progress').filter({ hasText: 'Joining… downloading your history' }).waitFor();
+        assert.ok(await bCard.getByRole('button', { name: 'Join' }).isDisabled(), 'Join stays disabled while joining');
+        assert.ok(await bCard.getByRole('button', { name: 'Set up sync' }).isDisabled(), 'so does Set up sync');
+        await bCard.getByTestId('sync-join').screenshot({ path: join(dir, 'joining-dark.png') });
+        release();
         const onB = await cardIn(second.page, 'on', 90_000);
         await onB.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 40_000 });
         await until(async () => /E2E desktop/.test(await onB.getByTestId('sync-devices').innerText()) && /E2E laptop\s*this device/.test(await onB.getByTestId('sync-devices').innerText()), 'both devices listed on the laptop', 40_000);
