@@ -14,13 +14,16 @@ import { IMPORT_USAGE, importCommand, ImportUsageError } from './commands/import
 import { keysCommand } from './commands/keys.js';
 import { linkCommand } from './commands/link.js';
 import { mcpCommand } from './commands/mcp.js';
+import { relayCommand } from './commands/relay.js';
 import { restoreCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
+import { syncCommand } from './commands/sync.js';
 import { CommandFailed, EXIT, fail, usageText, UsageError, type Command } from './usage.js';
 
 /** Every command, in the order the usage text lists them. */
 const COMMANDS: readonly Command[] = [
   serveCommand,
+  relayCommand,
   linkCommand,
   mcpCommand,
   keysCommand,
@@ -29,6 +32,7 @@ const COMMANDS: readonly Command[] = [
   exportCommand,
   { name: 'import', usage: [IMPORT_USAGE.trim()], run: importCommand },
   checkCommand,
+  syncCommand,
 ];
 
 const HELP = new Set(['--help', '-h', 'help']);

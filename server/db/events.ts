@@ -20,13 +20,15 @@ function fromRow(r: EventRow): EventRecord {
   return { seq: r.seq, id: r.id, type: r.type, createdMs: r.created_ms, data: JSON.parse(r.data_json) as EventRecord['data'] };
 }
 
-/** Records an event; an event with this id already recorded is kept as it is (inserted: false). */
-export function insertEvent(db: Db, e: Omit<EventRecord, 'seq'>): { event: EventRecord; inserted: boolean } {
+export function insertEvent(db: Db, e: Omit<EventRecord, 'seq'>): EventRecord {
   const info = db
-    .prepare('INSERT INTO events (id, type, created_ms, data_json) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
+    .prepare('INSERT INTO events (id, type, created_ms, data_json) VALUES (?, ?, ?, ?)')
     .run(e.id, e.type, e.createdMs, JSON.stringify(e.data));
-  if (info.changes === 0) return { event: getEvent(db, e.id)!, inserted: false };
-  return { event: { ...e, seq: Number(info.lastInsertRowid) }, inserted: true };
+  return { ...e, seq: Number(info.lastInsertRowid) };
+}
+
+export function eventExists(db: Db, id: string): boolean {
+  return db.prepare('SELECT 1 FROM events WHERE id = ?').get(id) !== undefined;
 }
 
 export function getEvent(db: Db, id: string): EventRecord | undefined {

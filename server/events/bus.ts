@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { insertEvent, type EventRecord } from '../db/events.js';
+import { eventExists, insertEvent, type EventRecord } from '../db/events.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.js';
 import { base62 } from '../ids.js';
@@ -101,11 +101,14 @@ export class EventBus {
     if (!this.pending) throw new Error('events can only be emitted inside EventBus.write');
     const data: EventRecord['data'] = { object };
     if (options?.previousAttributes) data.previous_attributes = options.previousAttributes;
-    const recorded = insertEvent(this.db, { id: eventId(type, object), type, createdMs: this.clock.now(), data });
-    // The same change announced twice (the sync projector meeting a change this device already
-    // announced, or repairing after a crash) is one event: nothing more is recorded or delivered.
-    if (!recorded.inserted) return recorded.event;
-    const event = recorded.event;
+    // The n-th announcement of the same object on this device: a real repeat (windows back to
+    // what they were) is a new event with its own id; every device that records the same history
+    // of announcements gives each the same id.
+    let id: string;
+    let n = 0;
+    do id = eventId(type, object, n++);
+    while (eventExists(this.db, id));
+    const event = insertEvent(this.db, { id, type, createdMs: this.clock.now(), data });
     for (const record of this.recorders) record(this.db, event);
     this.pending.push(event);
     return event;
@@ -131,13 +134,13 @@ export class EventBus {
 }
 
 /**
- * An event's id is a digest of its type and object, so every device that announces one change
- * (after sync, or two devices during a webhook host handover) gives it the same id, and receivers,
- * which dedupe by id, see it once. Objects carry their record's updated_at (or an instant of their
- * own), so two real changes never share an id.
+ * An event's id is a digest of its type, its object and how many times this device announced that
+ * same object before. Every device announces the changes of a synced history (only the webhook
+ * host delivers them), so the host, a device that becomes the host, and a restored or copied data
+ * folder all give one change the same id, and receivers, which dedupe by id, see it once.
  */
-export function eventId(type: string, object: unknown): string {
-  const digest = createHash('sha256').update(type).update('\0').update(canonicalJson(object)).digest();
+export function eventId(type: string, object: unknown, repeat = 0): string {
+  const digest = createHash('sha256').update(type).update('\0').update(canonicalJson(object)).update(`\0${repeat}`).digest();
   return `evt_${base62(digest).slice(0, 20)}`;
 }
 

@@ -207,7 +207,10 @@ export class SyncEngine {
     for (;;) {
       await this.chain;
       this.sweep();
-      if (this.connected && this.pendingCount() === 0) return true;
+      if (this.connected && this.pendingCount() === 0) {
+        this.lastSyncedMs = this.app.clock.now();
+        return true;
+      }
       if (Date.now() > deadline) return false;
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -222,7 +222,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
       device_id: config.deviceId,
       device_name: config.deviceName,
       relay: config.relayUrl,
-      connected: engine?.connected ?? false,
+      connected: engine ? engine.connected : (runtime?.connected ?? false),
       last_synced_at: lastSynced === null ? null : isoUtc(lastSynced),
       pending_changes: engine ? engine.pendingCount() : countOutbox(app.db),
       webhook_host: hostResource(host),
@@ -264,9 +264,9 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
     if (getSyncConfig(app.db)) throw new ConflictError('sync_already_enabled', 'Sync is already set up on this device. Leave sync first to set it up again or to join another history.');
   }
 
-  function mustBeOn(): SyncConfig {
+  function mustBeOn(options: { running: boolean } = { running: true }): SyncConfig {
     const config = getSyncConfig(app.db);
-    if (!config || !engine) throw new ConflictError('sync_not_enabled', 'Sync is not set up on this device: set it up, or join with a pairing code from another device.');
+    if (!config || (options.running && !engine)) throw new ConflictError('sync_not_enabled', 'Sync is not set up on this device: set it up, or join with a pairing code from another device.');
     return config;
   }
 
@@ -376,7 +376,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
         return status();
       }),
     pairingCode() {
-      const config = mustBeOn();
+      const config = mustBeOn({ running: false });
       return encodePairingCode({ relay: config.relayUrl, token: config.relayToken, root: config.rootUrl });
     },
     leave: () =>

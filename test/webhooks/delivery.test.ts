@@ -117,6 +117,11 @@ describe('webhook deliveries', () => {
           { previousAttributes: { state: 'fasted' } },
         );
         emit('windows.updated', { object: 'digestion.windows', sleep_ready_at: '2026-11-22T21:00:00Z', marker: 'x' });
+        // Sync's events come from another device's changes (test/sync covers them end to end).
+        emit('sync.device_joined', { object: 'sync.device', device_id: 'dev_1', device_name: 'Laptop', marker: 'x' });
+        emit('sync.device_left', { object: 'sync.device', device_id: 'dev_1', device_name: 'Laptop', marker: 'x' });
+        emit('sync.webhook_host_changed', { object: 'sync.webhook_host', device_id: 'dev_1', device_name: 'Laptop', marker: 'x' });
+        emit('sync.status_changed', { object: 'sync.status', connected: true, last_error: null, marker: 'x' });
       });
       const marked = (list: Received[]) =>
         list.filter((r) => r.json.data.object.marker === 'x' || r.json.type.startsWith('meal.') || r.json.type.startsWith('food.') || r.json.type === 'settings.updated');

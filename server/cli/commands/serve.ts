@@ -40,6 +40,8 @@ async function serve(argv: string[]): Promise<void> {
   // End-to-end tests move time by rewriting this file (see server/clock.ts).
   const clockFile = process.env.CHYME_TEST_CLOCK_FILE;
   const clock: Clock | undefined = clockFile ? new FileClock(clockFile) : undefined;
+  // How soon a lost relay connection is tried again (default 5 s; tests of partitions shorten it).
+  const syncRetryMs = Number(process.env.CHYME_SYNC_RETRY_MS) || undefined;
 
   const service = await createService({
     dbPath: dbPathFrom(values),
@@ -49,6 +51,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(clock ? { clock } : {}),
     ...(values['allowed-host'] ? { allowedHosts: values['allowed-host'] } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    ...(syncRetryMs ? { sync: { retryMs: syncRetryMs } } : {}),
     logger: createLogger({ silent: values.quiet ?? false }),
   });
   let stopping = false;

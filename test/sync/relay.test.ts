@@ -1,0 +1,471 @@
+/**
+ * The sync relay (server/sync/relay.ts, `chyme relay`) and the device side's RelayClient, with
+ * real parts: the built CLI as a child process on 127.0.0.1, port 0 or a free port, temporary
+ * folders, automerge-repo Repos in this process, and raw `ws` sockets for what the adapter hides.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import * as Automerge from '@automerge/automerge';
+import { Repo, type AutomergeUrl, type DocHandle } from '@automerge/automerge-repo';
+import { WebSocket } from 'ws';
+import { acceptSyncUpgrades, MAX_BAD_TOKENS_PER_MINUTE, startRelay } from '../../server/sync/relay.js';
+import { RelayClient, relayUrlWithToken, type RelayStatus } from '../../server/sync/relay-client.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
+
+const TIMEOUT = { timeout: 30_000 };
+const tempDir = () => mkdtempSync(join(tmpdir(), 'chyme-relay-'));
+
+/** Polls until the condition holds; the deadline is generous so a busy machine is not a failure. */
+async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface RelayProcess {
+  child: ChildProcess;
+  url: string;
+  token: string;
+  lines: string[];
+  stderr(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** `chyme relay` as a child process, once it has printed its two lines. */
+async function startRelayProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RelayProcess> {
+  const child = spawn(process.execPath, [CLI, 'relay', ...args], { env: { ...process.env, CHYME_RELAY_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const exited = once(child, 'exit');
+  await Promise.race([
+    waitFor('the two lines of chyme relay', () => out.split('\n').length > 2),
+    exited.then(([code]) => {
+      throw new Error(`chyme relay exited with ${code}: ${out}\n${err}`);
+    }),
+  ]);
+  const lines = out.split('\n').slice(0, 2);
+  const url = /^Chyme relay listening on (ws:\/\/\S+)$/.exec(lines[0]!)?.[1];
+  const token = /^Token: (\S+)$/.exec(lines[1]!)?.[1];
+  assert.ok(url && token, `unexpected first lines: ${JSON.stringify(lines)}`);
+  return {
+    child,
+    url,
+    token,
+    lines,
+    stderr: () => err,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
+
+/** What the relay answers a raw WebSocket: the HTTP status of a refusal, or 101 once open. */
+function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('unexpected-response', (_req, res) => {
+      resolve(res.statusCode!);
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('open', () => {
+      resolve(101);
+      ws.close();
+    });
+    ws.on('error', (err) => reject(err));
+  });
+}
+
+interface Doc {
+  meals: Record<string, { description: string; calories: number }>;
+}
+
+function device(relayUrl: string, token: string, statuses?: RelayStatus[]): { repo: Repo; client: RelayClient } {
+  const client = new RelayClient(relayUrl, token, { retryIntervalMs: 200, ...(statuses ? { onStatus: (s) => statuses.push(s) } : {}) });
+  return { repo: new Repo({ network: [client] }), client };
+}
+
+/** Every file under a folder, relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((entry) => statSync(join(dir, entry)).isFile())
+    .sort();
+}
+
+/** The heads of a document as the relay has stored it: every chunk of it in the relay's folder, loaded. */
+function storedHeads(dataDir: string, url: AutomergeUrl): string[] | undefined {
+  const id = url.slice('automerge:'.length);
+  const docDir = join(dataDir, 'documents', id.slice(0, 2), id.slice(2));
+  if (!existsSync(docDir)) return undefined;
+  let doc = Automerge.init();
+  for (const file of filesUnder(docDir).filter((f) => /^(snapshot|incremental)[/\\]/.test(f))) {
+    doc = Automerge.loadIncremental(doc, readFileSync(join(docDir, file)));
+  }
+  return Automerge.getHeads(doc).sort();
+}
+
+describe('chyme relay', () => {
+  test('prints the address and the token, answers GET /health, keeps the token in a 0600 file, stops on SIGTERM', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    const relay = await startRelayProcess(['--port', '0', '--data', data]);
+    assert.match(relay.lines[0]!, /^Chyme relay listening on ws:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(new URL(relay.url).port, '0', 'the bound port is printed, not 0');
+    assert.match(relay.lines[1]!, /^Token: [0-9A-Za-z]{32}$/);
+    assert.equal(readFileSync(join(data, 'relay-token'), 'utf8').trim(), relay.token);
+    assert.equal(statSync(join(data, 'relay-token')).mode & 0o777, 0o600);
+
+    const http = relay.url.replace(/^ws:/, 'http:');
+    const health = await fetch(`${http}/health`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { ok: true });
+    const other = await fetch(`${http}/`);
+    assert.equal(other.status, 426);
+    assert.match(await other.text(), /^This is a Chyme sync relay; it speaks WebSocket only/);
+
+    assert.equal(await relay.stop('SIGTERM'), 0);
+    assert.ok(!relay.stderr().includes(relay.token), 'the log never holds the token');
+  });
+
+  test('--token and $CHYME_RELAY_TOKEN replace the file; a taken port is one line and exit status 4', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    const fromEnv = await startRelayProcess(['--port', '0', '--data', data], { CHYME_RELAY_TOKEN: 'from-the-environment' });
+    assert.equal(fromEnv.token, 'from-the-environment');
+    assert.ok(!existsSync(join(data, 'relay-token')), 'a given token is not written to the folder');
+
+    const taken = spawn(process.execPath, [CLI, 'relay', '--port', new URL(fromEnv.url).port, '--data', data, '--token', 'another-token'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    taken.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const [code] = (await once(taken, 'exit')) as [number | null];
+    assert.equal(code, 4);
+    assert.match(stderr, /^chyme: Port \d+ on 127\.0\.0\.1 is in use: is a relay already running\? .*\n$/);
+    assert.equal(await fromEnv.stop(), 0);
+
+    const bad = spawn(process.execPath, [CLI, 'relay', '--port', '0', '--data', data, '--token', 'has space'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let badErr = '';
+    bad.stderr!.setEncoding('utf8').on('data', (c: string) => (badErr += c));
+    assert.equal(((await once(bad, 'exit')) as [number])[0], 2);
+    assert.equal(badErr, 'chyme: --token must be 8 to 200 printable characters without spaces.\n');
+  });
+
+  test('--help prints its usage; a bad flag exits 2 with the usage', TIMEOUT, () => {
+    const help = runCli(['relay', '--help']);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage:\n  chyme relay \[--port P\] \[--host H\] \[--data DIR\] \[--token T\]\n/);
+    for (const args of [['--port', 'http'], ['--port', '70000'], ['--port=-1'], ['--bogus'], ['--host', '']]) {
+      const r = runCli(['relay', ...args]);
+      assert.equal(r.status, 2, args.join(' '));
+      assert.match(r.stderr, /^chyme: .*\n\nUsage:/, args.join(' '));
+    }
+  });
+
+  test('a wrong or missing token gets 401; the right one in the query or a Bearer header opens', TIMEOUT, async () => {
+    const relay = await startRelayProcess(['--port', '0', '--data', join(tempDir(), 'relay')]);
+    try {
+      assert.equal(await upgradeStatus(relayUrlWithToken(relay.url, 'not-the-token')), 401);
+      assert.equal(await upgradeStatus(relay.url), 401);
+      assert.equal(await upgradeStatus(relay.url, { authorization: 'Bearer not-the-token' }), 401);
+      // One character off, same length: the comparison is of the whole token.
+      const offByOne = relay.token.slice(0, -1) + (relay.token.endsWith('a') ? 'b' : 'a');
+      assert.equal(await upgradeStatus(relayUrlWithToken(relay.url, offByOne)), 401);
+      assert.equal(await upgradeStatus(relayUrlWithToken(relay.url, relay.token)), 101);
+      assert.equal(await upgradeStatus(relay.url, { authorization: `Bearer ${relay.token}` }), 101);
+      await waitFor('the refusals in the log', () => relay.stderr().includes('wrong token (401)') && relay.stderr().includes('no token (401)'));
+      assert.ok(!relay.stderr().includes(relay.token));
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test(`more than ${MAX_BAD_TOKENS_PER_MINUTE} wrong tokens a minute from one address get 429, even with the right token`, TIMEOUT, async () => {
+    const relay = await startRelayProcess(['--port', '0', '--data', join(tempDir(), 'relay')]);
+    try {
+      const wrong = relayUrlWithToken(relay.url, 'not-the-token');
+      for (let i = 0; i < MAX_BAD_TOKENS_PER_MINUTE; i++) assert.equal(await upgradeStatus(wrong), 401, `attempt ${i + 1}`);
+      assert.equal(await upgradeStatus(wrong), 429);
+      assert.equal(await upgradeStatus(relayUrlWithToken(relay.url, relay.token)), 429);
+      // Behind a reverse proxy on this machine, the proxy's X-Forwarded-For names the client: another one is not locked out.
+      assert.equal(await upgradeStatus(relayUrlWithToken(relay.url, relay.token), { 'x-forwarded-for': '203.0.113.7' }), 101);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test('two devices sync through the relay, and after a SIGKILL and restart a new device finds the document while its creator is offline', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    let relay = await startRelayProcess(['--port', '0', '--data', data]);
+    const a = device(relay.url, relay.token);
+    const b = device(relay.url, relay.token);
+    try {
+      await waitFor('both devices connected', () => a.client.status.connected && b.client.status.connected);
+      const created: DocHandle<Doc> = a.repo.create<Doc>({ meals: { meal_1: { description: 'Porridge', calories: 350 } } });
+      const onB = await b.repo.find<Doc>(created.url);
+      assert.equal(onB.doc().meals.meal_1?.description, 'Porridge');
+
+      created.change((d) => {
+        d.meals.meal_2 = { description: 'Lentil soup', calories: 420 };
+      });
+      await waitFor("A's later change on B", () => onB.doc().meals.meal_2?.calories === 420);
+
+      // SIGKILL gives the relay no chance to flush: only what it had already written survives. So
+      // first wait until its folder holds A's latest heads.
+      const expected = Automerge.getHeads(created.doc()).sort();
+      await waitFor("A's latest change in the relay's folder", () => JSON.stringify(storedHeads(data, created.url)) === JSON.stringify(expected));
+      await a.repo.shutdown();
+      await relay.stop('SIGKILL');
+
+      relay = await startRelayProcess(['--port', '0', '--data', data]);
+      assert.equal(relay.token, readFileSync(join(data, 'relay-token'), 'utf8').trim(), 'the same token after a restart');
+      const c = device(relay.url, relay.token);
+      try {
+        const onC = await c.repo.find<Doc>(created.url);
+        assert.deepEqual(onC.doc().meals, {
+          meal_1: { description: 'Porridge', calories: 350 },
+          meal_2: { description: 'Lentil soup', calories: 420 },
+        });
+      } finally {
+        await c.repo.shutdown();
+      }
+    } finally {
+      await b.repo.shutdown();
+      await relay.stop();
+    }
+  });
+
+  test("the relay's folder holds only automerge-repo storage files and relay-token", TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    const relay = await startRelayProcess(['--port', '0', '--data', data]);
+    const a = device(relay.url, relay.token);
+    try {
+      const handle = a.repo.create<Doc>({ meals: { meal_1: { description: 'Toast', calories: 200 } } });
+      const expected = Automerge.getHeads(handle.doc()).sort();
+      await waitFor('the document in the relay folder', () => JSON.stringify(storedHeads(data, handle.url)) === JSON.stringify(expected));
+    } finally {
+      await a.repo.shutdown();
+      assert.equal(await relay.stop(), 0);
+    }
+    assert.deepEqual(readdirSync(data).sort(), ['documents', 'relay-token']);
+    const files = filesUnder(join(data, 'documents')).map((f) => f.split(/[/\\]/).join('/'));
+    assert.ok(files.length > 1, `stored files: ${files.join(', ')}`);
+    // NodeFSStorageAdapter's layout: the adapter's id, and per document (its id split after two
+    // characters) snapshots, incremental changes and the sync states of the peers it met.
+    const unexpected = files.filter((f) => f !== 'st/orage-adapter-id' && !/^[1-9A-HJ-NP-Za-km-z]{2}\/[1-9A-HJ-NP-Za-km-z]+\/(snapshot|incremental|sync-state)\/[^/]+$/.test(f));
+    assert.deepEqual(unexpected, []);
+  });
+
+  test('a broken frame, a message that is not a sync message or a malformed request target is refused alone; the relay goes on', TIMEOUT, async () => {
+    const relay = await startRelayProcess(['--port', '0', '--data', join(tempDir(), 'relay')]);
+    try {
+      const url = relayUrlWithToken(relay.url, relay.token);
+      // CBOR null: the stock adapter's receiveMessage destructures it and throws.
+      const notSync = new WebSocket(url);
+      await once(notSync, 'open');
+      notSync.send(Buffer.from([0xf6]));
+      const [closeCode] = (await once(notSync, 'close')) as [number];
+      assert.equal(closeCode, 1008);
+
+      // A frame with the reserved opcode 3 (masked, empty), written under ws: the relay's ws emits 'error'.
+      const broken = new WebSocket(url);
+      await once(broken, 'open');
+      broken.on('error', () => undefined);
+      (broken as unknown as { _socket: import('node:net').Socket })._socket.write(Buffer.from([0x83, 0x80, 0, 0, 0, 0]));
+      await once(broken, 'close');
+
+      // Request targets Node's HTTP parser takes but WHATWG URL rejects, as a plain request and as an upgrade.
+      const { port } = new URL(relay.url);
+      for (const head of ['GET http://[x HTTP/1.1\r\nHost: x\r\n\r\n', 'GET http://[x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n']) {
+        const raw = connect(Number(port), '127.0.0.1');
+        raw.setEncoding('utf8');
+        let answer = '';
+        raw.on('data', (c: string) => (answer += c));
+        raw.on('error', () => undefined);
+        raw.write(head);
+        await waitFor('an answer to a malformed target', () => /^HTTP\/1\.1 \d{3}/.test(answer));
+        raw.destroy();
+      }
+
+      const health = await fetch(`${relay.url.replace(/^ws:/, 'http:')}/health`);
+      assert.equal(health.status, 200);
+      assert.equal(relay.child.exitCode, null);
+      assert.match(relay.stderr(), /closed a connection that sent a bad message/);
+      assert.match(relay.stderr(), /failed: Invalid WebSocket frame: invalid opcode 3/);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
+
+describe('RelayClient', () => {
+  test('a wrong token is reported as a sentence, and the process goes on', TIMEOUT, async () => {
+    const relay = await startRelayProcess(['--port', '0', '--data', join(tempDir(), 'relay')]);
+    const statuses: RelayStatus[] = [];
+    const { repo, client } = device(relay.url, 'not-the-token', statuses);
+    try {
+      await waitFor('the refusal', () => client.status.lastError);
+      assert.deepEqual(client.status, { connected: false, lastError: 'The relay refused the token (401).' });
+      assert.deepEqual(statuses, [{ connected: false, lastError: 'The relay refused the token (401).' }]);
+      // The stock adapter threw this from a socket handler; were it still thrown, this file would have failed by now.
+      // Another failure that is not ECONNREFUSED: the relay resets the connection of a connected device.
+      const good = device(relay.url, relay.token);
+      try {
+        await waitFor('the good device connected', () => good.client.status.connected);
+        await relay.stop('SIGKILL');
+        await waitFor('the disconnection seen', () => !good.client.status.connected && good.client.status.lastError);
+        await waitFor('unreachable reported', () => /^Could not reach the relay at ws:\/\/127\.0\.0\.1:\d+: connection refused\.$/.test(good.client.status.lastError ?? ''));
+      } finally {
+        await good.repo.shutdown();
+      }
+    } finally {
+      await repo.shutdown();
+      await relay.stop();
+    }
+    assert.equal(client.status.connected, false);
+  });
+
+  test('after the relay restarts on the same port, a device reconnects and its change made meanwhile reaches another device', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    let relay = await startRelayProcess(['--port', '0', '--data', data]);
+    const port = new URL(relay.url).port;
+    const statuses: RelayStatus[] = [];
+    const a = device(relay.url, relay.token, statuses);
+    try {
+      await waitFor('connected', () => a.client.status.connected);
+      const handle = a.repo.create<Doc>({ meals: {} });
+      const expected = Automerge.getHeads(handle.doc()).sort();
+      await waitFor('the document in the relay folder', () => JSON.stringify(storedHeads(data, handle.url)) === JSON.stringify(expected));
+      await relay.stop('SIGKILL');
+      await waitFor('the drop seen', () => !a.client.status.connected);
+      handle.change((d) => {
+        d.meals.meal_offline = { description: 'Eaten while the relay was down', calories: 90 };
+      });
+
+      relay = await startRelayProcess(['--port', port, '--data', data]);
+      await waitFor('reconnected', () => a.client.status.connected);
+      assert.ok(statuses.some((s) => !s.connected && s.lastError), 'the drop was reported');
+      assert.deepEqual(statuses.at(-1), { connected: true, lastError: null });
+      const b = device(relay.url, relay.token);
+      try {
+        const onB = await b.repo.find<Doc>(handle.url);
+        await waitFor('the offline change on B', () => onB.doc().meals.meal_offline?.calories === 90);
+      } finally {
+        await b.repo.shutdown();
+      }
+    } finally {
+      await a.repo.shutdown();
+      await relay.stop();
+    }
+  });
+
+  test('an unreachable relay is reported, and the client connects once a relay starts on that port', TIMEOUT, async () => {
+    const port = await freePort();
+    const statuses: RelayStatus[] = [];
+    const { repo, client } = device(`ws://127.0.0.1:${port}`, 'the-relay-token', statuses);
+    let relay: RelayProcess | undefined;
+    try {
+      await waitFor('unreachable reported', () => client.status.lastError);
+      assert.equal(client.status.lastError, `Could not reach the relay at ws://127.0.0.1:${port}: connection refused.`);
+      assert.equal(client.relayUrl, `ws://127.0.0.1:${port}`);
+
+      relay = await startRelayProcess(['--port', String(port), '--data', join(tempDir(), 'relay'), '--token', 'the-relay-token']);
+      await waitFor('connected', () => client.status.connected);
+      assert.deepEqual(client.status, { connected: true, lastError: null });
+      assert.deepEqual(statuses.at(-1), { connected: true, lastError: null });
+      // Connected means the relay answered the join: a document really syncs.
+      const handle = repo.create<Doc>({ meals: {} });
+      const other = device(relay.url, relay.token);
+      try {
+        assert.deepEqual((await other.repo.find<Doc>(handle.url)).doc(), { meals: {} });
+      } finally {
+        await other.repo.shutdown();
+      }
+    } finally {
+      await repo.shutdown();
+      await relay?.stop();
+    }
+  });
+
+  test('relayUrlWithToken URL-encodes the token and keeps the rest of the query', () => {
+    assert.equal(relayUrlWithToken('ws://relay.lan:7651', 'a b&c/d'), 'ws://relay.lan:7651/?token=a+b%26c%2Fd');
+    assert.equal(relayUrlWithToken('wss://example.org/sync?x=1&token=old', 'new'), 'wss://example.org/sync?x=1&token=new');
+    assert.throws(() => relayUrlWithToken('http://relay.lan', 't'), /must be a ws:\/\/ or wss:\/\/ URL/);
+  });
+});
+
+describe('acceptSyncUpgrades on a server of its own', () => {
+  test('with a path it leaves other upgrades to the next listener; it caps connections with 503', TIMEOUT, async () => {
+    const server = createServer();
+    const wss = acceptSyncUpgrades(server, { token: () => 'the-sync-token', path: '/v1/sync/ws', maxConnections: 1 });
+    // What a composer adds after it: something else on /other, and a refusal for every path nobody owns.
+    server.on('upgrade', (req, socket) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (path === '/v1/sync/ws') return;
+      socket.end(path === '/other' ? 'HTTP/1.1 418 I am a teapot\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+    });
+    // Stands in for the automerge adapter's own 'connection' listener (see acceptSyncUpgrades).
+    wss.on('connection', () => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const opened: WebSocket[] = [];
+    try {
+      assert.equal(await upgradeStatus(`${base}/other`), 418);
+      assert.equal(await upgradeStatus(`${base}/nobody`), 404);
+      assert.equal(await upgradeStatus(`${base}/v1/sync/ws`), 401);
+      const first = new WebSocket(`${base}/v1/sync/ws`, { headers: { authorization: 'Bearer the-sync-token' } });
+      opened.push(first);
+      await once(first, 'open');
+      assert.equal(await upgradeStatus(`${base}/v1/sync/ws?token=the-sync-token`), 503);
+    } finally {
+      for (const ws of opened) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  test('answers 503 until a repo has connected its adapter, so no connection is left without an answer', TIMEOUT, async () => {
+    const server = createServer();
+    acceptSyncUpgrades(server, { token: 'the-sync-token' });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      assert.equal(await upgradeStatus(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/?token=the-sync-token`), 503);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  test('startRelay in this process: close() ends connected clients and the repo', TIMEOUT, async () => {
+    const relay = await startRelay({ dataDir: join(tempDir(), 'relay'), port: 0, token: 'in-process-token' });
+    assert.match(relay.url, /^ws:\/\/127\.0\.0\.1:\d+$/);
+    const a = device(relay.url, relay.token);
+    try {
+      await waitFor('connected', () => a.client.status.connected);
+      await relay.close();
+      await waitFor('the client saw the relay go', () => !a.client.status.connected);
+    } finally {
+      await a.repo.shutdown();
+    }
+  });
+});
+
+test('the built CLI bundle loads automerge only through import(), so other commands start without its wasm', { skip: existsSync(join(ROOT, 'build/server/cli/cli.js')) ? false : 'not built' }, () => {
+  const bundle = readFileSync(join(ROOT, 'build/server/cli/cli.js'), 'utf8');
+  assert.deepEqual([...bundle.matchAll(/^\s*import\s[^;]*?from\s+["']@automerge\/[^"']*["']/gm)].map((m) => m[0]), []);
+  assert.match(bundle, /import\("@automerge\/automerge-repo"\)/);
+});
