@@ -2,8 +2,9 @@
  * Integrations → Sync in Chromium against real `chyme serve` processes and a real `chyme relay`:
  * sync set up with the keyboard alone, the connection shown, the pairing code as text and as a QR
  * image, a second computer joining with that code and taking over webhooks, a code that is not one
- * refused under its field, and leaving through the confirm button. axe-core finds nothing serious
- * in either state, light and dark, and the card fits a 390 px window.
+ * refused under its field, a conflict made while the relay was down, and leaving through the
+ * confirm button. axe-core finds nothing serious in either state, light and dark, and the card
+ * fits a 390 px window. The tests run in order: each starts where the one before left off.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,44 +18,61 @@ import { axe, CLI, formatViolations, launchBrowser, openApp, resultsDir, skipRea
 interface Relay {
   url: string;
   token: string;
+  /** Stops the relay process (its folder stays, for start()). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and folder: same token, same stored documents. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** `chyme relay --port 0` on a fresh data folder; its first two lines say where and with which token. */
+/** `chyme relay` on a fresh data folder; its first two lines say where and with which token. */
 async function startRelay(): Promise<Relay> {
   const dir = mkdtempSync(join(tmpdir(), 'chyme-e2e-relay-'));
-  const proc: ChildProcess = spawn(process.execPath, [CLI, 'relay', '--host', '127.0.0.1', '--port', '0', '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const { url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`chyme relay did not start in 20 s:\n${out}`)), 20_000);
-    const check = () => {
-      const listening = /Chyme relay listening on (ws:\/\/\S+)/.exec(out);
-      const token = /^Token: (\S+)$/m.exec(out);
-      if (listening && token) {
+  let proc: ChildProcess | undefined;
+  const launch = async (port: string) => {
+    const child = spawn(process.execPath, [CLI, 'relay', '--host', '127.0.0.1', '--port', port, '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = child;
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    return new Promise<{ url: string; token: string }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`chyme relay did not start in 20 s:\n${out}`)), 20_000);
+      const check = () => {
+        const listening = /Chyme relay listening on (ws:\/\/\S+)/.exec(out);
+        const token = /^Token: (\S+)$/m.exec(out);
+        if (listening && token) {
+          clearTimeout(timer);
+          child.stdout!.off('data', check);
+          resolve({ url: listening[1]!, token: token[1]! });
+        }
+      };
+      child.stdout!.on('data', check);
+      child.once('exit', (code) => {
         clearTimeout(timer);
-        proc.stdout!.off('data', check);
-        resolve({ url: listening[1]!, token: token[1]! });
-      }
-    };
-    proc.stdout!.on('data', check);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`chyme relay exited with ${code}:\n${out}`));
+        reject(new Error(`chyme relay exited with ${code}:\n${out}`));
+      });
     });
-  });
+  };
+  const kill = async () => {
+    const child = proc;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(t);
+  };
+  const first = await launch('0');
+  const port = new URL(first.url).port;
   return {
-    url,
-    token,
+    ...first,
+    kill,
+    async start() {
+      const again = await launch(port);
+      assert.equal(again.token, first.token, 'the relay keeps its token across restarts');
+    },
     async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
-        const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-        await exited;
-        clearTimeout(t);
-      }
+      await kill();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -121,9 +139,13 @@ describe('Sync card', { skip: skip ?? false }, () => {
   let a: Server;
   let b: Server;
   let browser: Browser;
+  /** The meal the conflict test logs; leaving keeps it. */
+  let mealId = '';
   const dir = resultsDir('sync');
 
   before(async () => {
+    // The services retry a lost relay every 300 ms instead of 5 s (the conflict test restarts it).
+    process.env.CHYME_SYNC_RETRY_MS = '300';
     relay = await startRelay();
     a = await startServer({ tz: 'UTC' });
     b = await startServer({ tz: 'UTC' });
@@ -190,7 +212,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
     }
   });
 
-  test('set up with the keyboard alone, connected; the pairing code as text and QR; a second computer joins and takes over webhooks; leave', async () => {
+  test('set up with the keyboard alone, connected; the pairing code as text and QR; a second computer joins and takes over webhooks', async () => {
     const { page, context, problems } = await openApp(browser, a, { colorScheme: 'light' });
     try {
       await page.goto(`${a.url}/#/integrations`);
@@ -311,15 +333,70 @@ describe('Sync card', { skip: skip ?? false }, () => {
         await second.context.close();
       }
 
-      // Leave, by keyboard, through the confirm button.
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('the same meal edited on both computers while the relay is down: the card lists the conflict', async () => {
+    // A meal logged on the desktop reaches the laptop.
+    const meal = await a.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: new Date(Date.now() - 3_600_000).toISOString(), meal_type: 'lunch', description: 'Lentil soup', macros: { calories: 400 } });
+    assert.ok(meal.status === 200 || meal.status === 201, `logging the meal: ${meal.status}`);
+    const id = meal.body.id;
+    mealId = id;
+    await until(async () => (await b.api('GET', `/v1/nutrition/meals/${id}`)).status === 200, 'the meal on the laptop', 40_000);
+
+    // Apart, both change its calories.
+    await relay.kill();
+    for (const s of [a, b]) await until(async () => !(await s.api<{ connected: boolean }>('GET', '/v1/sync')).body.connected, 'both computers to see the relay gone', 30_000);
+    assert.equal((await a.api('PATCH', `/v1/nutrition/meals/${id}`, { macros: { calories: 600 } })).status, 200);
+    assert.equal((await b.api('PATCH', `/v1/nutrition/meals/${id}`, { macros: { calories: 500 } })).status, 200);
+    await relay.start();
+
+    // The service lists a conflict on the computer whose record changed when the edits met (the
+    // one whose value lost); the card of that computer shows it.
+    type Status = { device_name: string; conflicts: { record_id: string }[] };
+    const lister = await until(async () => {
+      for (const s of [a, b]) if ((await s.api<Status>('GET', '/v1/sync')).body.conflicts.some((c) => c.record_id === id)) return s;
+      return undefined;
+    }, 'a computer to list the conflict', 60_000);
+    const { page, context, problems } = await openApp(browser, lister, { colorScheme: 'light' });
+    try {
+      await page.goto(`${lister.url}/#/integrations`);
+      const card = await cardIn(page, 'on');
+      await card.scrollIntoViewIfNeeded();
+      const line = (await card.getByTestId('sync-conflicts').locator('li').filter({ hasText: `${id}: calories` }).first().innerText()).trim();
+      assert.match(line, new RegExp(`^Meal ${id}: calories — kept (600|500), also seen (600|500) \\(`));
+      const kept = Number(/kept (\d+)/.exec(line)![1]);
+      assert.notEqual(kept, Number(/also seen (\d+)/.exec(line)![1]), 'the kept value and the other one differ');
+      // Both computers have the value kept.
+      for (const s of [a, b]) await until(async () => (await s.api<{ macros: { calories: number } }>('GET', `/v1/nutrition/meals/${id}`)).body.macros.calories === kept, 'both computers to keep the same value', 40_000);
+      await shot(page, join(dir, 'on-conflicts-light.png'), card);
+      await checkAxe(page, 'on with a conflict, light');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('leave by keyboard through the confirm button: sync off on this computer, focus kept in the card', async () => {
+    const { page, context, problems } = await openApp(browser, a, { colorScheme: 'light' });
+    try {
+      await page.goto(`${a.url}/#/integrations`);
+      await cardIn(page, 'on');
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Sync' }).focus();
+      await page.keyboard.press('Enter');
       await tabTo(page, 'Leave sync…');
       await page.keyboard.press('Enter');
       assert.equal(await focusedName(page), 'Yes, stop syncing this device', 'the confirm button takes focus');
       await page.keyboard.press('Enter');
-      card = await cardIn(page, 'off', 30_000);
+      await cardIn(page, 'off', 30_000);
       assert.ok(await isFocused(page.locator('#sync-title')), 'focus on the card heading after leaving');
       const left = await a.api<{ enabled: boolean }>('GET', '/v1/sync');
       assert.equal(left.body.enabled, false);
+      // The data stays on this computer.
+      assert.equal((await a.api('GET', `/v1/nutrition/meals/${mealId}`)).status, 200, 'the meal is still here');
       await checkAxe(page, 'off after leaving, light');
       assert.deepEqual(problems, []);
     } finally {

@@ -378,7 +378,7 @@ function SyncOn({ status, show, reload }: { status: SyncStatus; show: (s: SyncSt
           <h3 className="sync__subhead" id={`${ids}-conflicts`}>
             Edits made at the same time
           </h3>
-          <p className="muted small">Two devices changed the same thing before they synced. Every device now keeps the first value; change it back by hand if the other was right.</p>
+          <p className="muted small">Two devices changed the same thing before they synced. Every device now has the kept value; if the other one was right, change it back by hand.</p>
           <ul className="sync__conflicts" aria-labelledby={`${ids}-conflicts`} data-testid="sync-conflicts">
             {status.conflicts.map((c, i) => (
               <li key={`${c.record_type}/${c.record_id}/${c.field}/${c.detected_at}/${i}`}>
