@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
+import QRCode from 'qrcode';
 import { axe, CLI, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, until, type Server } from './harness.js';
 
 interface Relay {
@@ -76,6 +77,40 @@ async function startRelay(): Promise<Relay> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The dark modules of a QR code drawn by qrcode's SVG renderer (one path of "M x y", "m dx 0" and
+ * "h n" runs), as "column,row" without the quiet zone, and the symbol's size.
+ */
+function qrModules(svg: string): { size: number; dark: Set<string> } {
+  const box = /viewBox="0 0 (\d+) \d+"/.exec(svg);
+  const d = /<path stroke="[^"]*" d="([^"]*)"/.exec(svg);
+  assert.ok(box && d, `an SVG QR code: ${svg.slice(0, 120)}`);
+  const runs: [number, number, number][] = [];
+  let x = 0;
+  let y = 0;
+  for (const [, cmd, args] of d[1]!.matchAll(/([Mmh])([^Mmh]*)/g)) {
+    const n = args!.trim().split(/[ ,]+/).map(Number);
+    if (cmd === 'M') [x, y] = [n[0]!, n[1]!];
+    else if (cmd === 'm') [x, y] = [x + n[0]!, y + (n[1] ?? 0)];
+    else {
+      runs.push([x, Math.floor(y), n[0]!]);
+      x += n[0]!;
+    }
+  }
+  // The quiet zone is as wide on every side; the top-left finder pattern starts right after it.
+  const margin = Math.min(...runs.map(([rx]) => rx));
+  const dark = new Set(runs.flatMap(([rx, ry, len]) => Array.from({ length: len }, (_, i) => `${rx + i - margin},${ry - margin}`)));
+  return { size: Number(box[1]) - 2 * margin, dark };
+}
+
+/** The dark modules of the QR symbol for `text` at error correction level M, as qrModules gives them. */
+function expectedModules(text: string): { size: number; dark: Set<string> } {
+  const { modules } = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const dark = new Set<string>();
+  for (let r = 0; r < modules.size; r++) for (let c = 0; c < modules.size; c++) if (modules.get(r, c)) dark.add(`${c},${r}`);
+  return { size: modules.size, dark };
 }
 
 /** The page's globals, typed here without the DOM library (as in harness.ts). */
@@ -253,6 +288,12 @@ describe('Sync card', { skip: skip ?? false }, () => {
       assert.match((await qr.getAttribute('src')) ?? '', /^data:image\/svg\+xml/);
       assert.match((await qr.getAttribute('alt')) ?? '', /QR code of the pairing code/);
       await until(() => qr.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0), 'the QR image to load (CSP allows data: images)');
+      // The picture is the QR symbol of exactly the code shown as text, module for module.
+      const src = (await qr.getAttribute('src'))!;
+      const drawn = qrModules(decodeURIComponent(src.slice(src.indexOf(',') + 1)));
+      const want = expectedModules(expected.body.pairing_code);
+      assert.equal(drawn.size, want.size, 'the QR symbol size');
+      assert.deepEqual([...drawn.dark].sort(), [...want.dark].sort(), 'the QR modules');
       assert.match(await card.innerText(), /This code is a password/);
       await card.screenshot({ path: join(dir, 'on-pairing-light.png') });
       await shot(page, join(dir, 'on-page-light.png'));
