@@ -289,21 +289,25 @@ export class SyncEngine {
       this.app.log.warn('sync: a document is not available yet', { url, error: String(err) });
       return undefined;
     }
-    this.loaded.set(url, { handle, usedMs: Date.now() });
-    if (!this.watched.has(handle)) {
-      this.watched.add(handle);
-      handle.on('change', ({ patches }) => {
-        if (this.closed) return;
-        const ids = new Set<string>();
-        for (const p of patches) if (p.path[0] === 'records' && typeof p.path[1] === 'string') ids.add(p.path[1]);
-        if (ids.size === 0) return;
-        void this.exclusive(async () => {
-          await this.drainLocked();
-          this.project(url, handle.doc(), [...ids]);
-        }).catch((err: unknown) => this.app.log.error('sync: applying changes failed', { error: String(err) }));
-      });
-    }
+    this.track(url, handle);
     return handle;
+  }
+
+  /** Keeps a shard in memory and projects every change that reaches it (from anywhere). */
+  private track(url: string, handle: DocHandle<ShardDoc>): void {
+    this.loaded.set(url, { handle, usedMs: Date.now() });
+    if (this.watched.has(handle)) return;
+    this.watched.add(handle);
+    handle.on('change', ({ patches }) => {
+      if (this.closed) return;
+      const ids = new Set<string>();
+      for (const p of patches) if (p.path[0] === 'records' && typeof p.path[1] === 'string') ids.add(p.path[1]);
+      if (ids.size === 0) return;
+      void this.exclusive(async () => {
+        await this.drainLocked();
+        this.project(url, handle.doc(), [...ids]);
+      }).catch((err: unknown) => this.app.log.error('sync: applying changes failed', { error: String(err) }));
+    });
   }
 
   /** This device's shard for a key: found in the root, or created and listed there. */
@@ -318,7 +322,7 @@ export class SyncEngine {
     });
     upsertShard(this.app.db, { docUrl: handle.url, shardKey: key, deviceId: me });
     setShardProjected(this.app.db, handle.url, 0);
-    this.loaded.set(handle.url, { handle, usedMs: Date.now() });
+    this.track(handle.url, handle);
     return handle.url;
   }
 

@@ -1,0 +1,176 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { CLI, runCli, startServe, type ServeProcess } from './cli.js';
+
+/**
+ * Real parts for sync tests: a `chyme relay` process and `chyme serve` processes on 127.0.0.1, each
+ * device with its own database and sync storage. Waits poll for a condition with a deadline; the
+ * deadlines bound hangs, they are not what a test measures.
+ */
+
+export interface RelayProcess {
+  url: string;
+  token: string;
+  port: number;
+  dataDir: string;
+  child: ChildProcess;
+  /** Ends the relay (SIGKILL by default: a partition, not a goodbye). */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and data folder (same token). */
+  restart(): Promise<void>;
+}
+
+async function spawnRelay(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; token: string; port: number }> {
+  const child = spawn(process.execPath, [CLI, 'relay', '--port', String(port), '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`chyme relay did not start: ${out}\n${err}`)), 20_000);
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /^Chyme relay listening on (ws:\/\/\S+)\nToken: (\S+)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, token: m[2]!, port: Number(new URL(m[1]!).port) });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`chyme relay exited with ${code}: ${out}\n${err}`));
+    });
+  });
+}
+
+export async function startRelay(dataDir: string): Promise<RelayProcess> {
+  const first = await spawnRelay(dataDir, 0);
+  const relay: RelayProcess = {
+    ...first,
+    dataDir,
+    async kill(signal = 'SIGKILL') {
+      if (relay.child.exitCode !== null || relay.child.signalCode !== null) return;
+      const exited = once(relay.child, 'exit');
+      relay.child.kill(signal);
+      await exited;
+    },
+    async restart() {
+      await relay.kill();
+      // The port was just freed; another process could take it, so a few tries.
+      for (let i = 0; ; i++) {
+        try {
+          relay.child = (await spawnRelay(dataDir, relay.port)).child;
+          return;
+        } catch (err) {
+          if (i >= 20) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    },
+  };
+  return relay;
+}
+
+export interface Device {
+  name: string;
+  dbPath: string;
+  key: string;
+  url: string;
+  serve: ServeProcess;
+  api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
+  /** Stops (SIGTERM by default, SIGKILL for a crash) and starts `chyme serve` again on the same database. */
+  restart(signal?: NodeJS.Signals): Promise<void>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export const SYNC_ENV = { CHYME_SYNC_RETRY_MS: '200' };
+
+export async function startDevice(dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Device> {
+  const dbPath = join(dir, `${name}.db`);
+  const created = runCli(['keys', 'create', '--name', 'sync test', '--scopes', 'all', '--db', dbPath]);
+  if (created.status !== 0) throw new Error(`keys create failed: ${created.stderr}`);
+  const key = created.stdout.trim().split('\n').at(-1)!;
+  const args = ['--db', dbPath, '--tz', 'UTC', '--rate-limit', '5000/50000'];
+  const device: Device = {
+    name,
+    dbPath,
+    key,
+    url: '',
+    serve: await startServe(args, { ...SYNC_ENV, ...env }),
+    async api(method, path, body) {
+      const res = await fetch(device.url + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text ? JSON.parse(text) : undefined };
+    },
+    async restart(signal = 'SIGTERM') {
+      await device.serve.stop(signal);
+      device.serve = await startServe(args, { ...SYNC_ENV, ...env });
+      device.url = device.serve.url;
+    },
+    async stop(signal = 'SIGTERM') {
+      await device.serve.stop(signal);
+    },
+  };
+  device.url = device.serve.url;
+  return device;
+}
+
+/** Polls `fn` until it returns something other than undefined/false, or fails with `what` after timeoutMs. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (${String(last)})` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Sets sync up on `host` and joins `others` to it through the API; returns the pairing code. */
+export async function pair(relay: RelayProcess, host: Device, ...others: Device[]): Promise<string> {
+  const setup = await host.api('POST', '/v1/sync/setup', { relay: relay.url, token: relay.token, name: host.name });
+  if (setup.status !== 201) throw new Error(`setup failed: ${JSON.stringify(setup.json)}`);
+  const code = (await host.api('GET', '/v1/sync/pairing-code')).json.pairing_code as string;
+  for (const d of others) {
+    const joined = await d.api('POST', '/v1/sync/join', { pairing_code: code, name: d.name });
+    if (joined.status !== 200) throw new Error(`join failed: ${JSON.stringify(joined.json)}`);
+  }
+  return code;
+}
+
+/** The person's synced history as the API shows it, in a stable order (the export, without its instant and webhooks). */
+export async function history(d: Device): Promise<unknown> {
+  const r = await d.api('GET', '/v1/export');
+  if (r.status !== 200) throw new Error(`export failed: ${r.status}`);
+  const { exported_at: _at, webhook_subscriptions: _w, ...rest } = r.json as Record<string, unknown>;
+  const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+  for (const k of ['foods', 'saved_meals', 'meals', 'sleep_sessions']) (rest[k] as Array<{ id: string }>).sort(byId);
+  return rest;
+}
+
+/** Waits until every device shows the same history; returns it. */
+export async function converged(devices: Device[], timeoutMs = 30_000): Promise<unknown> {
+  let last: string[] = [];
+  try {
+    return await until(
+      'the devices converge',
+      async () => {
+        const all = await Promise.all(devices.map(history));
+        last = all.map((h) => JSON.stringify(h));
+        return last.every((h) => h === last[0]) ? all[0] : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${devices.map((d, i) => `${d.name}: ${last[i]?.slice(0, 2000)}`).join('\n')}`);
+  }
+}
