@@ -7,77 +7,14 @@
  * fits a 390 px window. The tests run in order: each starts where the one before left off.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import QRCode from 'qrcode';
-import { axe, CLI, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, until, type Server } from './harness.js';
-
-interface Relay {
-  url: string;
-  token: string;
-  /** Stops the relay process (its folder stays, for start()). */
-  kill(): Promise<void>;
-  /** Starts it again on the same port and folder: same token, same stored documents. */
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** `chyme relay` on a fresh data folder; its first two lines say where and with which token. */
-async function startRelay(): Promise<Relay> {
-  const dir = mkdtempSync(join(tmpdir(), 'chyme-e2e-relay-'));
-  let proc: ChildProcess | undefined;
-  const launch = async (port: string) => {
-    const child = spawn(process.execPath, [CLI, 'relay', '--host', '127.0.0.1', '--port', port, '--data', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    proc = child;
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    return new Promise<{ url: string; token: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`chyme relay did not start in 20 s:\n${out}`)), 20_000);
-      const check = () => {
-        const listening = /Chyme relay listening on (ws:\/\/\S+)/.exec(out);
-        const token = /^Token: (\S+)$/m.exec(out);
-        if (listening && token) {
-          clearTimeout(timer);
-          child.stdout!.off('data', check);
-          resolve({ url: listening[1]!, token: token[1]! });
-        }
-      };
-      child.stdout!.on('data', check);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`chyme relay exited with ${code}:\n${out}`));
-      });
-    });
-  };
-  const kill = async () => {
-    const child = proc;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(t);
-  };
-  const first = await launch('0');
-  const port = new URL(first.url).port;
-  return {
-    ...first,
-    kill,
-    async start() {
-      const again = await launch(port);
-      assert.equal(again.token, first.token, 'the relay keeps its token across restarts');
-    },
-    async stop() {
-      await kill();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+import { startRelay, SYNC_ENV, type RelayProcess } from '../helpers/sync.js';
+import { axe, formatViolations, launchBrowser, openApp, resultsDir, skipReason, startServer, until, type Server } from './harness.js';
 
 /**
  * The dark modules of a QR code drawn by qrcode's SVG renderer (one path of "M x y", "m dx 0" and
@@ -170,7 +107,8 @@ async function shot(page: Page, path: string, card?: Locator): Promise<void> {
 const skip = skipReason();
 
 describe('Sync card', { skip: skip ?? false }, () => {
-  let relay: Relay;
+  let relay: RelayProcess;
+  const relayDir = mkdtempSync(join(tmpdir(), 'chyme-e2e-relay-'));
   let a: Server;
   let b: Server;
   let browser: Browser;
@@ -179,9 +117,10 @@ describe('Sync card', { skip: skip ?? false }, () => {
   const dir = resultsDir('sync');
 
   before(async () => {
-    // The services retry a lost relay every 300 ms instead of 5 s (the conflict test restarts it).
-    process.env.CHYME_SYNC_RETRY_MS = '300';
-    relay = await startRelay();
+    // The services (which the harness starts with this process's environment) retry a lost relay
+    // every 200 ms instead of 5 s: the conflict test restarts it.
+    Object.assign(process.env, SYNC_ENV);
+    relay = await startRelay(relayDir);
     a = await startServer({ tz: 'UTC' });
     b = await startServer({ tz: 'UTC' });
     browser = await launchBrowser();
@@ -190,7 +129,8 @@ describe('Sync card', { skip: skip ?? false }, () => {
     await browser?.close();
     await a?.stop();
     await b?.stop();
-    await relay?.stop();
+    await relay?.kill('SIGTERM');
+    rmSync(relayDir, { recursive: true, force: true });
   });
 
   test('off: how sync works, accessible in light and dark and at 390 px; a code that is not a pairing code is refused under its field', async () => {
@@ -393,7 +333,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
     for (const s of [a, b]) await until(async () => !(await s.api<{ connected: boolean }>('GET', '/v1/sync')).body.connected, 'both computers to see the relay gone', 30_000);
     assert.equal((await a.api('PATCH', `/v1/nutrition/meals/${id}`, { macros: { calories: 600 } })).status, 200);
     assert.equal((await b.api('PATCH', `/v1/nutrition/meals/${id}`, { macros: { calories: 500 } })).status, 200);
-    await relay.start();
+    await relay.restart(); // same port, folder and token
 
     // The service lists a conflict on the computer whose record changed when the edits met (the
     // one whose value lost); the card of that computer shows it.
