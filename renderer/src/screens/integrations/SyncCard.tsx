@@ -462,9 +462,9 @@ function PairingCode() {
       setOpen(true);
       try {
         setQr(await qrImage(pairing_code));
-      } catch {
-        // The code is text first; a code too long for a QR symbol is still copied.
-        setQrError('This code is too long for a QR code: copy the text instead.');
+      } catch (err) {
+        // The code is text first: too long for a QR symbol, or the QR chunk not loading, it is still copied.
+        setQrError(`No QR code for this one (${errorMessage(err)}): copy the text instead.`);
       }
     } catch (err) {
       setError(errorMessage(err));
