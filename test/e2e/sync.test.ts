@@ -133,7 +133,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
     rmSync(relayDir, { recursive: true, force: true });
   });
 
-  test('off: how sync works, accessible in light and dark and at 390 px; a code that is not a pairing code is refused under its field', async () => {
+  test('off: how sync works, accessible in light and dark and at 390 px; set-up and join errors shown with the service’s sentences, tied to their fields', async () => {
     for (const scheme of ['light', 'dark'] as const) {
       for (const width of [1280, 390]) {
         const { page, context, problems } = await openApp(browser, b, { colorScheme: scheme, viewport: { width, height: 900 } });
@@ -164,6 +164,30 @@ describe('Sync card', { skip: skip ?? false }, () => {
     try {
       await page.goto(`${b.url}/#/integrations`);
       const card = await cardIn(page, 'off');
+      // Set-up: a token too short is refused under its field, a relay that is not there above the
+      // form, each with the service's own sentence and tied to what it is about.
+      const tooShort = await b.api<{ error: { message: string; param?: string } }>('POST', '/v1/sync/setup', { relay: 'ws://127.0.0.1:1', token: 'short' });
+      assert.equal(tooShort.status, 400);
+      assert.equal(tooShort.body.error.param, 'token');
+      const setupForm = card.getByTestId('sync-setup');
+      await setupForm.getByLabel('Relay URL').fill('ws://127.0.0.1:1');
+      const tokenField = setupForm.getByLabel('Relay token');
+      await tokenField.fill('short');
+      await tokenField.press('Enter');
+      const tokenError = setupForm.locator('.field__error');
+      await tokenError.waitFor({ timeout: 20_000 });
+      assert.equal((await tokenError.innerText()).trim(), tooShort.body.error.message);
+      assert.ok(((await tokenField.getAttribute('aria-describedby')) ?? '').split(' ').includes((await tokenError.getAttribute('id'))!), 'the token error describes the token field');
+      await tokenField.fill('long-enough-token');
+      await tokenField.press('Enter');
+      const formError = setupForm.locator('.form-error');
+      await formError.waitFor({ timeout: 30_000 });
+      // (The service's 502 relay_unreachable sentence; asking the API for it too would wait out its connect timeout twice.)
+      assert.match(await formError.innerText(), /ws:\/\/127\.0\.0\.1:1/, 'the sentence names the relay');
+      assert.equal((await b.api<{ enabled: boolean }>('GET', '/v1/sync')).body.enabled, false, 'a refused set-up changes nothing');
+      assert.equal(await setupForm.getAttribute('aria-describedby'), await formError.getAttribute('id'), 'the form is described by its error');
+      await setupForm.screenshot({ path: join(dir, 'setup-refused-light.png') });
+
       const codeField = card.getByRole('textbox', { name: 'Pairing code', exact: true });
       await codeField.focus();
       await page.keyboard.type('not a pairing code');
