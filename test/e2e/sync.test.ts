@@ -73,9 +73,13 @@ async function tabTo(page: Page, name: string | RegExp, max = 60): Promise<void>
 const isFocused = (l: Locator) => l.evaluate((el) => el === (globalThis as unknown as Dom).document.activeElement);
 
 /** The card in state `on`/`off` (data-sync), once it has loaded. */
-async function cardIn(page: Page, state: 'on' | 'off', timeout = 30_000): Promise<Locator> {
+async function cardIn(page: Page, state: 'on' | 'off', timeout = 60_000): Promise<Locator> {
   const card = page.locator(`[data-testid="sync-card"][data-sync="${state}"]`);
-  await card.waitFor({ timeout });
+  await card.waitFor({ timeout }).catch(async (err: Error) => {
+    // What the card shows instead (still loading, an error, the other state), for the failure's message.
+    const shown = await page.getByTestId('sync-card').innerText({ timeout: 1000 }).catch(() => '(no card)');
+    throw new Error(`${err.message}\nThe card shows: ${shown}`);
+  });
   return card;
 }
 
@@ -175,7 +179,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
       await tokenField.fill('short');
       await tokenField.press('Enter');
       const tokenError = setupForm.locator('.field__error');
-      await tokenError.waitFor({ timeout: 20_000 });
+      await tokenError.waitFor({ timeout: 30_000 });
       assert.equal((await tokenError.innerText()).trim(), tooShort.body.error.message);
       assert.ok(((await tokenField.getAttribute('aria-describedby')) ?? '').split(' ').includes((await tokenError.getAttribute('id'))!), 'the token error describes the token field');
       await tokenField.fill('long-enough-token');
@@ -195,7 +199,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
       await page.keyboard.press('Enter');
       const joinForm = card.getByTestId('sync-join');
       const error = joinForm.locator('.field__error, .form-error').first();
-      await error.waitFor({ timeout: 20_000 });
+      await error.waitFor({ timeout: 30_000 });
       assert.equal((await error.innerText()).trim(), refused.body.error.message);
       if (refused.body.error.param === 'pairing_code') {
         // Tied to the textarea: a screen reader reads it with the field.
@@ -231,11 +235,15 @@ describe('Sync card', { skip: skip ?? false }, () => {
       await page.keyboard.type('E2E desktop');
       await page.keyboard.press('Enter');
 
-      card = await cardIn(page, 'on', 40_000);
+      card = await cardIn(page, 'on', 60_000);
       // The form is gone: focus went to the card's heading, not to the page's start.
       assert.ok(await isFocused(page.locator('#sync-title')), 'focus on the card heading after setting up');
       const connection = card.getByTestId('sync-connection');
-      await connection.filter({ hasText: `Connected to ${relay.url}` }).waitFor({ timeout: 40_000 });
+      await connection.filter({ hasText: `Connected to ${relay.url}` }).waitFor({ timeout: 60_000 });
+      // The relay confirms this device's history a moment later, with no event: the card's own
+      // polling shows it.
+      await card.getByTestId('sync-pending').filter({ hasText: 'Nothing: the relay has every change' }).waitFor({ timeout: 60_000 });
+      await card.getByTestId('sync-last').filter({ hasText: /^just now \(/ }).waitFor({ timeout: 60_000 });
       assert.match(await card.getByTestId('sync-devices').innerText(), /E2E desktop\s*this device/);
       assert.match(await card.getByTestId('sync-webhook-host').innerText(), /Webhooks and MQTT are sent by E2E desktop \(this device\)/);
       assert.equal(await card.getByRole('button', { name: 'Send webhooks from this device' }).count(), 0, 'the host is not offered to become host');
@@ -259,6 +267,8 @@ describe('Sync card', { skip: skip ?? false }, () => {
       assert.equal(drawn.size, want.size, 'the QR symbol size');
       assert.deepEqual([...drawn.dark].sort(), [...want.dark].sort(), 'the QR modules');
       assert.match(await card.innerText(), /This code is a password/);
+      // (The "Sync is on" toast would cover the QR code in the picture.)
+      await page.getByTestId('toast').waitFor({ state: 'detached', timeout: 30_000 });
       await card.screenshot({ path: join(dir, 'on-pairing-light.png') });
       await shot(page, join(dir, 'on-page-light.png'));
       await checkAxe(page, 'on, light, pairing code shown');
@@ -272,7 +282,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
         try {
           await other.page.goto(`${a.url}/#/integrations`);
           const c = await cardIn(other.page, 'on');
-          await c.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 40_000 });
+          await c.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 60_000 });
           await c.getByRole('button', { name: 'Show pairing code' }).click();
           await c.getByTestId('sync-pairing-qr').waitFor();
           await c.scrollIntoViewIfNeeded();
@@ -315,11 +325,11 @@ describe('Sync card', { skip: skip ?? false }, () => {
         assert.ok(await bCard.getByRole('button', { name: 'Set up sync' }).isDisabled(), 'so does Set up sync');
         await bCard.getByTestId('sync-join').screenshot({ path: join(dir, 'joining-dark.png') });
         release();
-        const onB = await cardIn(second.page, 'on', 90_000);
-        await onB.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 40_000 });
-        await until(async () => /E2E desktop/.test(await onB.getByTestId('sync-devices').innerText()) && /E2E laptop\s*this device/.test(await onB.getByTestId('sync-devices').innerText()), 'both devices listed on the laptop', 40_000);
+        const onB = await cardIn(second.page, 'on', 120_000);
+        await onB.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 60_000 });
+        await until(async () => /E2E desktop/.test(await onB.getByTestId('sync-devices').innerText()) && /E2E laptop\s*this device/.test(await onB.getByTestId('sync-devices').innerText()), 'both devices listed on the laptop', 60_000);
         // The desktop's open card learns of the new device without a reload (event or poll).
-        await until(async () => /E2E laptop/.test(await card.getByTestId('sync-devices').innerText()), 'the laptop listed on the desktop', 40_000);
+        await until(async () => /E2E laptop/.test(await card.getByTestId('sync-devices').innerText()), 'the laptop listed on the desktop', 60_000);
 
         // The laptop is not the host: it offers to become it, warning that the desktop stops.
         const take = onB.getByRole('button', { name: 'Send webhooks from this device' });
@@ -330,8 +340,8 @@ describe('Sync card', { skip: skip ?? false }, () => {
         await checkAxe(second.page, 'on, second device, dark');
         await take.focus();
         await second.page.keyboard.press('Enter');
-        await onB.getByTestId('sync-webhook-host').filter({ hasText: 'sent by E2E laptop (this device)' }).waitFor({ timeout: 20_000 });
-        await until(async () => /sent by E2E laptop/.test(await card.getByTestId('sync-webhook-host').innerText()), 'the desktop to show the laptop as host', 40_000);
+        await onB.getByTestId('sync-webhook-host').filter({ hasText: 'sent by E2E laptop (this device)' }).waitFor({ timeout: 30_000 });
+        await until(async () => /sent by E2E laptop/.test(await card.getByTestId('sync-webhook-host').innerText()), 'the desktop to show the laptop as host', 60_000);
         assert.ok(await card.getByRole('button', { name: 'Send webhooks from this device' }).isVisible(), 'the desktop now offers to take it back');
         assert.deepEqual(second.problems, []);
       } finally {
@@ -350,7 +360,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
     assert.ok(meal.status === 200 || meal.status === 201, `logging the meal: ${meal.status}`);
     const id = meal.body.id;
     mealId = id;
-    await until(async () => (await b.api('GET', `/v1/nutrition/meals/${id}`)).status === 200, 'the meal on the laptop', 40_000);
+    await until(async () => (await b.api('GET', `/v1/nutrition/meals/${id}`)).status === 200, 'the meal on the laptop', 60_000);
 
     // Apart, both change its calories.
     await relay.kill();
@@ -365,7 +375,11 @@ describe('Sync card', { skip: skip ?? false }, () => {
     const lister = await until(async () => {
       for (const s of [a, b]) if ((await s.api<Status>('GET', '/v1/sync')).body.conflicts.some((c) => c.record_id === id)) return s;
       return undefined;
-    }, 'a computer to list the conflict', 60_000);
+    }, 'a computer to list the conflict', 120_000).catch(async (err: Error) => {
+      // What each computer has, for the failure's message.
+      const seen = await Promise.all([a, b].map(async (s) => ({ sync: (await s.api('GET', '/v1/sync')).body, meal: (await s.api('GET', `/v1/nutrition/meals/${id}`)).body })));
+      throw new Error(`${err.message}\n${JSON.stringify(seen, null, 1)}`);
+    });
     const { page, context, problems } = await openApp(browser, lister, { colorScheme: 'light' });
     try {
       await page.goto(`${lister.url}/#/integrations`);
@@ -376,7 +390,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
       const kept = Number(/kept (\d+)/.exec(line)![1]);
       assert.notEqual(kept, Number(/also seen (\d+)/.exec(line)![1]), 'the kept value and the other one differ');
       // Both computers have the value kept.
-      for (const s of [a, b]) await until(async () => (await s.api<{ macros: { calories: number } }>('GET', `/v1/nutrition/meals/${id}`)).body.macros.calories === kept, 'both computers to keep the same value', 40_000);
+      for (const s of [a, b]) await until(async () => (await s.api<{ macros: { calories: number } }>('GET', `/v1/nutrition/meals/${id}`)).body.macros.calories === kept, 'both computers to keep the same value', 60_000);
       await shot(page, join(dir, 'on-conflicts-light.png'), card);
       await checkAxe(page, 'on with a conflict, light');
       assert.deepEqual(problems, []);
@@ -396,7 +410,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
       await page.keyboard.press('Enter');
       assert.equal(await focusedName(page), 'Yes, stop syncing this device', 'the confirm button takes focus');
       await page.keyboard.press('Enter');
-      await cardIn(page, 'off', 30_000);
+      await cardIn(page, 'off', 60_000);
       assert.ok(await isFocused(page.locator('#sync-title')), 'focus on the card heading after leaving');
       const left = await a.api<{ enabled: boolean }>('GET', '/v1/sync');
       assert.equal(left.body.enabled, false);
