@@ -27,7 +27,7 @@ import {
 } from '../db/sync.js';
 import type { Emit } from '../events/bus.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
-import { isDeleted, SCHEMA_VERSION, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { isDeleted, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
 
@@ -37,6 +37,14 @@ const OUTBOX_BATCH = 5000;
 const IDLE_UNLOAD_MS = 30_000;
 const SWEEP_INTERVAL_MS = 1000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
+const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync: ${line}\n`) : undefined;
+/**
+ * How long a document stays loaded after its last change. automerge-repo's DocSynchronizer sends
+ * a document's sync messages 100 ms after a change (a throttle); a handle removed from the cache
+ * before then leaves that call waiting 60 s for the handle to be ready again, holding the change
+ * (its patches and the document) and keeping a one-shot command's process alive meanwhile.
+ */
+const SETTLE_MS = 250;
 
 export interface EngineOptions {
   /** Where this device keeps its copy of the documents (automerge-repo's NodeFS storage). */
@@ -300,6 +308,8 @@ export class SyncEngine {
     this.watched.add(handle);
     handle.on('change', ({ patches }) => {
       if (this.closed) return;
+      const entry = this.loaded.get(url);
+      if (entry) entry.usedMs = Date.now();
       const ids = new Set<string>();
       for (const p of patches) if (p.path[0] === 'records' && typeof p.path[1] === 'string') ids.add(p.path[1]);
       if (ids.size === 0) return;
@@ -313,12 +323,11 @@ export class SyncEngine {
   /** This device's shard for a key: found in the root, or created and listed there. */
   private ownShard(key: string): string {
     const me = this.config.deviceId;
-    const existing = this.root.doc().shards[key]?.[me];
+    const existing = this.root.doc().shards[shardIndexKey(key, me)];
     if (existing) return existing.url;
     const handle = this.repo.create<ShardDoc>({ schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: me, records: {} });
     this.root.change((d) => {
-      d.shards[key] ??= {};
-      d.shards[key][me] = { url: handle.url, rev: new Counter(0) };
+      d.shards[shardIndexKey(key, me)] = { shard: key, device_id: me, url: handle.url, rev: new Counter(0) };
     });
     upsertShard(this.app.db, { docUrl: handle.url, shardKey: key, deviceId: me });
     setShardProjected(this.app.db, handle.url, 0);
@@ -332,6 +341,7 @@ export class SyncEngine {
       const entries = listOutbox(db, OUTBOX_BATCH);
       if (entries.length === 0) return;
       const maxSeq = entries[entries.length - 1]!.seq;
+      debug?.(`drain ${entries.map((e) => `${e.seq}:${e.recordId}:${e.fields}`).join(' ')}`);
       const rows = new Map<string, Row | undefined>();
       const newDocs = new Map<string, string>();
       const byDoc = new Map<string, Array<{ entry: OutboxEntry; def: EntityDef }>>();
@@ -387,7 +397,7 @@ export class SyncEngine {
       const bumped = listShards(db).filter((s) => changedDocs.some((id) => s.docUrl.endsWith(id)));
       if (bumped.length > 0) {
         this.root.change((d) => {
-          for (const s of bumped) d.shards[s.shardKey]?.[s.deviceId]?.rev.increment(1);
+          for (const s of bumped) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
         });
       }
       await this.repo.flush([...changedDocs, ...(bumped.length > 0 || settingsChanged ? [this.root.documentId] : [])]);
@@ -419,22 +429,24 @@ export class SyncEngine {
     if (!doc.shards || !doc.settings) return;
     this.projectSettings(doc.settings);
     const known = new Map(listShards(this.app.db).map((s) => [s.docUrl, s]));
-    for (const [key, byDevice] of Object.entries(doc.shards)) {
-      for (const [deviceId, entry] of Object.entries(byDevice)) {
-        const rev = entry.rev.value;
-        const mine = known.get(entry.url);
-        if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: key, deviceId });
-        if (!all && mine && mine.projectedRev >= rev) continue;
-        const wasLoaded = this.loaded.has(entry.url);
-        const handle = await this.load(entry.url);
-        if (!handle) continue;
-        await this.drainLocked();
-        this.project(entry.url, handle.doc(), null);
-        setShardProjected(this.app.db, entry.url, rev);
-        // A full pass must not hold ten years in memory: what it loaded goes again at once.
-        if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) await this.unload(entry.url);
-      }
+    // Shards this pass loaded, in order, dropped again once their changes settled.
+    const settling: string[] = [];
+    for (const entry of Object.values(doc.shards)) {
+      await this.unloadSettled(settling, false);
+      const rev = entry.rev.value;
+      const mine = known.get(entry.url);
+      if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: entry.shard, deviceId: entry.device_id });
+      if (!all && mine && mine.projectedRev >= rev) continue;
+      const wasLoaded = this.loaded.has(entry.url);
+      const handle = await this.load(entry.url);
+      if (!handle) continue;
+      await this.drainLocked();
+      this.project(entry.url, handle.doc(), null);
+      setShardProjected(this.app.db, entry.url, rev);
+      // A full pass must not hold ten years in memory: what it loaded goes again soon.
+      if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) settling.push(entry.url);
     }
+    await this.unloadSettled(settling, true);
     if (all) {
       // Rows no document holds and no outbox entry will bring (written while the triggers could
       // not see them): they are this device's records, so they join its shards.
@@ -505,6 +517,7 @@ export class SyncEngine {
     const app = this.app;
     const db = app.db;
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
+    debug?.(`project ${id} doc=${isDeleted(rec) ? 'deleted' : 'live'} row=${current ? 'yes' : 'no'}`);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
     if (isDeleted(rec)) {
       if (!current) return false;
@@ -536,9 +549,24 @@ export class SyncEngine {
     }
   }
 
+  /** Unloads `urls` from the front while their last change is SETTLE_MS old (all of them: waiting). */
+  private async unloadSettled(urls: string[], wait: boolean): Promise<void> {
+    while (urls.length > 0) {
+      const have = this.loaded.get(urls[0]!);
+      if (!wait && have && Date.now() - have.usedMs < SETTLE_MS) return;
+      await this.unload(urls.shift()!);
+    }
+  }
+
   private async unload(url: string): Promise<void> {
-    const have = this.loaded.get(url);
-    if (!have) return;
+    for (;;) {
+      const have = this.loaded.get(url);
+      if (!have) return;
+      const left = have.usedMs + SETTLE_MS - Date.now();
+      if (left <= 0) break;
+      await new Promise((r) => setTimeout(r, left));
+    }
+    const have = this.loaded.get(url)!;
     this.loaded.delete(url);
     await this.repo.flush([have.handle.documentId]).catch(() => undefined);
     await this.repo.removeFromCache(have.handle.documentId).catch(() => undefined);

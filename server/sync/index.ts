@@ -381,7 +381,9 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
     },
     leave: () =>
       exclusive(async () => {
-        mustBeOn();
+        // A command runs no engine (oneShot): it opens the history just long enough to say goodbye.
+        const config = mustBeOn({ running: !options.oneShot });
+        if (!engine) await startEngine(config);
         const e = engine!;
         e.markLeft(app.clock.now());
         await e.waitUntilConfirmed(5000);

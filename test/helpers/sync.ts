@@ -77,6 +77,8 @@ export interface Device {
   key: string;
   url: string;
   serve: ServeProcess;
+  /** Everything the device's processes wrote on stderr, across restarts. */
+  stderr(): string;
   api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
   /** Stops (SIGTERM by default, SIGKILL for a crash) and starts `chyme serve` again on the same database. */
   restart(signal?: NodeJS.Signals): Promise<void>;
@@ -91,7 +93,9 @@ export async function startDevice(dir: string, name: string, env: NodeJS.Process
   if (created.status !== 0) throw new Error(`keys create failed: ${created.stderr}`);
   const key = created.stdout.trim().split('\n').at(-1)!;
   const args = ['--db', dbPath, '--tz', 'UTC', '--rate-limit', '5000/50000'];
+  let earlier = '';
   const device: Device = {
+    stderr: () => earlier + device.serve.stderr(),
     name,
     dbPath,
     key,
@@ -107,11 +111,15 @@ export async function startDevice(dir: string, name: string, env: NodeJS.Process
       return { status: res.status, json: text ? JSON.parse(text) : undefined };
     },
     async restart(signal = 'SIGTERM') {
-      await device.serve.stop(signal);
+      await device.stop(signal);
+      earlier += device.serve.stderr();
       device.serve = await startServe(args, { ...SYNC_ENV, ...env });
       device.url = device.serve.url;
     },
     async stop(signal = 'SIGTERM') {
+      const child = device.serve.child;
+      // Killed already (exitCode stays null after a signal): nothing to wait for.
+      if (child.exitCode !== null || child.signalCode !== null) return;
       await device.serve.stop(signal);
     },
   };

@@ -108,6 +108,23 @@ describe('sync: two devices through a relay', () => {
     await converged([a, b]);
   });
 
+  test('both devices start the same month while apart: neither month shard is lost', async () => {
+    // Each device creates its own shard of a month nobody used yet, at the same time: both must be
+    // listed in the history's index (a map per month, created twice, would keep only one).
+    await relay.kill();
+    const month = Date.UTC(2019, 2, 10, 12);
+    const [ma, mb] = await Promise.all([
+      a.api('POST', '/v1/nutrition/meals', { timestamp: iso(month), meal_type: 'lunch', description: 'desk in March 2019', macros: { calories: 300 } }),
+      b.api('POST', '/v1/nutrition/meals', { timestamp: iso(month + HOUR), meal_type: 'dinner', description: 'laptop in March 2019', macros: { calories: 400 } }),
+    ]);
+    assert.equal(ma.status, 201);
+    assert.equal(mb.status, 201);
+    await relay.restart();
+    await until('the desk\'s meal on the laptop', async () => (await b.api('GET', `/v1/nutrition/meals/${ma.json.id}`)).status === 200, 30_000);
+    await until('the laptop\'s meal on the desk', async () => (await a.api('GET', `/v1/nutrition/meals/${mb.json.id}`)).status === 200, 30_000);
+    await converged([a, b]);
+  });
+
   test('scores follow remote changes: both devices compute the same day', async () => {
     const day = new Date(now - 26 * HOUR).toISOString().slice(0, 10);
     await converged([a, b]);

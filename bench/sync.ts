@@ -1,0 +1,562 @@
+/**
+ * Sync in `npm run bench` (issue 22), with real parts only: a real `chyme relay`, the real
+ * `chyme sync init|join` commands and real `chyme serve` processes, all on 127.0.0.1.
+ *
+ * 1. Joining a device to a ten-year history: device A's file is seeded directly (SYNC_MEALS meals,
+ *    default 15,000, and SYNC_NIGHTS nights of sleep, default 3,600), `chyme sync init` on A, then
+ *    `chyme sync join CODE` on a fresh file B. Timed, and the resident memory of the command, and
+ *    of the relay, sampled every 100 ms (and the command's peak from getrusage at its exit).
+ *    Targets: the join under 60 s, no process above 200 MB. B must then hold exactly A's meals and
+ *    nights (counts and checksums), or the bench fails.
+ * 2. Steady state: `chyme serve` on A (synced) and on a copy of A's file made before sync was set
+ *    up (sync off: the baseline), idle for SYNC_IDLE_S (default 15) seconds, then a light load
+ *    (a meal write a second, four state reads a second) for SYNC_STEADY_S (default 60) seconds.
+ *    Target: A under 120 MB resident.
+ * 3. The cost of sync on a meal write: rounds of SYNC_WRITES (default 1,000) POST
+ *    /v1/nutrition/meals, each awaited, off (the copy), on (A), off, on; the ratio of the medians
+ *    of the rounds' p50 and totals. Target ≤ 1.5×.
+ * 4. Propagation: `chyme serve` on B too; a meal written on A, timed until B's event stream
+ *    (/v1/events/stream) announces meal.created with its id; SYNC_PROPAGATION samples (default
+ *    200), one after the other. Target: p99 under 1 s on loopback.
+ *
+ * SYNC_SMOKE=1 makes every size tiny (the smoke test) and writes bench/results/sync-smoke.md
+ * instead of bench/results/sync.md. Every child is stopped at the end, and killed on a failure.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import type { Db } from '../server/db/connection.js';
+import { openDatabase } from '../server/db/connection.js';
+import { insertMeal, type MealRecord } from '../server/db/meals.js';
+import { insertSleep } from '../server/db/sleep.js';
+import { initSettings } from '../server/settings.js';
+import { dayOf } from '../server/time/tz.js';
+import { historyRecords } from './seed.js';
+import { benchKey, CLI } from './serve.js';
+import { percentile } from './stats.js';
+
+const SMOKE = process.env.SYNC_SMOKE === '1';
+/** A size from the environment: a whole number ≥ min, or a clear error (a typo must not pass as 0). */
+function size(name: string, full: number, smoke: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return SMOKE ? smoke : full;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number ≥ ${min}, not ${JSON.stringify(raw)}`);
+  return n;
+}
+const MEALS = size('SYNC_MEALS', 15_000, 300);
+const NIGHTS = size('SYNC_NIGHTS', 3_600, 50);
+const IDLE_S = size('SYNC_IDLE_S', 15, 1);
+const STEADY_S = size('SYNC_STEADY_S', 60, 2);
+const WRITES = size('SYNC_WRITES', 1000, 20);
+const PROPAGATION = size('SYNC_PROPAGATION', 200, 10);
+/** How long one propagation sample waits for B before it counts as late (and the next is sent). */
+const PROPAGATION_WAIT_MS = size('SYNC_PROPAGATION_WAIT_MS', 10_000, 10_000);
+const TIMEZONE = 'UTC';
+const RESULT_FILE = SMOKE ? 'sync-smoke.md' : 'sync.md';
+
+// ---- Children: every process this bench starts, stopped at the end and killed on any failure ----
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  pid: number;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+const children = new Set<Child>();
+const alive = (c: Child) => c.proc.exitCode === null && c.proc.signalCode === null;
+process.on('exit', () => {
+  for (const c of children) if (alive(c)) c.proc.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+/** As bench/serve.ts: BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the servers. */
+const SERVER_NODE_ARGS = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+/** The same for the init and join commands. */
+const COMMAND_NODE_ARGS = process.env.BENCH_COMMAND_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const PEAK_PRELOAD = pathToFileURL(join(import.meta.dirname, 'peak-rss.mjs')).href;
+
+function startChild(name: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', PEAK_PRELOAD, CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  // The tail is enough to say why something failed; a relay logs every connection.
+  proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out = (out + c).slice(-65_536)));
+  proc.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-65_536)));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const child: Child = { name, proc, pid: proc.pid!, stdout: () => out, stderr: () => err, exited };
+  children.add(child);
+  void exited.then(() => children.delete(child));
+  return child;
+}
+
+async function stopChild(c: Child): Promise<void> {
+  if (!alive(c)) return;
+  c.proc.kill('SIGTERM');
+  const killer = setTimeout(() => c.proc.kill('SIGKILL'), 15_000);
+  await c.exited;
+  clearTimeout(killer);
+}
+
+/** Waits for a line on the child's stdout (the ready lines); fails if the child exits first. */
+async function waitForOutput(c: Child, re: RegExp, ms: number): Promise<RegExpExecArray> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const m = re.exec(c.stdout());
+    if (m) return m;
+    if (!alive(c)) throw new Error(`${c.name} exited with ${c.proc.exitCode}:\n${c.stdout()}\n${c.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`${c.name} did not print ${re} within ${ms / 1000} s:\n${c.stdout()}\n${c.stderr()}`);
+    await sleep(20);
+  }
+}
+
+/** Runs a CLI command to its end, with its wall time and peak resident memory. */
+async function runCommand(name: string, args: string[], sampled: Record<string, number>, timeoutMs: number): Promise<{ stdout: string; ms: number; peakMb: number; mem: Record<string, MemFigures> }> {
+  const peakFile = join(workDir, `${name}.peak`);
+  const t0 = performance.now();
+  const c = startChild(name, args, { CHYME_BENCH_PEAK_FILE: peakFile }, COMMAND_NODE_ARGS);
+  const sampler = sampleMemory({ [name]: c.pid, ...sampled });
+  const timer = setTimeout(() => c.proc.kill('SIGKILL'), timeoutMs);
+  const code = await c.exited;
+  const ms = performance.now() - t0;
+  clearTimeout(timer);
+  const mem = sampler.stop();
+  if (code !== 0) throw new Error(`chyme ${args.slice(0, 2).join(' ')} exited with ${code} after ${(ms / 1000).toFixed(1)} s:\n${c.stdout()}\n${c.stderr()}`);
+  const kb = existsSync(peakFile) ? Number(readFileSync(peakFile, 'utf8')) : NaN;
+  const peakMb = Math.max(kb / 1024 || 0, mem[name]!.maxMb);
+  return { stdout: c.stdout(), ms, peakMb, mem };
+}
+
+// ---- Memory ------------------------------------------------------------------------------------
+
+interface MemFigures {
+  /** The highest VmRSS sampled (every 100 ms), MB. */
+  maxMb: number;
+  meanMb: number;
+  lastMb: number;
+  /** VmHWM when sampling stopped (the process's peak since it started), MB; NaN once it exited. */
+  hwmMb: number;
+  samples: number;
+}
+
+function procStatus(pid: number): { rss: number; hwm: number } | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(s)?.[1] ?? NaN);
+    const rss = kb('VmRSS');
+    // A process that has exited but is not reaped yet has no memory lines.
+    return Number.isNaN(rss) ? undefined : { rss: rss / 1024, hwm: kb('VmHWM') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples VmRSS of the named processes every 100 ms until stop(). */
+function sampleMemory(pids: Record<string, number>): { stop(): Record<string, MemFigures> } {
+  const seen: Record<string, number[]> = Object.fromEntries(Object.keys(pids).map((k) => [k, []]));
+  const hwm: Record<string, number> = {};
+  const take = () => {
+    for (const [name, pid] of Object.entries(pids)) {
+      const s = procStatus(pid);
+      if (!s) continue;
+      seen[name]!.push(s.rss);
+      hwm[name] = s.hwm;
+    }
+  };
+  take();
+  const timer = setInterval(take, 100);
+  return {
+    stop() {
+      take();
+      clearInterval(timer);
+      const out: Record<string, MemFigures> = {};
+      for (const [name, pid] of Object.entries(pids)) {
+        const xs = seen[name]!;
+        out[name] = {
+          maxMb: xs.length ? Math.max(...xs) : NaN,
+          meanMb: xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN,
+          lastMb: xs.at(-1) ?? NaN,
+          hwmMb: procStatus(pid)?.hwm ?? hwm[name] ?? NaN,
+          samples: xs.length,
+        };
+      }
+      return out;
+    },
+  };
+}
+
+// ---- Servers -----------------------------------------------------------------------------------
+
+interface Server {
+  child: Child;
+  url: string;
+  key: string;
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+}
+
+async function serve(name: string, dbPath: string): Promise<Server> {
+  const key = benchKey(dbPath);
+  const child = startChild(name, ['serve', '--db', dbPath, '--host', '127.0.0.1', '--port', '0', '--quiet', '--tz', TIMEZONE, '--rate-limit', '1000000/1000000'], {
+    CHYME_SYNC_RETRY_MS: '200',
+  }, SERVER_NODE_ARGS);
+  const url = (await waitForOutput(child, /^Chyme listening on (http:\/\/\S+)$/m, 60_000))[1]!;
+  return {
+    child,
+    url,
+    key,
+    async api(method, path, body) {
+      const res = await fetch(url + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text ? JSON.parse(text) : undefined };
+    },
+  };
+}
+
+/** Until the service has reached the relay, finished its start-up pass and has nothing pending. */
+async function synced(s: Server, ms = 300_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = await s.api('GET', '/v1/sync');
+    if (r.status !== 200) throw new Error(`GET /v1/sync on ${s.child.name}: ${r.status} ${JSON.stringify(r.json)}`);
+    const st = r.json;
+    if (!st.enabled) throw new Error(`${s.child.name}: sync is not on`);
+    if (st.connected && st.pending_changes === 0 && st.last_synced_at) return;
+    if (Date.now() > deadline) throw new Error(`${s.child.name} did not sync within ${ms / 1000} s: ${JSON.stringify(st)}\n${s.child.stderr()}`);
+    await sleep(50);
+  }
+}
+
+// ---- Data --------------------------------------------------------------------------------------
+
+/**
+ * bench/seed.ts's history over NIGHTS days (3–5 meals a day, a night before each), topped up to
+ * MEALS meals with late snacks (ninety minutes after one of the day's meals, so the day stays the
+ * same) or cut to MEALS.
+ */
+function tenYears(): { meals: MealRecord[]; sleeps: ReturnType<typeof historyRecords>['sleeps'] } {
+  const h = historyRecords({ lastDay: dayOf(Date.now() - 86_400_000, TIMEZONE), days: NIGHTS, timezone: TIMEZONE });
+  const base = h.meals;
+  const meals = base.slice(0, MEALS);
+  for (let k = 0; meals.length < MEALS; k++) {
+    const m = base[k % base.length]!;
+    const ts = m.timestampMs + (90 + Math.floor(k / base.length)) * 60_000;
+    meals.push({ ...m, id: `${m.id}x${k}`, timestampMs: ts, mealType: 'snack', description: `late snack ${k}`, createdMs: ts, updatedMs: ts });
+  }
+  return { meals, sleeps: h.sleeps };
+}
+
+interface Census {
+  meals: number;
+  nights: number;
+  /** Sums over every row: a lost or altered record changes them. */
+  calories: number;
+  timestamps: number;
+}
+
+function census(dbPath: string): Census {
+  const db = openDatabase(dbPath, { readonly: true });
+  try {
+    const one = (sql: string) => (db.prepare(sql).get() as { n: number | null }).n ?? 0;
+    return {
+      meals: one('SELECT count(*) AS n FROM meals'),
+      nights: one('SELECT count(*) AS n FROM sleep_sessions'),
+      calories: one('SELECT total(calories) AS n FROM meals'),
+      timestamps: one('SELECT total(timestamp_ms) + (SELECT total(start_ms + end_ms) FROM sleep_sessions) AS n FROM meals'),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+function onFile(dbPath: string, mealId: string): boolean {
+  const db = openDatabase(dbPath, { readonly: true });
+  try {
+    return db.prepare('SELECT 1 FROM meals WHERE id = ?').get(mealId) !== undefined;
+  } finally {
+    db.close();
+  }
+}
+
+function seed(dbPath: string): { meals: number; nights: number; ms: number } {
+  const t0 = performance.now();
+  const { meals, sleeps } = tenYears();
+  const db: Db = openDatabase(dbPath);
+  try {
+    initSettings(db, Date.now(), TIMEZONE);
+    db.transaction(() => {
+      for (const s of sleeps) insertSleep(db, s);
+      for (const m of meals) insertMeal(db, m);
+    })();
+  } finally {
+    db.close();
+  }
+  return { meals: meals.length, nights: sleeps.length, ms: performance.now() - t0 };
+}
+
+let written = 0;
+/** A meal as a person logs them: each 5 hours before the last (as bench/mqtt.ts), per server. */
+function historyMeal(counter: { n: number }) {
+  counter.n++;
+  return { timestamp: new Date(Date.now() - counter.n * 5 * 3600_000).toISOString(), meal_type: 'snack', description: `bench ${counter.n}`, macros: { calories: 100 + (counter.n % 50) } };
+}
+/** A meal just now, in the current month's shard. */
+function mealNow(label: string) {
+  written++;
+  return { timestamp: new Date(Date.now() - 1000).toISOString(), meal_type: 'snack', description: `${label} ${written}`, macros: { calories: 50 + (written % 20) } };
+}
+
+// ---- The event stream --------------------------------------------------------------------------
+
+/** B's /v1/events/stream, read as the renderer reads it: the arrival time of each meal.created by id. */
+async function mealCreatedStream(s: Server): Promise<{ arrived(id: string, ms: number): Promise<number>; close(): void }> {
+  const controller = new AbortController();
+  const res = await fetch(`${s.url}/v1/events/stream`, { headers: { authorization: `Bearer ${s.key}`, accept: 'text/event-stream' }, signal: controller.signal });
+  if (res.status !== 200) throw new Error(`GET /v1/events/stream: ${res.status}`);
+  const seen = new Map<string, number>();
+  const waiting = new Map<string, (t: number) => void>();
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buf = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        const now = performance.now();
+        buf += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          const lines = block.split('\n');
+          if (!lines.includes('event: meal.created')) continue;
+          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, ''));
+          const id = (JSON.parse(data.join('\n')) as { data: { object: { id: string } } }).data.object.id;
+          seen.set(id, now);
+          waiting.get(id)?.(now);
+        }
+      }
+    } catch {
+      // aborted at the end
+    }
+  })();
+  return {
+    arrived(id, ms) {
+      const t = seen.get(id);
+      if (t !== undefined) return Promise.resolve(t);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(id);
+          reject(new Error(`meal ${id} did not reach the other device within ${ms / 1000} s`));
+        }, ms);
+        waiting.set(id, (t2) => {
+          clearTimeout(timer);
+          waiting.delete(id);
+          resolve(t2);
+        });
+      });
+    },
+    close: () => controller.abort(),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mb = (x: number) => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} MB`);
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+
+// ---- The run -----------------------------------------------------------------------------------
+
+const workDir = mkdtempSync(join(tmpdir(), 'chyme-bench-sync-'));
+const aPath = join(workDir, 'a.db');
+const bPath = join(workDir, 'b.db');
+const offPath = join(workDir, 'off.db');
+
+async function main(): Promise<string> {
+  const startedAt = new Date();
+  // The relay, its token given (not inherited from the environment).
+  const relay = startChild('relay', ['relay', '--host', '127.0.0.1', '--port', '0', '--data', join(workDir, 'relay')], { CHYME_RELAY_TOKEN: '' });
+  const relayUrl = (await waitForOutput(relay, /^Chyme relay listening on (ws:\/\/\S+)$/m, 30_000))[1]!;
+  const token = (await waitForOutput(relay, /^Token: (\S+)$/m, 30_000))[1]!;
+
+  // ---- 1. set-up and join ----
+  const seeded = seed(aPath);
+  console.log(`seeded A: ${seeded.meals} meals, ${seeded.nights} nights in ${secs(seeded.ms)}`);
+  // The baseline: the same history, sync never set up.
+  copyFileSync(aPath, offPath);
+  const expected = census(aPath);
+
+  const init = await runCommand('init', ['sync', 'init', '--relay', relayUrl, '--token', token, '--name', 'A', '--db', aPath], { relay: relay.pid }, 600_000);
+  const code = init.stdout.trim().split('\n').at(-1)!;
+  if (!code.startsWith('chyme-sync:')) throw new Error(`no pairing code on the last line of sync init:\n${init.stdout}`);
+  console.log(`sync init on A: ${secs(init.ms)}, peak ${mb(init.peakMb)}; relay ${mb(init.mem.relay!.maxMb)}`);
+
+  const join_ = await runCommand('join', ['sync', 'join', code, '--name', 'B', '--db', bPath], { relay: relay.pid }, 600_000);
+  console.log(`sync join on B: ${secs(join_.ms)}, peak ${mb(join_.peakMb)}; relay ${mb(join_.mem.relay!.maxMb)}`);
+  const onB = census(bPath);
+  for (const k of Object.keys(expected) as Array<keyof Census>) {
+    if (onB[k] !== expected[k]) throw new Error(`after the join B has ${k} = ${onB[k]}, A has ${expected[k]}`);
+  }
+  if (onB.meals !== MEALS || onB.nights !== NIGHTS) throw new Error(`B has ${onB.meals} meals and ${onB.nights} nights, not ${MEALS} and ${NIGHTS}`);
+  const relayAfterJoin = procStatus(relay.pid);
+
+  // ---- 2. steady state ----
+  const tStart = performance.now();
+  const a = await serve('serve A (sync on)', aPath);
+  const off = await serve('serve copy (sync off)', offPath);
+  const startMem = sampleMemory({ a: a.child.pid, off: off.child.pid });
+  await synced(a);
+  const aStartPassMs = performance.now() - tStart;
+  const startFigures = startMem.stop();
+  console.log(`serve A: listening and through its start-up pass in ${secs(aStartPassMs)}`);
+
+  const idle = sampleMemory({ a: a.child.pid, off: off.child.pid, relay: relay.pid });
+  await sleep(IDLE_S * 1000);
+  const idleFigures = idle.stop();
+
+  const loaded = sampleMemory({ a: a.child.pid, off: off.child.pid, relay: relay.pid });
+  const loadEnd = performance.now() + STEADY_S * 1000;
+  let loadRequests = 0;
+  await Promise.all(
+    [a, off].map(async (s) => {
+      for (let tick = 0; performance.now() < loadEnd; tick++) {
+        const r = tick % 5 === 0 ? await s.api('POST', '/v1/nutrition/meals', mealNow('steady')) : await s.api('GET', '/v1/digestion/state');
+        if (r.status >= 300) throw new Error(`${s.child.name} under load: ${r.status} ${JSON.stringify(r.json)}`);
+        loadRequests++;
+        await sleep(200);
+      }
+    }),
+  );
+  const loadFigures = loaded.stop();
+  console.log(`steady: A ${mb(idleFigures.a!.maxMb)} idle, ${mb(loadFigures.a!.maxMb)} under load; sync off ${mb(idleFigures.off!.maxMb)}, ${mb(loadFigures.off!.maxMb)}`);
+
+  // ---- 3. writes with sync off and on ----
+  await synced(a);
+  const rounds: Record<'off' | 'on', Array<{ p50: number; p99: number; totalMs: number }>> = { off: [], on: [] };
+  const counters = { off: { n: 0 }, on: { n: 0 } };
+  const writeMem = sampleMemory({ a: a.child.pid, relay: relay.pid });
+  for (const state of ['off', 'on', 'off', 'on'] as const) {
+    const s = state === 'on' ? a : off;
+    // The previous round's documents are written out before this one is timed.
+    await synced(a);
+    const times: number[] = [];
+    const t0 = performance.now();
+    for (let i = 0; i < WRITES; i++) {
+      const w0 = performance.now();
+      const r = await s.api('POST', '/v1/nutrition/meals', historyMeal(counters[state]));
+      if (r.status !== 201) throw new Error(`POST meal (sync ${state}): ${r.status} ${JSON.stringify(r.json)}`);
+      times.push(performance.now() - w0);
+    }
+    rounds[state].push({ p50: percentile(times, 50), p99: percentile(times, 99), totalMs: performance.now() - t0 });
+    console.log(`sync ${state}: ${WRITES} writes, p50 ${rounds[state].at(-1)!.p50.toFixed(2)} ms, ${secs(rounds[state].at(-1)!.totalMs)}`);
+  }
+  const tDrain = performance.now();
+  await synced(a);
+  const drainAfterMs = performance.now() - tDrain;
+  const writeFigures = writeMem.stop();
+  const median = (xs: number[]) => percentile(xs, 50);
+  const p50Ratio = median(rounds.on.map((r) => r.p50)) / median(rounds.off.map((r) => r.p50));
+  const totalRatio = median(rounds.on.map((r) => r.totalMs)) / median(rounds.off.map((r) => r.totalMs));
+
+  // ---- 4. propagation A → relay → B ----
+  const tB = performance.now();
+  const b = await serve('serve B (sync on)', bPath);
+  await synced(b);
+  const bStartPassMs = performance.now() - tB;
+  const stream = await mealCreatedStream(b);
+  const propMem = sampleMemory({ a: a.child.pid, b: b.child.pid, relay: relay.pid });
+  const latencies: number[] = [];
+  /** Meals B's stream did not announce within PROPAGATION_WAIT_MS: counted at that value, and listed. */
+  const late: Array<{ sample: number; id: string }> = [];
+  for (let i = 0; i < PROPAGATION; i++) {
+    const t0 = performance.now();
+    const r = await a.api('POST', '/v1/nutrition/meals', mealNow('propagation'));
+    if (r.status !== 201) throw new Error(`POST meal on A: ${r.status} ${JSON.stringify(r.json)}`);
+    const id = r.json.id as string;
+    try {
+      latencies.push((await stream.arrived(id, PROPAGATION_WAIT_MS)) - t0);
+    } catch {
+      late.push({ sample: i + 1, id });
+      latencies.push(PROPAGATION_WAIT_MS);
+      console.log(`propagation sample ${i + 1}: ${id} not on B's stream within ${PROPAGATION_WAIT_MS / 1000} s`);
+    }
+  }
+  const propFigures = propMem.stop();
+  stream.close();
+  console.log(`propagation: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, ${late.length} late`);
+
+  // Everything A holds (the steady load's, the rounds' and the late meals too) must reach B.
+  await synced(a);
+  const deadline = Date.now() + 60_000;
+  let finalA = census(aPath);
+  let finalB = census(bPath);
+  while (finalA.meals !== finalB.meals || finalA.calories !== finalB.calories) {
+    if (Date.now() > deadline) break;
+    await sleep(200);
+    finalA = census(aPath);
+    finalB = census(bPath);
+  }
+  const caughtUp = finalA.meals === finalB.meals && finalA.calories === finalB.calories;
+  const lateOnB = late.filter((l) => onFile(bPath, l.id)).length;
+  if (!caughtUp) console.log(`B did not catch up with A within 60 s: ${JSON.stringify(finalB)} vs ${JSON.stringify(finalA)}`);
+
+  // Peaks over each process's whole life, read before they stop.
+  const hwm = { a: procStatus(a.child.pid)?.hwm ?? NaN, off: procStatus(off.child.pid)?.hwm ?? NaN, b: procStatus(b.child.pid)?.hwm ?? NaN, relay: procStatus(relay.pid)?.hwm ?? NaN };
+  for (const c of [b, a, off]) await stopChild(c.child);
+  await stopChild(relay);
+
+  const joinPeak = Math.max(join_.peakMb, join_.mem.relay!.maxMb);
+  const steadyA = Math.max(idleFigures.a!.maxMb, loadFigures.a!.maxMb);
+  const lines = [
+    `# Sync (${startedAt.toISOString().slice(0, 16)}Z${SMOKE ? ', smoke sizes: the figures mean nothing' : ''})`,
+    '',
+    `Machine: ${cpus().length} CPUs, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (other work may share it). A real \`chyme relay\`, \`chyme sync init|join\` and \`chyme serve\` on 127.0.0.1. History: ${seeded.meals.toLocaleString('en-US')} meals and ${seeded.nights.toLocaleString('en-US')} nights (seeded into A's file in ${secs(seeded.ms)}).`,
+    '',
+    '| figure | value | target | met |',
+    '| --- | ---: | --- | --- |',
+    `| \`chyme sync init\` on A (adopts the whole history, waits for the relay) | ${secs(init.ms)}; peak ${mb(init.peakMb)}; relay peak ${mb(init.mem.relay!.maxMb)} | — | — |`,
+    `| \`chyme sync join CODE\` on a fresh B | ${secs(join_.ms)} | < 60 s | ${yes(join_.ms < 60_000)} |`,
+    `| … resident memory during the join: the join command (peak), the relay (max sampled) | ${mb(join_.peakMb)}, ${mb(join_.mem.relay!.maxMb)} (relay VmHWM since start ${mb(relayAfterJoin?.hwm ?? NaN)}) | each < 200 MB | ${yes(joinPeak < 200)} |`,
+    `| … B afterwards (checked: counts, calories and timestamps equal A's) | ${onB.meals.toLocaleString('en-US')} meals, ${onB.nights.toLocaleString('en-US')} nights | all of A's | yes |`,
+    `| \`chyme serve\` on A: listening and through its start-up pass | ${secs(aStartPassMs)} (RSS max ${mb(startFigures.a!.maxMb)}) | — | — |`,
+    `| \`chyme serve\` on A, sync on: RSS max idle (${IDLE_S} s) / under light load (${STEADY_S} s: 1 write + 4 reads a second) | ${mb(idleFigures.a!.maxMb)} / ${mb(loadFigures.a!.maxMb)} (mean ${mb(loadFigures.a!.meanMb)}) | < 120 MB | ${yes(steadyA < 120)} |`,
+    `| the same file, sync off (baseline, same run) | ${mb(idleFigures.off!.maxMb)} / ${mb(loadFigures.off!.maxMb)} (mean ${mb(loadFigures.off!.meanMb)}) | — | — |`,
+    `| the relay meanwhile | ${mb(idleFigures.relay!.maxMb)} / ${mb(loadFigures.relay!.maxMb)} | — | — |`,
+    `| ${WRITES} meal writes, p50 per write, sync on ÷ off (median of 2 rounds each) | ${p50Ratio.toFixed(2)}× (${rounds.on.map((r) => r.p50.toFixed(2)).join(', ')} vs ${rounds.off.map((r) => r.p50.toFixed(2)).join(', ')} ms) | ≤ 1.5× | ${yes(p50Ratio <= 1.5)} |`,
+    `| the same, total time on ÷ off | ${totalRatio.toFixed(2)}× (${rounds.on.map((r) => secs(r.totalMs)).join(', ')} vs ${rounds.off.map((r) => secs(r.totalMs)).join(', ')}) | — | — |`,
+    `| … p99 per write on / off | ${rounds.on.map((r) => r.p99.toFixed(1)).join(', ')} / ${rounds.off.map((r) => r.p99.toFixed(1)).join(', ')} ms | — | — |`,
+    `| … A's documents written out and confirmed by the relay after the last round | ${secs(drainAfterMs)}; A's RSS max during the rounds ${mb(writeFigures.a!.maxMb)} | — | — |`,
+    `| \`chyme serve\` on B: listening and through its start-up pass | ${secs(bStartPassMs)} | — | — |`,
+    `| meal written on A → meal.created on B's event stream, p50 / p95 / p99 / max of ${latencies.length} | ${percentile(latencies, 50).toFixed(0)} / ${percentile(latencies, 95).toFixed(0)} / ${percentile(latencies, 99).toFixed(0)} / ${Math.max(...latencies).toFixed(0)} ms | p99 < 1 s | ${yes(percentile(latencies, 99) < 1000)} |`,
+    `| … samples not announced on B within ${PROPAGATION_WAIT_MS / 1000} s (counted at ${PROPAGATION_WAIT_MS / 1000} s above) | ${late.length}${late.length ? ` (sample ${late.map((l) => l.sample).join(', ')}; ${lateOnB} of them in B's file at the end)` : ''} | 0 | ${yes(late.length === 0)} |`,
+    `| RSS max during propagation: A / B / relay | ${mb(propFigures.a!.maxMb)} / ${mb(propFigures.b!.maxMb)} / ${mb(propFigures.relay!.maxMb)} | — | — |`,
+    `| peak over each process's life (VmHWM): serve A / serve sync off / serve B / relay | ${mb(hwm.a)} / ${mb(hwm.off)} / ${mb(hwm.b)} / ${mb(hwm.relay)} | — | — |`,
+    `| at the end (after up to 60 s) B holds A's ${finalA.meals.toLocaleString('en-US')} meals (${loadRequests} steady-load requests, ${4 * WRITES} round writes, ${PROPAGATION} propagation writes) | ${finalB.meals.toLocaleString('en-US')} | equal | ${yes(caughtUp)} |`,
+  ];
+  return lines.join('\n');
+}
+
+let report: string;
+try {
+  report = await main();
+} catch (err) {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  for (const c of [...children]) {
+    const tail = c.stderr().slice(-2000);
+    if (tail) console.error(`--- ${c.name} stderr (tail) ---\n${tail}`);
+  }
+  await Promise.all([...children].map(stopChild));
+  rmSync(workDir, { recursive: true, force: true });
+  process.exit(1);
+}
+await Promise.all([...children].map(stopChild));
+rmSync(workDir, { recursive: true, force: true });
+console.log(report);
+mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+writeFileSync(join(import.meta.dirname, 'results', RESULT_FILE), `${report}\n`);
