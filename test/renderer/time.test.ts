@@ -3,7 +3,7 @@
 // instants written at a stored offset.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isoAtOffset, wallTimeInstants } from '../../renderer/src/lib/time.js';
+import { formatAge, isoAtOffset, wallTimeInstants } from '../../renderer/src/lib/time.js';
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
@@ -26,4 +26,16 @@ test('an instant is written back at the offset it was stored with', () => {
   assert.equal(isoAtOffset(Date.parse('2026-11-23T02:00:00Z'), -300), '2026-11-22T21:00:00-05:00');
   assert.equal(isoAtOffset(Date.parse('2026-10-25T00:30:00Z'), 120), '2026-10-25T02:30:00+02:00');
   assert.equal(isoAtOffset(Date.parse('2026-06-01T12:00:00Z'), 330), '2026-06-01T17:30:00+05:30');
+});
+
+test('an age reads in minutes, then hours up to two days, then days; a clock a little behind reads "just now"', () => {
+  const now = Date.parse('2026-11-26T12:00:00Z');
+  const ago = (min: number) => formatAge(now - min * 60_000, now);
+  assert.equal(ago(0), 'just now');
+  assert.equal(ago(-3), 'just now'); // the stamp is from a device whose clock runs ahead
+  assert.equal(ago(1), '1 minute ago');
+  assert.equal(ago(59), '59 minutes ago');
+  assert.equal(ago(60), '1 hour ago');
+  assert.equal(ago(47 * 60), '47 hours ago');
+  assert.equal(ago(48 * 60), '2 days ago');
 });

@@ -31,6 +31,7 @@ import type { WebhookCreateSchema, WebhookUpdateSchema } from '../../../server/w
 import type { BackupSchema, BackupSettingsSchema, BackupStatusSchema } from '../../../server/backups/resources.js';
 import type { MqttSettingsSchema, MqttUpdateSchema } from '../../../server/mqtt/config.js';
 import type { MqttTestSchema } from '../../../server/api/routes/mqtt.js';
+import type { SyncJoinSchema, SyncPairingSchema, SyncSetupSchema, SyncStatusSchema } from '../../../server/sync/schemas.js';
 
 export { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../server/auth/scopes.js';
 export { SUBSCRIBABLE_EVENT_TYPES as WEBHOOK_EVENTS, type EventType } from '../../../server/events/types.js';
@@ -155,3 +156,14 @@ export type McpServer = z.output<typeof McpSetupSchema>;
 export type MqttSettings = z.output<typeof MqttSettingsSchema>;
 export type MqttSettingsUpdate = z.input<typeof MqttUpdateSchema>;
 export type MqttTest = z.output<typeof MqttTestSchema>;
+
+/** GET /v1/sync: whether this device syncs, through which relay, with which devices. */
+export type SyncStatus = z.output<typeof SyncStatusSchema>;
+export type SyncDevice = SyncStatus['peers'][number];
+export type SyncConflict = SyncStatus['conflicts'][number];
+/** Body of POST /v1/sync/setup. */
+export type SyncSetup = z.input<typeof SyncSetupSchema>;
+/** Body of POST /v1/sync/join. */
+export type SyncJoin = z.input<typeof SyncJoinSchema>;
+/** GET /v1/sync/pairing-code. */
+export type SyncPairing = z.output<typeof SyncPairingSchema>;

@@ -72,10 +72,11 @@ export function useApiForm(known: (param: string) => boolean) {
   return { errors, setErrors, busy, send };
 }
 
-export function FormError({ errors }: { errors: FieldErrors }) {
+/** The form's own error (one no field owns); `id` lets the form point at it with aria-describedby. */
+export function FormError({ errors, id }: { errors: FieldErrors; id?: string }) {
   if (!errors['']) return null;
   return (
-    <p className="form-error" role="alert">
+    <p className="form-error" role="alert" id={id}>
       {errors['']}
     </p>
   );

@@ -117,6 +117,20 @@ export function dayLabel(day: string, today: string): string {
   return fmtDay(day, 'short');
 }
 
+/**
+ * "3 hours ago": how long ago something happened (the last backup, the last sync), shown beside
+ * its date and time; the age is what tells you whether to worry.
+ */
+export function formatAge(fromMs: number, nowMs: number): string {
+  const min = Math.max(0, Math.round((nowMs - fromMs) / 60_000));
+  if (min < 1) return 'just now';
+  if (min < 60) return `${min} minute${min === 1 ? '' : 's'} ago`;
+  const h = Math.round(min / 60);
+  if (h < 48) return `${h} hour${h === 1 ? '' : 's'} ago`;
+  const d = Math.round(h / 24);
+  return `${d} days ago`;
+}
+
 /** "2 h 05 min", "45 min", "0 min". */
 export function fmtDuration(totalMin: number): string {
   const m = Math.max(0, Math.round(totalMin));

@@ -5,7 +5,7 @@ import { ConfirmButton } from '../../components/ConfirmButton';
 import { Chip, Empty, Field, FormError, Icon, ResourceStatus, useApiForm } from '../../components/ui';
 import { startAfreshAfterRestore, useApp } from '../../lib/app';
 import { useNow, useResource } from '../../lib/hooks';
-import { fmtDateTime } from '../../lib/time';
+import { fmtDateTime, formatAge } from '../../lib/time';
 import './BackupsCard.css';
 
 const KIND_LABEL: Record<Backup['kind'], string> = {
@@ -16,17 +16,6 @@ const KIND_LABEL: Record<Backup['kind'], string> = {
   'pre-restore': 'before a restore',
   'restore-source': 'restored from',
 };
-
-/** "3 hours ago": the age of the last backup is what tells you whether to worry. */
-export function formatAge(fromMs: number, nowMs: number): string {
-  const min = Math.max(0, Math.round((nowMs - fromMs) / 60_000));
-  if (min < 1) return 'just now';
-  if (min < 60) return `${min} minute${min === 1 ? '' : 's'} ago`;
-  const h = Math.round(min / 60);
-  if (h < 48) return `${h} hour${h === 1 ? '' : 's'} ago`;
-  const d = Math.round(h / 24);
-  return `${d} days ago`;
-}
 
 function formatSize(bytes: number): string {
   if (bytes < 1024 * 1024) return `${Math.max(1, Math.round(bytes / 1024))} KB`;

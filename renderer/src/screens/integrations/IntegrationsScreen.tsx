@@ -6,6 +6,7 @@ import { BackupsCard } from './BackupsCard';
 import { DataCard } from './DataCard';
 import { MqttCard } from './MqttCard';
 import { SettingsCard } from './SettingsCard';
+import { SyncCard } from './SyncCard';
 import { WebhooksCard } from './WebhooksCard';
 import './Integrations.css';
 
@@ -21,6 +22,7 @@ export default function IntegrationsScreen() {
         <a href="#/integrations" onClick={(e) => jump(e, 'webhooks')}>Webhooks</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'mqtt')}>Home Assistant</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'settings')}>Settings</a>
+        <a href="#/integrations" onClick={(e) => jump(e, 'sync')}>Sync</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'data')}>Export &amp; import</a>
         <a href="#/integrations" onClick={(e) => jump(e, 'backups')}>Backups</a>
       </nav>
@@ -29,6 +31,8 @@ export default function IntegrationsScreen() {
       <WebhooksCard />
       <MqttCard />
       <SettingsCard />
+      {/* With the other cards about where the data lives: sync, export and import, backups. */}
+      <SyncCard />
       <DataCard />
       <BackupsCard />
     </div>
