@@ -7,6 +7,9 @@ import type { Db } from './connection.js';
  * fixed constants of server/sync/entities.ts, never input).
  */
 
+/** service_state key: true when the sync engine last stopped cleanly (its documents flushed). */
+export const CLEAN_STOP_KEY = 'sync_clean_stop';
+
 export interface SyncConfig {
   deviceId: string;
   deviceName: string;

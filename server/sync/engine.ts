@@ -5,6 +5,7 @@ import { Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@autom
 import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
 import type { AppContext } from '../app-context.js';
 import {
+  CLEAN_STOP_KEY,
   countOutbox,
   countUnconfirmedShards,
   deleteOutboxThrough,
@@ -33,13 +34,11 @@ import { isDeleted, recordIds, recordIn, SCHEMA_VERSION, shardIndexKey, type Doc
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
 
-/** How many outbox entries go into one round of document changes (an import's thousands take a few). */
-const OUTBOX_BATCH = 5000;
+/** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
+const OUTBOX_BATCH = 20_000;
 /** A shard nobody touched for this long, whose changes the relay has, is dropped from memory. */
 const IDLE_UNLOAD_MS = 30_000;
 const SWEEP_INTERVAL_MS = 1000;
-/** service_state key: true when the engine last stopped cleanly (its documents flushed). */
-const CLEAN_STOP_KEY = 'sync_clean_stop';
 const LAST_SEEN_INTERVAL_MS = 3600_000;
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync: ${line}\n`) : undefined;
 /**
@@ -177,7 +176,9 @@ export class SyncEngine {
 
   /** Local writes committed: move them into the documents soon (coalesced). */
   kick(): void {
-    if (this.drainQueued || this.closed) return;
+    // An import's worker is writing (it holds the write gate): its rows go into the documents
+    // together once it is done, one change per shard rather than one per chunk it commits.
+    if (this.drainQueued || this.closed || this.app.writes.closed) return;
     this.drainQueued = true;
     setImmediate(() => {
       this.drainQueued = false;

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { AppContext, DeviceRole, Subsystem } from '../app-context.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
-import { clearSyncState, countOutbox, getSyncConfig, listConflicts, saveSyncConfig, type SyncConfig } from '../db/sync.js';
+import { CLEAN_STOP_KEY, clearSyncState, countOutbox, getSyncConfig, listConflicts, saveSyncConfig, type SyncConfig } from '../db/sync.js';
 import { ConflictError, InvalidInputError, UpstreamError } from '../domain-errors.js';
 import { randomToken } from '../ids.js';
 import { currentSettings } from '../settings.js';
@@ -347,6 +347,8 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
       if (heldConfig || restoredConfig) {
         clearSyncState(db);
         if (heldConfig) saveSyncConfig(db, heldConfig);
+        // Every shard is read again, and records only the backup has join the history.
+        writeServiceState(db, CLEAN_STOP_KEY, false);
       }
       heldConfig = undefined;
       starting = undefined;
