@@ -7,6 +7,8 @@
  */
 import { useCompactHeap } from '../memory.js';
 
-if (process.argv[2] === 'serve') useCompactHeap();
+// serve runs for hours; relay too; sync init/join turn a whole history into documents, where the
+// garbage of Automerge's patches would otherwise pile up to twice what is alive.
+if (['serve', 'relay', 'sync'].includes(process.argv[2] ?? '')) useCompactHeap();
 const { runCli } = await import('./cli.js');
 await runCli(process.argv.slice(2));

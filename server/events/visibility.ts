@@ -8,6 +8,7 @@ import type { Principal, Scope } from '../auth/scopes.js';
  *   digestion.state_changed, windows.updated   digestion:read
  *   webhook_subscription.*, webhook_delivery.* webhooks:read
  *   settings.*                                 any valid key
+ *   sync.*                                     any valid key (GET /v1/sync is open to every key)
  *   database.restored (a notice)               any valid key
  *   test.ping                                  never: it is a delivery test for one URL
  * Unknown types are not streamed until they are given a scope here.
@@ -24,6 +25,7 @@ export function streamScopeFor(type: string): Scope | 'any' | null {
   if (type.startsWith('sleep.')) return 'sleep:read';
   if (type.startsWith('webhook_subscription.') || type.startsWith('webhook_delivery.')) return 'webhooks:read';
   if (type.startsWith('settings.')) return 'any'; // GET /v1/settings is open to any valid key
+  if (type.startsWith('sync.')) return 'any';
   if (type === 'database.restored') return 'any'; // every client's view of the data is stale
   return null;
 }

@@ -241,11 +241,11 @@ export class SyncEngine {
     }
   }
 
-  /** Waits for the relay connection (false after timeoutMs). */
+  /** Waits for the relay connection: false after timeoutMs, or at once when an attempt failed (refused, wrong token). */
   async waitUntilConnected(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (!this.connected) {
-      if (Date.now() > deadline || this.closed) return false;
+      if (Date.now() > deadline || this.closed || this.lastError !== null) return false;
       await new Promise((r) => setTimeout(r, 50));
     }
     return true;
@@ -530,7 +530,9 @@ export class SyncEngine {
           try {
             const changed = this.projectRecord(def, id, rec, emit);
             if (changed && def.kind === 'saved_meal') savedMeals = true;
-            if (changed && ids) this.noteConflicts(def, id, rec);
+            // A merge of concurrent edits: both sides note it (the side whose value won sees no
+            // change of its row, only the other value arriving), and so does a full pass.
+            if ((changed || ids) && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
           } catch (err) {
             app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
           }

@@ -54,14 +54,14 @@ export const SyncSetupSchema = z
   .strictObject({
     relay: z.string().regex(/^wss?:\/\/\S+$/, { message: 'must be a ws:// or wss:// URL' }).max(2000),
     token: z.string().min(8, { message: 'must be at least 8 characters' }).max(200),
-    name: z.string().trim().min(1).max(60).optional().meta({ description: 'This device\'s name (default: the computer\'s host name).' }),
+    name: z.string().max(60).regex(/\S/, { message: 'must not be blank' }).optional().meta({ description: 'This device\'s name (default: the computer\'s host name); surrounding spaces are dropped.' }),
   })
   .meta({ id: 'SyncSetup' });
 
 export const SyncJoinSchema = z
   .strictObject({
-    pairing_code: z.string().trim().min(1).max(4000),
-    name: z.string().trim().min(1).max(60).optional(),
+    pairing_code: z.string().max(4000).regex(/\S/, { message: 'must not be blank' }).meta({ description: 'The code another device shows (GET /v1/sync/pairing-code, or its Sync card); 400 when it is not one.' }),
+    name: z.string().max(60).regex(/\S/, { message: 'must not be blank' }).optional().meta({ description: 'This device\'s name (default: the computer\'s host name); surrounding spaces are dropped.' }),
   })
   .meta({ id: 'SyncJoin' });
 

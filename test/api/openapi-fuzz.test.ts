@@ -91,6 +91,18 @@ function brokerOnLoopback(body: any): any {
   return { ...body, broker_url: `${scheme}://127.0.0.1:1` };
 }
 
+/**
+ * Sync set-up and join name a relay: it is 127.0.0.1:1 here (refused at once), so no connection
+ * leaves this machine and each answer is a prompt 502. A pairing code's inside is stated in prose
+ * (the code another device shows), so join gets a well-formed code for such a relay.
+ */
+const LOOPBACK_PAIRING_CODE = `chyme-sync:${Buffer.from(JSON.stringify({ v: 1, relay: 'ws://127.0.0.1:1', token: 'fuzz-token', root: 'automerge:2Dn6PQn3ofcbdvjZXm1ZdS539cv3' })).toString('base64url')}`;
+function syncOnLoopback(operationId: string | undefined, body: any): any {
+  if (operationId === 'setupSync' && typeof body?.relay === 'string') return { ...body, relay: 'ws://127.0.0.1:1' };
+  if (operationId === 'joinSync' && body) return { ...body, pairing_code: LOOPBACK_PAIRING_CODE };
+  return body;
+}
+
 /** Per 100 g limits a food's per_serving values must keep once converted (the per_serving description). */
 const PER_100G_LIMITS: Record<string, number> = { calories: 1000, fiber_g: 100, sugars_g: 100 };
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -250,6 +262,7 @@ describe('OpenAPI document vs server: a schema-driven fuzzer', () => {
       .map((r) => ({ ...r, query: Object.fromEntries(Object.entries(r.query).filter(([, v]) => v !== undefined)) as Record<string, string> }))
       .filter((r) => Object.entries(dependent).every(([name, needs]) => r.query[name] === undefined || needs.every((n) => r.query[n] !== undefined)))
       .map((r) => (op.operationId === 'updateMqtt' || op.operationId === 'testMqtt' ? { ...r, body: brokerOnLoopback(r.body) } : r))
+      .map((r) => ({ ...r, body: syncOnLoopback(op.operationId, r.body) }))
       .filter((r) => withinDocumentedProse(op, r.query, r.body));
 
     let refusal: Refusal | undefined;
