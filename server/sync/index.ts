@@ -315,6 +315,8 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
       statusChanged();
       engine = undefined;
       await e.close();
+      // This command wrote or read every shard itself: the next start need not check them all.
+      writeServiceState(app.db, CLEAN_STOP_KEY, true);
       return;
     }
     engine = e;

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { CLI, runCli, startServe, type ServeProcess } from './cli.js';
@@ -181,4 +183,38 @@ export async function converged(devices: Device[], timeoutMs = 30_000): Promise<
   } catch (err) {
     throw new Error(`${(err as Error).message}\n${devices.map((d, i) => `${d.name}: ${last[i]?.slice(0, 2000)}`).join('\n')}`);
   }
+}
+
+export interface SyncedPair {
+  dir: string;
+  relay: RelayProcess;
+  /** The device that set sync up (the webhook host). */
+  a: Device;
+  /** The device that joined. */
+  b: Device;
+  /** Stops both devices and the relay, and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A relay process and two `chyme serve` processes ("desk" sets sync up, "laptop" joins), in a new
+ * temp folder. `beforePairing` gives both devices a life before sync.
+ */
+export async function startSyncedPair(options: { beforePairing?: (a: Device, b: Device) => Promise<void>; env?: NodeJS.ProcessEnv } = {}): Promise<SyncedPair> {
+  const dir = mkdtempSync(join(tmpdir(), 'chyme-sync-'));
+  const relay = await startRelay(join(dir, 'relay'));
+  const [a, b] = await Promise.all([startDevice(dir, 'desk', options.env), startDevice(dir, 'laptop', options.env)]);
+  await options.beforePairing?.(a, b);
+  await pair(relay, a, b);
+  return {
+    dir,
+    relay,
+    a,
+    b,
+    async stop() {
+      await Promise.all([a.stop(), b.stop()]);
+      await relay.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prng } from '../helpers/random.js';
-import { converged, history, pair, startDevice, startRelay, type Device, type RelayProcess } from '../helpers/sync.js';
+import { type Device, type SyncedPair, converged, history, startSyncedPair } from '../helpers/sync.js';
 
 /**
  * Issue 22 (SYNC.md §8 case 4): SIGKILL during sync. A device is killed at a random moment while
@@ -15,24 +12,17 @@ import { converged, history, pair, startDevice, startRelay, type Device, type Re
 const ROUNDS = 3;
 
 describe('sync: a device killed while syncing', () => {
-  let dir: string;
-  let relay: RelayProcess;
+  let pair: SyncedPair;
   let a: Device;
   let b: Device;
   const now = Date.now();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'chyme-sync-crash-'));
-    relay = await startRelay(join(dir, 'relay'));
-    [a, b] = await Promise.all([startDevice(dir, 'desk', { CHYME_SYNC_DEBUG: process.env.CHYME_SYNC_DEBUG ?? '' }), startDevice(dir, 'laptop')]);
-    await pair(relay, a, b);
+    pair = await startSyncedPair({ env: { CHYME_SYNC_DEBUG: process.env.CHYME_SYNC_DEBUG ?? '' } });
+    ({ a, b } = pair);
   });
 
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await relay?.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => pair?.stop());
 
   test(`${ROUNDS} kills at random moments lose no acknowledged write`, async () => {
     const random = prng(4022);

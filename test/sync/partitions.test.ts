@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prng } from '../helpers/random.js';
-import { converged, history, pair, startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
+import { type Device, type RelayProcess, type SyncedPair, converged, history, startSyncedPair, until } from '../helpers/sync.js';
 
 /**
  * Issue 22 (SYNC.md §8 cases 2 and 3): partitions and the merge oracle. The relay process is killed,
@@ -19,24 +16,18 @@ const OPS_PER_SIDE = 12;
 const SEED = Number(process.env.SYNC_SEED ?? 22);
 
 describe('sync: partitions and concurrent edits', () => {
-  let dir: string;
+  let pair: SyncedPair;
   let relay: RelayProcess;
   let a: Device;
   let b: Device;
   const now = Date.now();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'chyme-sync-part-'));
-    relay = await startRelay(join(dir, 'relay'));
-    [a, b] = await Promise.all([startDevice(dir, 'desk'), startDevice(dir, 'laptop')]);
-    await pair(relay, a, b);
+    pair = await startSyncedPair();
+    ({ relay, a, b } = pair);
   });
 
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await relay?.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => pair?.stop());
 
   const meal = async (d: Device, description: string, calories: number, hoursAgo = 3) => {
     const r = await d.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - hoursAgo * HOUR), meal_type: 'lunch', description, macros: { calories } });

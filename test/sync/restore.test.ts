@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { converged, pair, startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
+import { type Device, type SyncedPair, converged, startSyncedPair, until } from '../helpers/sync.js';
 
 /**
  * docs/sync.md "Backups, restore": a restore on a synced computer keeps its set-up, and the synced
@@ -14,24 +11,17 @@ const HOUR = 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('sync: restoring a backup on a synced computer', () => {
-  let dir: string;
-  let relay: RelayProcess;
+  let pair: SyncedPair;
   let a: Device;
   let b: Device;
   const now = Date.now();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'chyme-sync-restore-'));
-    relay = await startRelay(join(dir, 'relay'));
-    [a, b] = await Promise.all([startDevice(dir, 'desk'), startDevice(dir, 'laptop')]);
-    await pair(relay, a, b);
+    pair = await startSyncedPair();
+    ({ a, b } = pair);
   });
 
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await relay?.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => pair?.stop());
 
   test('the set-up stays, the synced records come from the history, and sync carries on', async () => {
     const m1 = (await a.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - 5 * HOUR), meal_type: 'lunch', description: 'before the backup', macros: { calories: 500 } })).json;

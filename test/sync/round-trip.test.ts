@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { converged, pair, startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
+import { converged, startSyncedPair, until, type Device, type SyncedPair } from '../helpers/sync.js';
 
 /**
  * Issue 22, "round trip of every synced type within 5 s": a relay process and two `chyme serve`
@@ -16,28 +13,24 @@ const HOUR = 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('sync: two devices through a relay', () => {
-  let dir: string;
-  let relay: RelayProcess;
+  let pair: SyncedPair;
   let a: Device;
   let b: Device;
   const now = Date.now();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'chyme-sync-'));
-    relay = await startRelay(join(dir, 'relay'));
-    [a, b] = await Promise.all([startDevice(dir, 'desk'), startDevice(dir, 'laptop')]);
-    // Both had a life before sync: nothing of it may be lost when they pair.
-    assert.equal((await a.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - 30 * HOUR), meal_type: 'lunch', description: 'desk before sync', macros: { calories: 610 } })).status, 201);
-    assert.equal((await b.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - 29 * HOUR), meal_type: 'dinner', description: 'laptop before sync', macros: { calories: 720 } })).status, 201);
-    assert.equal((await b.api('POST', '/v1/sleep/sessions', { start: iso(now - 40 * HOUR), end: iso(now - 32 * HOUR) })).status, 201);
-    await pair(relay, a, b);
+    pair = await startSyncedPair({
+      // Both had a life before sync: nothing of it may be lost when they pair.
+      async beforePairing(desk, laptop) {
+        assert.equal((await desk.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - 30 * HOUR), meal_type: 'lunch', description: 'desk before sync', macros: { calories: 610 } })).status, 201);
+        assert.equal((await laptop.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - 29 * HOUR), meal_type: 'dinner', description: 'laptop before sync', macros: { calories: 720 } })).status, 201);
+        assert.equal((await laptop.api('POST', '/v1/sleep/sessions', { start: iso(now - 40 * HOUR), end: iso(now - 32 * HOUR) })).status, 201);
+      },
+    });
+    ({ a, b } = pair);
   });
 
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await relay?.kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => pair?.stop());
 
   test('pairing merges what both devices had; the status names both devices and the webhook host', async () => {
     const h = (await converged([a, b])) as { meals: Array<{ description: string }>; sleep_sessions: unknown[] };
@@ -111,7 +104,7 @@ describe('sync: two devices through a relay', () => {
   test('both devices start the same month while apart: neither month shard is lost', async () => {
     // Each device creates its own shard of a month nobody used yet, at the same time: both must be
     // listed in the history's index (a map per month, created twice, would keep only one).
-    await relay.kill();
+    await pair.relay.kill();
     const month = Date.UTC(2019, 2, 10, 12);
     const [ma, mb] = await Promise.all([
       a.api('POST', '/v1/nutrition/meals', { timestamp: iso(month), meal_type: 'lunch', description: 'desk in March 2019', macros: { calories: 300 } }),
@@ -119,7 +112,7 @@ describe('sync: two devices through a relay', () => {
     ]);
     assert.equal(ma.status, 201);
     assert.equal(mb.status, 201);
-    await relay.restart();
+    await pair.relay.restart();
     await until('the desk\'s meal on the laptop', async () => (await b.api('GET', `/v1/nutrition/meals/${ma.json.id}`)).status === 200, 30_000);
     await until('the laptop\'s meal on the desk', async () => (await a.api('GET', `/v1/nutrition/meals/${mb.json.id}`)).status === 200, 30_000);
     await converged([a, b]);
