@@ -44,6 +44,9 @@ export function SyncCard() {
   // Set by the person's own action that turns sync on or off: focus then moves to the card's
   // heading, since the form or button they used is gone. A change from elsewhere moves nothing.
   const focusOnSwitch = useRef(false);
+  // Counts those actions' answers: the event stream may have shown the new state first (leaving
+  // announces sync.device_left before the answer comes), and focus must still move.
+  const [switches, setSwitches] = useState(0);
 
   const load = useCallback(async (signal?: AbortSignal) => {
     const mine = ++issued.current;
@@ -61,7 +64,10 @@ export function SyncCard() {
 
   const show = useCallback((s: SyncStatus, switched = false) => {
     applied.current = ++issued.current;
-    if (switched) focusOnSwitch.current = true;
+    if (switched) {
+      focusOnSwitch.current = true;
+      setSwitches((n) => n + 1);
+    }
     setStatus(s);
     setLoadError(null);
   }, []);
@@ -96,7 +102,7 @@ export function SyncCard() {
     if (!focusOnSwitch.current) return;
     focusOnSwitch.current = false;
     headingRef.current?.focus();
-  }, [enabled]);
+  }, [enabled, switches]);
 
   return (
     <section ref={cardRef} className="card sync" id="sync" aria-labelledby="sync-title" data-testid="sync-card" data-sync={status ? (status.enabled ? 'on' : 'off') : 'loading'}>
