@@ -181,7 +181,16 @@ export async function converged(devices: Device[], timeoutMs = 30_000): Promise<
       timeoutMs,
     );
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n${devices.map((d, i) => `${d.name}: ${last[i]?.slice(0, 2000)}`).join('\n')}`);
+    // Where the first device's history and each other one part ways, with some context.
+    const first = last[0] ?? '';
+    const at = (other: string) => {
+      let i = 0;
+      while (i < first.length && first[i] === other[i]) i++;
+      return i;
+    };
+    const around = (text: string, i: number) => text.slice(Math.max(0, i - 400), i + 400);
+    const report = devices.map((d, i) => `${d.name}: …${around(last[i] ?? '', at(last[i] ?? ''))}…`).join('\n');
+    throw new Error(`${(err as Error).message}\n${report}`);
   }
 }
 
