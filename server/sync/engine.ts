@@ -211,17 +211,13 @@ export class SyncEngine {
   /** Records already on this device that no document holds yet (data from before sync was set up). */
   adoptLocalRecords(): Promise<number> {
     return this.exclusive(async () => {
-      let n = 0;
-      const known = `id NOT IN (SELECT record_id FROM sync_records)`;
-      this.app.bus.write(() => {
-        for (const def of ENTITIES) n += enqueueAll(this.app.db, def.kind, def.table, def.where ? `${def.where} AND ${known}` : known);
-      });
+      const n = this.enqueueUnheld();
       await this.drainLocked();
       return n;
     });
   }
 
-  /** Pushes this device's settings into the root document (set-up of a new history). */
+  /** Local changes the relay has not confirmed: outbox entries, shards, and the root. */
   pendingCount(): number {
     return countOutbox(this.app.db) + countUnconfirmedShards(this.app.db) + (this.rootConfirmed() ? 0 : 1);
   }
@@ -293,6 +289,30 @@ export class SyncEngine {
   }
 
   // ---- Internals ------------------------------------------------------------------------------
+
+  /**
+   * Queues every synced row that no document holds and no outbox entry will bring (data from
+   * before sync was set up, or written while the triggers could not see it): it joins this
+   * device's shards. Returns how many were queued.
+   */
+  private enqueueUnheld(): number {
+    const unheld = 'id NOT IN (SELECT record_id FROM sync_records) AND id NOT IN (SELECT record_id FROM sync_outbox)';
+    let n = 0;
+    this.app.bus.write(() => {
+      for (const def of ENTITIES) n += enqueueAll(this.app.db, def.kind, def.table, def.where ? `${def.where} AND ${unheld}` : unheld);
+    });
+    return n;
+  }
+
+  /** Runs a projection's writes with the triggers off: what came from the documents is not news for them. */
+  private withoutCapture<T>(fn: () => T): T {
+    setCapture(this.app.db, false);
+    try {
+      return fn();
+    } finally {
+      setCapture(this.app.db, true);
+    }
+  }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(fn, fn);
@@ -478,14 +498,8 @@ export class SyncEngine {
     }
     await this.unloadSettled(settling, true);
     if (all) {
-      // Rows no document holds and no outbox entry will bring (written while the triggers could
-      // not see them): they are this device's records, so they join its shards.
-      const known2 = `id NOT IN (SELECT record_id FROM sync_records) AND id NOT IN (SELECT record_id FROM sync_outbox)`;
-      let queued = 0;
-      this.app.bus.write(() => {
-        for (const def of ENTITIES) queued += enqueueAll(this.app.db, def.kind, def.table, def.where ? `${def.where} AND ${known2}` : known2);
-      });
-      if (queued > 0) await this.drainLocked();
+      // Rows written while the triggers could not see them are this device's records too.
+      if (this.enqueueUnheld() > 0) await this.drainLocked();
     }
     this.rootChecked = true;
     this.options.onStatus?.();
@@ -502,14 +516,7 @@ export class SyncEngine {
       userId: typeof remote.user_id === 'string' ? remote.user_id : before.userId,
       updatedMs: typeof remote.updated_ms === 'number' ? remote.updated_ms : before.updatedMs,
     };
-    this.app.bus.write((emit) => {
-      setCapture(this.app.db, false);
-      try {
-        storeSettings(this.app, emit, before, next);
-      } finally {
-        setCapture(this.app.db, true);
-      }
-    });
+    this.app.bus.write((emit) => this.withoutCapture(() => storeSettings(this.app, emit, before, next)));
   }
 
   /** Writes the records of a document that differ from their rows (ids: those; null: all). */
@@ -519,9 +526,8 @@ export class SyncEngine {
     const list = ids ?? recordIds(doc);
     let savedMeals = false;
     const located: Array<[string, string]> = [];
-    app.bus.write((emit) => {
-      setCapture(db, false);
-      try {
+    app.bus.write((emit) =>
+      this.withoutCapture(() => {
         for (const id of list) {
           const def = entityOfId(id);
           const rec = recordIn(doc, id);
@@ -538,10 +544,8 @@ export class SyncEngine {
           }
         }
         saveRecordDocs(db, located);
-      } finally {
-        setCapture(db, true);
-      }
-    });
+      }),
+    );
     if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
   }
 

@@ -1,6 +1,5 @@
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { getFood } from '../db/foods.js';
-import { recountFoodUsage } from '../db/foods.js';
+import { getFood, recountFoodUsage } from '../db/foods.js';
 import { getMeal, type MealRecord } from '../db/meals.js';
 import { getSleep } from '../db/sleep.js';
 import { type Row } from '../db/sync.js';
