@@ -17,8 +17,12 @@ import type { SyncStatus } from './schemas.js';
  */
 
 export const PAIRING_PREFIX = 'chyme-sync:';
-/** How long set-up waits for the relay to answer before saying it cannot be reached. */
-const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long set-up and joining wait for the relay to answer before saying it cannot be reached. A
+ * refused connection or token is reported at once; this bounds only a relay that is slow to answer
+ * (measured: over 10 s for a relay on a loaded two-core machine just after it stored ten years).
+ */
+const CONNECT_TIMEOUT_MS = 30_000;
 /** How long joining waits for the history's root document. */
 const FIND_ROOT_TIMEOUT_MS = 60_000;
 /** How long a command waits for the relay to confirm what it sent before it ends. */

@@ -39,14 +39,18 @@ export interface RelayStatus {
 export interface RelayClientOptions {
   /** Between attempts while the relay cannot be reached (default 5 s). */
   retryIntervalMs?: number;
-  /** How long one attempt may take to open before it is given up as timed out (default 10 s). */
+  /**
+   * How long one attempt may take to open before it is given up as timed out (default 30 s). A relay
+   * on a small home server that is busy (storing a whole history another device just sent) can take
+   * several seconds to finish a handshake; an attempt abandoned early only starts the wait again.
+   */
   connectTimeoutMs?: number;
   /** Called on every change of `status`. */
   onStatus?: (status: RelayStatus) => void;
 }
 
 export const DEFAULT_RETRY_INTERVAL_MS = 5000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /** The wait after the relay refused the token: its bad-token limit counts per minute. */
 const REFUSED_BACKOFF_MS = 60_000;
 
