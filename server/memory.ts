@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 /**
  * Keeps a long-running service's heap close to what it holds alive.
@@ -20,4 +21,26 @@ import { setFlagsFromString } from 'node:v8';
 export function useCompactHeap(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
   setFlagsFromString('--heap-growing-percent=20');
+  // Sync's Automerge is WebAssembly. Left to tier up, V8 compiles its hot functions a second time
+  // with TurboFan, and the compiler's scratch memory stays resident afterwards (malloc keeps it):
+  // measured 104 MB against 83 MB for the same process that loads and edits a document. Liftoff's
+  // baseline code is all it runs then. Read when the module is compiled, which happens only once
+  // sync is on (the engine is imported lazily), so setting it here is in time.
+  setFlagsFromString('--liftoff-only');
+  // A collection on request (collectGarbage): see there.
+  setFlagsFromString('--expose-gc');
+  collect = runInNewContext('gc') as () => void;
+}
+
+let collect: (() => void) | undefined;
+
+/**
+ * A full collection now, in a process that called useCompactHeap (elsewhere nothing). For the
+ * moment right after a large structure was let go while the process goes idle: sync drops the
+ * documents it loaded for a start-up pass or to send them (tens of MB), and an idle process
+ * allocates too little for V8 to collect on its own, so they stayed resident for as long as it
+ * stayed idle (measured: a 70 MB heap holding 29 MB alive, unchanged for minutes).
+ */
+export function collectGarbage(): void {
+  collect?.();
 }

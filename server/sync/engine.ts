@@ -29,18 +29,30 @@ import {
 } from '../db/sync.js';
 import type { Emit } from '../events/bus.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
+import { collectGarbage } from '../memory.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { isDeleted, recordIds, recordIn, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
+import { releaseFoundDocuments } from './repo-leaks.js';
 
 /** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
 const OUTBOX_BATCH = 20_000;
 /** A shard nobody touched for this long, whose changes the relay has, is dropped from memory. */
 const IDLE_UNLOAD_MS = 30_000;
+/** How long a shard may take to arrive from the relay before it counts as not available yet. */
+const FIND_TIMEOUT_MS = 30_000;
+/**
+ * Shards loaded at once only to send changes the relay has not confirmed (after a restart, or a
+ * set-up whose command ended first): each goes again once confirmed, so that catching up on ten
+ * years does not hold ten years in memory.
+ */
+const MAX_SENDING = 4;
+/** Unloads come in series (a pass, a sweep): one collection after the last of them. */
+const COLLECT_AFTER_MS = 2000;
 const SWEEP_INTERVAL_MS = 1000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
-const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync: ${line}\n`) : undefined;
+const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync ${new Date().toISOString().slice(11, 23)}: ${line}\n`) : undefined;
 /**
  * How long a document stays loaded after its last change. automerge-repo's DocSynchronizer sends
  * a document's sync messages 100 ms after a change (a throttle); a handle removed from the cache
@@ -82,6 +94,9 @@ export class SyncEngine {
   root!: DocHandle<RootDoc>;
   private readonly network: RelayNetwork | undefined;
   private readonly loaded = new Map<string, Loaded>();
+  /** Shards loaded by the sweep only to send them: dropped as soon as the relay confirms them. */
+  private readonly sending = new Set<string>();
+  private collectTimer: NodeJS.Timeout | undefined;
   private readonly watched = new WeakSet<DocHandle<ShardDoc>>();
   private chain: Promise<unknown> = Promise.resolve();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -108,6 +123,7 @@ export class SyncEngine {
       network: this.network ? [this.network.adapter] : [],
       peerId: `chyme-${config.deviceId}-${Math.random().toString(36).slice(2, 8)}` as never,
     });
+    releaseFoundDocuments(this.repo);
   }
 
   get connected(): boolean {
@@ -273,6 +289,7 @@ export class SyncEngine {
     this.closed = true;
     clearInterval(this.sweepTimer);
     clearInterval(this.lastSeenTimer);
+    clearTimeout(this.collectTimer);
     await this.chain.catch(() => undefined);
     const flushed = await this.repo.flush().then(
       () => true,
@@ -324,6 +341,7 @@ export class SyncEngine {
     this.root.on('change', ({ patches }) => {
       if (this.closed) return;
       const touched = new Set(patches.map((p) => p.path[0]));
+      debug?.(`root change: ${[...touched].join(',')}`);
       if (touched.has('webhook_host') || touched.has('devices')) this.options.onStatus?.();
       if (touched.has('settings') || touched.has('shards')) {
         void this.exclusive(() => this.checkRootLocked(false)).catch((err: unknown) => this.app.log.error('sync: following the history failed', { error: err instanceof Error ? (err.stack ?? String(err)) : String(err) }));
@@ -338,11 +356,17 @@ export class SyncEngine {
       return have.handle;
     }
     let handle: DocHandle<ShardDoc>;
+    // Not AbortSignal.timeout: its listener keeps the found document reachable until the timer
+    // fires, so a document dropped sooner would stay in memory for the rest of the 30 s.
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(new Error('not found within 30 s')), FIND_TIMEOUT_MS);
     try {
-      handle = await this.repo.find<ShardDoc>(url as AutomergeUrl, { signal: AbortSignal.timeout(30_000) });
+      handle = await this.repo.find<ShardDoc>(url as AutomergeUrl, { signal: ctrl.signal });
     } catch (err) {
       this.app.log.warn('sync: a document is not available yet', { url, error: String(err) });
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
     this.track(url, handle);
     return handle;
@@ -360,6 +384,7 @@ export class SyncEngine {
       const ids = new Set<string>();
       for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') ids.add(p.path[1]);
       if (ids.size === 0) return;
+      debug?.(`change in ${url.slice(-6)}: ${[...ids].join(' ')}`);
       void this.exclusive(async () => {
         await this.drainLocked();
         this.project(url, handle.doc(), [...ids]);
@@ -432,6 +457,7 @@ export class SyncEngine {
           }
         });
         if (changed) changedDocs.push(handle.documentId);
+        debug?.(`drained into ${url.slice(-6)} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')}`);
       }
       let settingsChanged = false;
       if (settingsTouched) {
@@ -491,6 +517,7 @@ export class SyncEngine {
       const handle = await this.load(entry.url);
       if (!handle) continue;
       await this.drainLocked();
+      debug?.(`check ${entry.url.slice(-6)} ${entry.shard}@${entry.device_id} rev=${rev} projected=${mine?.projectedRev ?? '-'} was=${wasLoaded} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')} all=${all}`);
       this.project(entry.url, handle.doc(), null);
       setShardProjected(this.app.db, entry.url, rev);
       // A full pass must not hold ten years in memory: what it loaded goes again soon.
@@ -509,6 +536,7 @@ export class SyncEngine {
     const before = currentSettings(this.app);
     const local = settingsRecordToDoc(before);
     if (SETTINGS_COLUMNS.every((c) => remote[c] === undefined || remote[c] === local[c])) return;
+    debug?.(`settings ${JSON.stringify(remote)}`);
     const next: SettingsRecord = {
       timezone: typeof remote.timezone === 'string' ? remote.timezone : before.timezone,
       dayStart: typeof remote.day_start === 'string' ? remote.day_start : before.dayStart,
@@ -556,7 +584,7 @@ export class SyncEngine {
     // (the outbox), and is never overwritten by the older state here.
     if (hasOutboxEntry(db, id)) return false;
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
-    debug?.(`project ${id} doc=${isDeleted(rec) ? 'deleted' : 'live'} row=${current ? 'yes' : 'no'}`);
+    debug?.(`project ${id} doc=${isDeleted(rec) ? 'deleted' : 'live'} upd=${String(rec.updated_ms)} row=${current ? String(current.updated_ms) : 'no'}`);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
     if (isDeleted(rec)) {
       if (!current) return false;
@@ -606,9 +634,25 @@ export class SyncEngine {
       await new Promise((r) => setTimeout(r, left));
     }
     const have = this.loaded.get(url)!;
+    debug?.(`unload ${url.slice(-6)}`);
     this.loaded.delete(url);
+    this.sending.delete(url);
     await this.repo.flush([have.handle.documentId]).catch(() => undefined);
+    // automerge-repo 2.5.6's unload() swaps in an empty document and announces it: the repo's save
+    // listener would then write that empty document as a snapshot, which replaces the real one on
+    // disk (and this engine's own listener would see every record vanish). Nobody may listen now.
+    have.handle.removeAllListeners();
     await this.repo.removeFromCache(have.handle.documentId).catch(() => undefined);
+    this.collectSoon();
+  }
+
+  /** One full collection shortly after the last of a series of unloads (see collectGarbage). */
+  private collectSoon(): void {
+    clearTimeout(this.collectTimer);
+    this.collectTimer = setTimeout(() => {
+      if (!this.closed) collectGarbage();
+    }, COLLECT_AFTER_MS);
+    this.collectTimer.unref();
   }
 
   private relayStorageId() {
@@ -636,9 +680,17 @@ export class SyncEngine {
       if (s.unconfirmed && have && sid && sameHeads(have.handle.getSyncInfo(sid)?.lastHeads, have.handle.heads())) {
         setShardUnconfirmed(db, s.docUrl, false);
         s.unconfirmed = false;
+        debug?.(`confirmed ${s.docUrl.slice(-6)}`);
+        if (this.sending.has(s.docUrl)) void this.exclusive(() => this.unload(s.docUrl));
       }
-      // Changes made while offline (or before a restart) go out once the relay is there.
-      if (s.unconfirmed && !have && this.connected) void this.exclusive(async () => void (await this.load(s.docUrl)));
+      // Changes made while offline (or before a restart) go out once the relay is there, a few
+      // shards at a time.
+      if (s.unconfirmed && !have && this.connected && !this.sending.has(s.docUrl) && this.sending.size < MAX_SENDING) {
+        this.sending.add(s.docUrl);
+        void this.exclusive(async () => {
+          if (!(await this.load(s.docUrl))) this.sending.delete(s.docUrl);
+        });
+      }
       if (have && !s.unconfirmed && now - have.usedMs > idle) void this.exclusive(() => this.unload(s.docUrl));
     }
     // Writers on other connections (an import's worker) do not pass through this process's bus.

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -89,6 +89,17 @@ export interface Device {
 
 export const SYNC_ENV = { CHYME_SYNC_RETRY_MS: '200' };
 
+// Debugging a sync test: CHYME_SYNC_DEBUG=1 makes the engine trace what it drains and projects on
+// stderr, and CHYME_SYNC_DEBUG_DIR=DIR keeps each device's stderr in DIR/N-NAME.log when the run ends.
+const debugDir = process.env.CHYME_SYNC_DEBUG_DIR;
+const started: Device[] = [];
+if (debugDir) {
+  process.on('exit', () => {
+    mkdirSync(debugDir, { recursive: true });
+    started.forEach((d, i) => writeFileSync(join(debugDir, `${i + 1}-${d.name}.log`), d.stderr()));
+  });
+}
+
 export async function startDevice(dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Device> {
   const dbPath = join(dir, `${name}.db`);
   const created = runCli(['keys', 'create', '--name', 'sync test', '--scopes', 'all', '--db', dbPath]);
@@ -126,6 +137,7 @@ export async function startDevice(dir: string, name: string, env: NodeJS.Process
     },
   };
   device.url = device.serve.url;
+  started.push(device);
   return device;
 }
 

@@ -3,6 +3,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Repo, type AutomergeUrl } from '@automerge/automerge-repo';
+import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
+import { type RootDoc, type ShardDoc } from '../../server/sync/documents.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 
@@ -134,5 +137,31 @@ describe('chyme sync init | join | status | leave', () => {
     await until('B\'s new meal on A', async () => (await a.api('GET', `/v1/nutrition/meals/${onB.json.id}`)).status === 200, 30_000);
     const peers = (await a.api('GET', '/v1/sync')).json.peers as Array<{ device_name: string }>;
     assert.deepEqual(peers.map((p) => p.device_name).sort(), ['Desk', 'Laptop'], 'the device that left is no peer');
+  });
+
+  test('a device that joined while serving keeps whole copies of the documents it dropped from memory', async () => {
+    // Joining goes through every shard and drops each from memory again; afterwards the device's
+    // own storage must still hold them (what it loads later, offline or not).
+    const attic = await startDevice(dir, 'attic');
+    try {
+      const joined = await attic.api('POST', '/v1/sync/join', { pairing_code: code, name: 'Attic' });
+      assert.equal(joined.status, 200, JSON.stringify(joined.json));
+    } finally {
+      await attic.stop();
+    }
+    // Read the device's document storage with a repo of its own, no network.
+    const rootUrl = (JSON.parse(Buffer.from(code.slice('chyme-sync:'.length), 'base64url').toString()) as { root: AutomergeUrl }).root;
+    const repo = new Repo({ storage: new NodeFSStorageAdapter(`${attic.dbPath}.sync`) });
+    try {
+      const root = (await repo.find<RootDoc>(rootUrl)).doc();
+      const shards = Object.values(root.shards);
+      assert.ok(shards.length > 1, 'the root lists the shards of several devices');
+      let stored = 0;
+      for (const s of shards) stored += Object.keys((await repo.find<ShardDoc>(s.url as AutomergeUrl)).doc().records ?? {}).length;
+      // Every meal the device holds in SQLite is in its stored documents (no deletions happened here).
+      assert.equal(stored, (await exportedMeals(attic.dbPath)).length, 'every meal is in the stored copy');
+    } finally {
+      await repo.shutdown();
+    }
   });
 });
