@@ -42,6 +42,16 @@ const RATE_WINDOW_MS = 60_000;
  * device's start-up pass leave memory soon after. Reloading one from disk costs milliseconds.
  */
 export const DEFAULT_IDLE_EVICT_MS = 20_000;
+/**
+ * At most this many documents stay in memory once each has been idle for CAP_MIN_IDLE_MS: the
+ * least recently used go first. A device's set-up pass sends every shard of a ten-year history
+ * (~130 documents) within a minute, and each document loaded costs ~1 MB of Automerge wasm memory
+ * and ~1.5 MB of JS heap (measured with bench/sync.ts); wasm memory never shrinks, so the peak
+ * stays resident. 16 covers a handful of devices each syncing its root and a shard or two.
+ */
+export const DEFAULT_MAX_LOADED_DOCUMENTS = 16;
+/** Past the cap, a document may leave memory once a sync exchange about it has paused this long (ms). */
+const CAP_MIN_IDLE_MS = 1000;
 /** The smallest idle period accepted: below it a document could be dropped between the messages of one exchange. */
 export const MIN_IDLE_EVICT_MS = 100;
 
@@ -66,6 +76,8 @@ export interface RelayOptions {
    * DEFAULT_IDLE_EVICT_MS, else $CHYME_RELAY_IDLE_EVICT_MS). Tests and the bench make it short.
    */
   idleEvictMs?: number;
+  /** Above this many documents in memory, those idle for a second are dropped too (default DEFAULT_MAX_LOADED_DOCUMENTS). */
+  maxLoadedDocuments?: number;
 }
 
 export interface Relay {
@@ -336,7 +348,8 @@ interface Eviction {
  * relay load it again, the relay starts syncing it with the listener again (tested in
  * test/sync/relay.test.ts).
  */
-function evictIdleDocuments(repo: Repo, idleMs: number, log: (line: string) => void): Eviction {
+function evictIdleDocuments(repo: Repo, idleMs: number, maxLoaded: number, log: (line: string) => void): Eviction {
+  const capMinIdleMs = Math.min(idleMs, CAP_MIN_IDLE_MS);
   /** The sequence number of each document's latest sync message: a change of it means "traffic since". */
   const lastSeq = new Map<DocumentId, number>();
   const lastAt = new Map<DocumentId, number>();
@@ -347,8 +360,11 @@ function evictIdleDocuments(repo: Repo, idleMs: number, log: (line: string) => v
   const touch = (msg: object) => {
     const id = 'documentId' in msg ? (msg.documentId as DocumentId | undefined) : undefined;
     if (!id) return;
+    const known = lastAt.has(id);
     lastSeq.set(id, ++seq);
     lastAt.set(id, Date.now());
+    // A document new to memory may take it past the cap: look now rather than at the next tick.
+    if (!known && lastAt.size > maxLoaded) kick();
   };
   // Incoming messages (emitted synchronously as a WebSocket message arrives, before the repo's own
   // asynchronous handling of it) and outgoing ones.
@@ -379,20 +395,31 @@ function evictIdleDocuments(repo: Repo, idleMs: number, log: (line: string) => v
   let stopped = false;
   const sweep = async () => {
     const now = Date.now();
-    let count = 0;
+    const ready: [DocumentId, number][] = [];
     for (const [id, handle] of Object.entries(repo.handles) as [DocumentId, (typeof repo.handles)[DocumentId]][]) {
-      if (stopped) break;
       if (!handle.isReady()) continue;
-      const at = lastAt.get(id);
+      let at = lastAt.get(id);
       // A document loaded without a message seen (none so far): its idle period starts now.
       if (at === undefined) {
+        at = now;
         lastAt.set(id, now);
         lastSeq.set(id, ++seq);
-        continue;
       }
-      if (now - at < idleMs) continue;
+      ready.push([id, at]);
+    }
+    // Least recently used first: past the cap, those go before the ones still being synced.
+    ready.sort((x, y) => x[1] - y[1]);
+    let over = ready.length - maxLoaded;
+    let count = 0;
+    for (const [id, at] of ready) {
+      if (stopped) break;
+      const idleFor = now - at;
+      if (idleFor < idleMs && !(over > 0 && idleFor >= capMinIdleMs)) continue;
       try {
-        if (await evictOne(id)) count += 1;
+        if (await evictOne(id)) {
+          count += 1;
+          over -= 1;
+        }
         failed.delete(id);
       } catch (err) {
         // Logged once per document: the next sweep tries again, without filling the log.
@@ -404,17 +431,19 @@ function evictIdleDocuments(repo: Repo, idleMs: number, log: (line: string) => v
     for (const id of lastAt.keys()) if (!repo.handles[id]) (lastAt.delete(id), lastSeq.delete(id));
     if (count > 0) {
       evicted += count;
-      log(`dropped ${count} document${count === 1 ? '' : 's'} idle for ${idleMs / 1000} s from memory (${loaded()} loaded)`);
+      log(`dropped ${count} idle document${count === 1 ? '' : 's'} from memory (${loaded()} loaded)`);
     }
   };
-  const loaded = () => Object.values(repo.handles).filter((h) => h.isReady()).length;
-  // A quarter of the period: a document leaves memory at most 1.25 × idleMs after its last message.
-  const timer = setInterval(() => {
+  const kick = () => {
     if (sweeping || stopped) return;
     sweeping = sweep()
       .catch((err: unknown) => log(`sweeping idle documents failed: ${(err as Error)?.message ?? String(err)}`))
       .finally(() => (sweeping = undefined));
-  }, Math.max(50, Math.min(5000, Math.floor(idleMs / 4))));
+  };
+  const loaded = () => Object.values(repo.handles).filter((h) => h.isReady()).length;
+  // Every second (a quarter of a shorter period): past the cap a document leaves memory about a
+  // second after its exchange, else at most ~idleMs + 1 s after its last message.
+  const timer = setInterval(kick, Math.max(50, Math.min(capMinIdleMs, Math.floor(idleMs / 4))));
   // The relay's server keeps the process alive, not this.
   timer.unref();
   return {
@@ -466,6 +495,8 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   mkdirSync(documentsDir, { recursive: true, mode: 0o700 });
   const token = resolveRelayToken(options.dataDir, options.token, log);
   const idleEvictMs = resolveIdleEvictMs(options.idleEvictMs);
+  const maxLoaded = options.maxLoadedDocuments ?? DEFAULT_MAX_LOADED_DOCUMENTS;
+  if (!Number.isSafeInteger(maxLoaded) || maxLoaded < 1) throw new RelayConfigError(`maxLoadedDocuments must be a whole number of at least 1, not ${maxLoaded}.`);
 
   const server = createServer(answerHttp);
   const wss = acceptSyncUpgrades(server, { token, log });
@@ -486,7 +517,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     await repo.shutdown();
     throw err;
   }
-  const eviction = evictIdleDocuments(repo, idleEvictMs, log);
+  const eviction = evictIdleDocuments(repo, idleEvictMs, maxLoaded, log);
   const bound = (server.address() as AddressInfo).port;
   const url = `ws://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 
