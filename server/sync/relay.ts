@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { Repo } from '@automerge/automerge-repo';
+import type { DocumentId, Repo } from '@automerge/automerge-repo';
 import type { WebSocketServerAdapter } from '@automerge/automerge-repo-network-websocket';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
@@ -34,6 +34,27 @@ export const DEFAULT_MAX_CONNECTIONS = 64;
 export const MAX_BAD_TOKENS_PER_MINUTE = 20;
 const RATE_WINDOW_MS = 60_000;
 
+/**
+ * How long a document may go without sync traffic before the relay writes it to disk and drops it
+ * from memory. Devices keep a shard loaded for 30 s after they last used it and sync a change within
+ * ~100 ms, so a conversation about a document has gaps far shorter than this; 20 s keeps a document
+ * a person is editing (a meal, then its correction) in memory, while the documents of a join or of a
+ * device's start-up pass leave memory soon after. Reloading one from disk costs milliseconds.
+ */
+export const DEFAULT_IDLE_EVICT_MS = 20_000;
+/**
+ * At most this many documents stay in memory once each has been idle for CAP_MIN_IDLE_MS: the
+ * least recently used go first. A device's set-up pass sends every shard of a ten-year history
+ * (~130 documents) within a minute, and each document loaded costs ~1 MB of Automerge wasm memory
+ * and ~1.5 MB of JS heap (measured with bench/sync.ts); wasm memory never shrinks, so the peak
+ * stays resident. 16 covers a handful of devices each syncing its root and a shard or two.
+ */
+export const DEFAULT_MAX_LOADED_DOCUMENTS = 16;
+/** Past the cap, a document may leave memory once a sync exchange about it has paused this long (ms). */
+const CAP_MIN_IDLE_MS = 1000;
+/** The smallest idle period accepted: below it a document could be dropped between the messages of one exchange. */
+export const MIN_IDLE_EVICT_MS = 100;
+
 /** Tokens are sent in a URL query or a header, and typed or pasted by people: printable ASCII, no spaces. */
 const TOKEN_PATTERN = /^[\x21-\x7e]{8,200}$/;
 
@@ -50,6 +71,13 @@ export interface RelayOptions {
   token?: string;
   /** One line per connection, refusal and failure; never the token. */
   log?: (line: string) => void;
+  /**
+   * Drops a document from memory after this long without sync traffic (ms; default
+   * DEFAULT_IDLE_EVICT_MS, else $CHYME_RELAY_IDLE_EVICT_MS). Tests and the bench make it short.
+   */
+  idleEvictMs?: number;
+  /** Above this many documents in memory, those idle for a second are dropped too (default DEFAULT_MAX_LOADED_DOCUMENTS). */
+  maxLoadedDocuments?: number;
 }
 
 export interface Relay {
@@ -58,6 +86,8 @@ export interface Relay {
   token: string;
   port: number;
   repo: Repo;
+  /** The documents in memory now (ready to sync), and how many the relay has dropped from memory since it started. */
+  memory(): { loaded: number; evicted: number };
   /** Stops accepting, closes every connection, writes pending changes to disk and shuts the repo down. */
   close(): Promise<void>;
 }
@@ -290,6 +320,145 @@ export async function createSyncServerAdapter(wss: WebSocketServer, onBadMessage
   return new GuardedWebSocketServerAdapter();
 }
 
+/** The idle period: the option, else $CHYME_RELAY_IDLE_EVICT_MS, else the default; a sentence when unusable. */
+export function resolveIdleEvictMs(explicit: number | undefined): number {
+  const raw = explicit ?? (process.env.CHYME_RELAY_IDLE_EVICT_MS ? Number(process.env.CHYME_RELAY_IDLE_EVICT_MS) : DEFAULT_IDLE_EVICT_MS);
+  if (!Number.isSafeInteger(raw) || raw < MIN_IDLE_EVICT_MS) {
+    const source = explicit !== undefined ? 'idleEvictMs' : 'CHYME_RELAY_IDLE_EVICT_MS';
+    throw new RelayConfigError(`${source} must be a whole number of milliseconds, at least ${MIN_IDLE_EVICT_MS}, not ${JSON.stringify(explicit ?? process.env.CHYME_RELAY_IDLE_EVICT_MS)}.`);
+  }
+  return raw;
+}
+
+interface Eviction {
+  /** Ready documents in memory now. */
+  loaded(): number;
+  evicted(): number;
+  /** Stops sweeping; resolves once a sweep under way has finished (its document written or kept). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the relay's memory bounded: a Repo keeps every document it has loaded (its Automerge
+ * document in wasm memory and its sync state per device) until the process ends, so a relay that
+ * served a ten-year history held all of it. This drops each document that had no sync message, in
+ * either direction, for `idleMs`: written to disk first, then removed from the repo's cache. A
+ * device still listening to it loses nothing: automerge-repo remembers (until that device
+ * disconnects) that the device asked for the document, so when another device's change makes the
+ * relay load it again, the relay starts syncing it with the listener again (tested in
+ * test/sync/relay.test.ts).
+ */
+function evictIdleDocuments(repo: Repo, idleMs: number, maxLoaded: number, log: (line: string) => void): Eviction {
+  const capMinIdleMs = Math.min(idleMs, CAP_MIN_IDLE_MS);
+  /** The sequence number of each document's latest sync message: a change of it means "traffic since". */
+  const lastSeq = new Map<DocumentId, number>();
+  const lastAt = new Map<DocumentId, number>();
+  let seq = 0;
+  let evicted = 0;
+  const failed = new Set<DocumentId>();
+  // Every message that concerns a document names it; the others (remote-heads subscriptions) do not.
+  const touch = (msg: object) => {
+    const id = 'documentId' in msg ? (msg.documentId as DocumentId | undefined) : undefined;
+    if (!id) return;
+    const known = lastAt.has(id);
+    lastSeq.set(id, ++seq);
+    lastAt.set(id, Date.now());
+    // A document new to memory may take it past the cap: look now rather than at the next tick.
+    if (!known && lastAt.size > maxLoaded) kick();
+  };
+  // Incoming messages (emitted synchronously as a WebSocket message arrives, before the repo's own
+  // asynchronous handling of it) and outgoing ones.
+  repo.networkSubsystem.on('message', touch);
+  repo.synchronizer.on('message', touch);
+
+  const evictOne = async (id: DocumentId): Promise<boolean> => {
+    const handle = repo.handles[id];
+    if (!handle?.isReady()) return false;
+    const seen = lastSeq.get(id);
+    // Without this, removeFromCache would drop a change whose throttled save has not run yet.
+    await repo.flush([id]);
+    // A message that arrived while the document was being written: it is in use again, keep it
+    // (its change is saved by the repo as usual). No message can come in from here to the
+    // removal: what follows runs without waiting for I/O.
+    if (lastSeq.get(id) !== seen || repo.handles[id] !== handle || !handle.isReady()) return false;
+    // automerge-repo 2.5.6's unload() replaces the document with an empty one and emits
+    // 'heads-changed' for it; the repo's save listener then writes that empty document, whose
+    // snapshot replaces (deletes) the real one on disk. Nothing may listen to this handle any more.
+    handle.removeAllListeners();
+    await repo.removeFromCache(id);
+    lastSeq.delete(id);
+    lastAt.delete(id);
+    return true;
+  };
+
+  let sweeping: Promise<void> | undefined;
+  let stopped = false;
+  const sweep = async () => {
+    const now = Date.now();
+    const ready: [DocumentId, number][] = [];
+    for (const [id, handle] of Object.entries(repo.handles) as [DocumentId, (typeof repo.handles)[DocumentId]][]) {
+      if (!handle.isReady()) continue;
+      let at = lastAt.get(id);
+      // A document loaded without a message seen (none so far): its idle period starts now.
+      if (at === undefined) {
+        at = now;
+        lastAt.set(id, now);
+        lastSeq.set(id, ++seq);
+      }
+      ready.push([id, at]);
+    }
+    // Least recently used first: past the cap, those go before the ones still being synced.
+    ready.sort((x, y) => x[1] - y[1]);
+    let over = ready.length - maxLoaded;
+    let count = 0;
+    for (const [id, at] of ready) {
+      if (stopped) break;
+      const idleFor = now - at;
+      if (idleFor < idleMs && !(over > 0 && idleFor >= capMinIdleMs)) continue;
+      try {
+        if (await evictOne(id)) {
+          count += 1;
+          over -= 1;
+        }
+        failed.delete(id);
+      } catch (err) {
+        // Logged once per document: the next sweep tries again, without filling the log.
+        if (!failed.has(id)) log(`could not drop document ${id} from memory: ${(err as Error)?.message ?? String(err)}`);
+        failed.add(id);
+      }
+    }
+    // Forget documents that left the cache some other way, so these maps stay as small as it.
+    for (const id of lastAt.keys()) if (!repo.handles[id]) (lastAt.delete(id), lastSeq.delete(id));
+    if (count > 0) {
+      evicted += count;
+      log(`dropped ${count} idle document${count === 1 ? '' : 's'} from memory (${loaded()} loaded)`);
+    }
+  };
+  const kick = () => {
+    if (sweeping || stopped) return;
+    sweeping = sweep()
+      .catch((err: unknown) => log(`sweeping idle documents failed: ${(err as Error)?.message ?? String(err)}`))
+      .finally(() => (sweeping = undefined));
+  };
+  const loaded = () => Object.values(repo.handles).filter((h) => h.isReady()).length;
+  // Every second (a quarter of a shorter period): past the cap a document leaves memory about a
+  // second after its exchange, else at most ~idleMs + 1 s after its last message.
+  const timer = setInterval(kick, Math.max(50, Math.min(capMinIdleMs, Math.floor(idleMs / 4))));
+  // The relay's server keeps the process alive, not this.
+  timer.unref();
+  return {
+    loaded,
+    evicted: () => evicted,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await sweeping;
+      repo.networkSubsystem.off('message', touch);
+      repo.synchronizer.off('message', touch);
+    },
+  };
+}
+
 /** Plain HTTP on the relay's port: a health check for monitoring, and a hint for anything else. */
 function answerHttp(req: IncomingMessage, res: ServerResponse): void {
   const path = requestUrl(req)?.pathname;
@@ -325,6 +494,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const documentsDir = join(options.dataDir, 'documents');
   mkdirSync(documentsDir, { recursive: true, mode: 0o700 });
   const token = resolveRelayToken(options.dataDir, options.token, log);
+  const idleEvictMs = resolveIdleEvictMs(options.idleEvictMs);
+  const maxLoaded = options.maxLoadedDocuments ?? DEFAULT_MAX_LOADED_DOCUMENTS;
+  if (!Number.isSafeInteger(maxLoaded) || maxLoaded < 1) throw new RelayConfigError(`maxLoadedDocuments must be a whole number of at least 1, not ${maxLoaded}.`);
 
   const server = createServer(answerHttp);
   const wss = acceptSyncUpgrades(server, { token, log });
@@ -345,6 +517,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     await repo.shutdown();
     throw err;
   }
+  const eviction = evictIdleDocuments(repo, idleEvictMs, maxLoaded, log);
   const bound = (server.address() as AddressInfo).port;
   const url = `ws://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 
@@ -362,11 +535,12 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
           for (const client of wss.clients) client.terminate();
         }, 2000).unref();
       });
+      await eviction.stop();
       await repo.flush();
       await repo.shutdown();
     })();
     return closing;
   };
-  return { url, token, port: bound, repo, close };
+  return { url, token, port: bound, repo, memory: () => ({ loaded: eviction.loaded(), evicted: eviction.evicted() }), close };
 }
 

@@ -13,9 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import * as Automerge from '@automerge/automerge';
-import { Repo, type AutomergeUrl, type DocHandle } from '@automerge/automerge-repo';
+import { Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@automerge/automerge-repo';
+import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
 import { WebSocket } from 'ws';
-import { acceptSyncUpgrades, MAX_BAD_TOKENS_PER_MINUTE, startRelay } from '../../server/sync/relay.js';
+import { acceptSyncUpgrades, MAX_BAD_TOKENS_PER_MINUTE, RelayConfigError, startRelay, type Relay } from '../../server/sync/relay.js';
 import { RelayClient, relayUrlWithToken, type RelayStatus } from '../../server/sync/relay-client.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
@@ -102,6 +103,15 @@ function device(relayUrl: string, token: string, statuses?: RelayStatus[]): { re
   return { repo: new Repo({ network: [client] }), client };
 }
 
+/**
+ * A device as the engine makes it, with its own storage: the relay then knows the device's storage
+ * id and stores its sync state per document (a path the devices above, which keep nothing, skip).
+ */
+function storingDevice(relayUrl: string, token: string): { repo: Repo; client: RelayClient } {
+  const client = new RelayClient(relayUrl, token, { retryIntervalMs: 200 });
+  return { repo: new Repo({ network: [client], storage: new NodeFSStorageAdapter(join(tempDir(), 'device')) }), client };
+}
+
 /** Every file under a folder, relative to it. */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -120,6 +130,18 @@ function storedHeads(dataDir: string, url: AutomergeUrl): string[] | undefined {
   }
   return Automerge.getHeads(doc).sort();
 }
+
+/** storedHeads, or undefined while the relay is between writing and deleting chunks. */
+function storedHeadsNow(dataDir: string, url: AutomergeUrl): string[] | undefined {
+  try {
+    return storedHeads(dataDir, url);
+  } catch {
+    return undefined;
+  }
+}
+
+const sameHeads = (a: string[] | undefined, b: string[]) => JSON.stringify(a) === JSON.stringify([...b].sort());
+const documentIdOf = (url: AutomergeUrl) => url.slice('automerge:'.length) as DocumentId;
 
 describe('chyme relay', () => {
   test('prints the address and the token, answers GET /health, keeps the token in a 0600 file, stops on SIGTERM', TIMEOUT, async () => {
@@ -460,6 +482,154 @@ describe('acceptSyncUpgrades on a server of its own', () => {
       await waitFor('the client saw the relay go', () => !a.client.status.connected);
     } finally {
       await a.repo.shutdown();
+    }
+  });
+});
+
+describe('the relay drops idle documents from memory', () => {
+  /** An in-process relay that drops a document after 300 ms without sync traffic. */
+  const evictingRelay = (dataDir: string) => startRelay({ dataDir, port: 0, token: 'evicting-relay-token', idleEvictMs: 300 });
+  const inMemory = (relay: Relay, url: AutomergeUrl) => relay.repo.handles[documentIdOf(url)]?.isReady() === true;
+
+  test('a device that only listens still hears a change made after the relay dropped and reloaded the document', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    const relay = await evictingRelay(data);
+    const a = storingDevice(relay.url, relay.token);
+    const b = storingDevice(relay.url, relay.token);
+    try {
+      const created = a.repo.create<Doc>({ meals: { meal_1: { description: 'Porridge', calories: 350 } } });
+      const onB = await b.repo.find<Doc>(created.url);
+      assert.equal(onB.doc().meals.meal_1?.description, 'Porridge');
+
+      await waitFor('the document dropped from the relay', () => !inMemory(relay, created.url));
+      assert.ok(relay.memory().evicted >= 1);
+      assert.equal(relay.memory().loaded, 0);
+      assert.ok(sameHeads(storedHeadsNow(data, created.url), Automerge.getHeads(created.doc())), "the relay's folder holds the document it dropped");
+
+      // B sends nothing from here on: only the relay can bring it A's change.
+      created.change((d) => {
+        d.meals.meal_2 = { description: 'Lentil soup', calories: 420 };
+      });
+      await waitFor("A's change on B", () => onB.doc().meals.meal_2?.calories === 420);
+      // And again, after the relay dropped it a second time.
+      await waitFor('the document dropped again', () => !inMemory(relay, created.url));
+      created.change((d) => {
+        d.meals.meal_3 = { description: 'Apple', calories: 80 };
+      });
+      await waitFor("A's second change on B", () => onB.doc().meals.meal_3?.calories === 80);
+    } finally {
+      await a.repo.shutdown();
+      await b.repo.shutdown();
+      await relay.close();
+    }
+  });
+
+  test('no change is lost when a device writes across the moments the relay drops the document', { timeout: 90_000 }, async () => {
+    const data = join(tempDir(), 'relay');
+    const relay = await evictingRelay(data);
+    const a = storingDevice(relay.url, relay.token);
+    let written = 0;
+    try {
+      const handle = a.repo.create<Doc>({ meals: {} });
+      await waitFor('the document in the relay folder', () => sameHeads(storedHeadsNow(data, handle.url), Automerge.getHeads(handle.doc())));
+      // Rounds that start right after the relay dropped the document (so the first change reloads
+      // it) and write with gaps from none to past the idle period, so that later changes land while
+      // it is loaded, being written out, or dropped again.
+      for (let round = 0; round < 8; round++) {
+        await waitFor(`the document dropped before round ${round}`, () => !inMemory(relay, handle.url));
+        for (let i = 0; i < 6; i++) {
+          const n = written++;
+          handle.change((d) => {
+            d.meals[`meal_${n}`] = { description: `Meal ${n}`, calories: n };
+          });
+          await new Promise((r) => setTimeout(r, ((round * 6 + i) * 37) % 420));
+        }
+      }
+      const expected = Automerge.getHeads(handle.doc());
+      await waitFor("every change in the relay's folder", () => sameHeads(storedHeadsNow(data, handle.url), expected), 30_000);
+      // A is gone before C looks, so only what the relay kept can reach C.
+      await a.repo.shutdown();
+      await waitFor('the document dropped after the last change', () => !inMemory(relay, handle.url));
+      assert.ok(relay.memory().evicted >= 9, `dropped ${relay.memory().evicted} times`);
+
+      const c = device(relay.url, relay.token);
+      try {
+        const onC = await c.repo.find<Doc>(handle.url);
+        assert.equal(Object.keys(onC.doc().meals).length, written);
+        assert.deepEqual(Automerge.getHeads(onC.doc()).sort(), [...expected].sort());
+      } finally {
+        await c.repo.shutdown();
+      }
+    } finally {
+      await a.repo.shutdown();
+      await relay.close();
+    }
+  });
+
+  test('past the cap, documents idle for a second leave memory before the idle period, and stay whole on disk', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    // An idle period longer than the test: only the cap can drop documents here.
+    const relay = await startRelay({ dataDir: data, port: 0, token: 'evicting-relay-token', idleEvictMs: 600_000, maxLoadedDocuments: 2 });
+    const a = storingDevice(relay.url, relay.token);
+    try {
+      const made = Array.from({ length: 6 }, (_, i) => a.repo.create<Doc>({ meals: { [`meal_${i}`]: { description: `Meal ${i}`, calories: i } } }));
+      for (const h of made) await waitFor(`${h.url} in the relay folder`, () => sameHeads(storedHeadsNow(data, h.url), Automerge.getHeads(h.doc())));
+      await waitFor('at most 2 documents in memory', () => relay.memory().loaded <= 2);
+      assert.ok(relay.memory().evicted >= 4);
+      await a.repo.shutdown();
+      const c = device(relay.url, relay.token);
+      try {
+        for (const [i, h] of made.entries()) assert.deepEqual((await c.repo.find<Doc>(h.url)).doc().meals, { [`meal_${i}`]: { description: `Meal ${i}`, calories: i } });
+      } finally {
+        await c.repo.shutdown();
+      }
+    } finally {
+      await a.repo.shutdown();
+      await relay.close();
+    }
+  });
+
+  test('an idle period below 100 ms, or not a whole number, is refused with a sentence', TIMEOUT, async () => {
+    for (const idleEvictMs of [5, 250.5, Number.NaN]) {
+      await assert.rejects(startRelay({ dataDir: join(tempDir(), 'relay'), port: 0, token: 'evicting-relay-token', idleEvictMs }), (err: Error) => {
+        assert.ok(err instanceof RelayConfigError);
+        assert.match(err.message, /^idleEvictMs must be a whole number of milliseconds, at least 100, not /);
+        return true;
+      });
+    }
+    const r = runCli(['relay', '--port', '0', '--data', join(tempDir(), 'relay')], { CHYME_RELAY_IDLE_EVICT_MS: 'soon' });
+    assert.equal(r.status, 2);
+    assert.equal(r.stderr, 'chyme: CHYME_RELAY_IDLE_EVICT_MS must be a whole number of milliseconds, at least 100, not "soon".\n');
+  });
+
+  test('after the relay process restarts, a listening device still hears changes once the new process has dropped the document', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    const env = { CHYME_RELAY_IDLE_EVICT_MS: '300' };
+    let relay = await startRelayProcess(['--port', '0', '--data', data], env);
+    const port = new URL(relay.url).port;
+    const a = storingDevice(relay.url, relay.token);
+    const b = storingDevice(relay.url, relay.token);
+    try {
+      const created = a.repo.create<Doc>({ meals: { meal_1: { description: 'Porridge', calories: 350 } } });
+      const onB = await b.repo.find<Doc>(created.url);
+      await waitFor('the document dropped by the first process', () => /dropped 1 idle document from memory \(0 loaded\)/.test(relay.stderr()));
+
+      assert.equal(await relay.stop('SIGTERM'), 0);
+      await waitFor('both devices saw the relay go', () => !a.client.status.connected && !b.client.status.connected);
+      relay = await startRelayProcess(['--port', port, '--data', data], env);
+      await waitFor('both devices back', () => a.client.status.connected && b.client.status.connected);
+      // Reconnected, each device syncs its documents with the relay, which then drops them again.
+      await waitFor('the document dropped by the new process', () => /dropped \d+ idle documents? from memory \(0 loaded\)/.test(relay.stderr()));
+
+      created.change((d) => {
+        d.meals.meal_2 = { description: 'Lentil soup', calories: 420 };
+      });
+      await waitFor("A's change on B", () => onB.doc().meals.meal_2?.calories === 420);
+      assert.doesNotMatch(relay.stderr(), /could not drop|sweeping idle documents failed/);
+    } finally {
+      await a.repo.shutdown();
+      await b.repo.shutdown();
+      await relay.stop();
     }
   });
 });
