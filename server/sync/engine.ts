@@ -48,6 +48,10 @@ const FIND_TIMEOUT_MS = 30_000;
  * years does not hold ten years in memory.
  */
 const MAX_SENDING = 4;
+/** A bulk change touching more shards than this goes out this many at a time (see drainLocked). */
+const PACE_SHARDS = 8;
+/** How long a group of a bulk change waits for the relay before the next group goes anyway. */
+const PACE_CONFIRM_MS = 30_000;
 /** Unloads come in series (a pass, a sweep): one collection after the last of them. */
 const COLLECT_AFTER_MS = 2000;
 const SWEEP_INTERVAL_MS = 1000;
@@ -443,25 +447,28 @@ export class SyncEngine {
       // with no document to go to.
       if (newDocs.size > 0) db.transaction(() => saveRecordDocs(db, newDocs))();
       const now = this.app.clock.now();
-      const refused: Array<{ url: string; id: string }> = [];
-      const changedDocs: DocumentId[] = [];
-      for (const [url, list] of byDoc) {
-        const handle = await this.load(url);
-        if (!handle) throw new Error(`the document ${url} is not available; the changes stay queued`);
-        let changed = false;
-        handle.change((d) => {
-          for (const { entry, def } of list) {
-            const outcome = applyToDoc(d, entry, rows.get(entry.recordId), def, now);
-            if (outcome === 'refused') refused.push({ url, id: entry.recordId });
-            if (outcome === 'changed') changed = true;
-          }
-        });
-        if (changed) changedDocs.push(handle.documentId);
-        debug?.(`drained into ${url.slice(-6)} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')}`);
+      const docs = [...byDoc];
+      // A bulk change (set-up adopting a history, an import) goes out a few shards at a time, each
+      // group confirmed by the relay and dropped before the next: neither this device nor the
+      // relay then holds the whole history in memory at once.
+      const paced = docs.length > PACE_SHARDS && this.connected;
+      const loadedBefore = new Set(this.loaded.keys());
+      for (let i = 0; i < docs.length; i += paced ? PACE_SHARDS : docs.length) {
+        const group = docs.slice(i, paced ? i + PACE_SHARDS : docs.length);
+        const refused = await this.writeShards(group, rows, now);
+        // A record deleted on another device was edited here meanwhile: the deletion wins.
+        for (const { url, id } of refused) {
+          const handle = this.loaded.get(url)?.handle;
+          if (handle) this.project(url, handle.doc(), [id]);
+        }
+        if (!paced) continue;
+        const urls = group.map(([url]) => url);
+        await this.waitForRelay(urls, PACE_CONFIRM_MS);
+        for (const url of urls) if (!loadedBefore.has(url)) await this.unload(url);
       }
-      let settingsChanged = false;
       if (settingsTouched) {
         const local = settingsRecordToDoc(currentSettings(this.app));
+        let settingsChanged = false;
         this.root.change((d) => {
           for (const c of SETTINGS_COLUMNS) {
             if (d.settings[c] !== local[c]) {
@@ -470,28 +477,66 @@ export class SyncEngine {
             }
           }
         });
+        if (settingsChanged) await this.repo.flush([this.root.documentId]);
       }
-      const bumped = listShards(db).filter((s) => changedDocs.some((id) => s.docUrl.endsWith(id)));
-      if (bumped.length > 0) {
-        this.root.change((d) => {
-          for (const s of bumped) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
-        });
-      }
-      await this.repo.flush([...changedDocs, ...(bumped.length > 0 || settingsChanged ? [this.root.documentId] : [])]);
-      db.transaction(() => {
-        deleteOutboxThrough(db, maxSeq);
-        for (const s of bumped) {
-          setShardUnconfirmed(db, s.docUrl, true);
-          // Our own change is not news to us: the root's counter moved past what we projected.
-          setShardProjected(db, s.docUrl, s.projectedRev + 1);
-        }
-      })();
-      // A record deleted on another device was edited here meanwhile: the deletion wins.
-      for (const { url, id } of refused) {
-        const handle = this.loaded.get(url)?.handle;
-        if (handle) this.project(url, handle.doc(), [id]);
-      }
+      deleteOutboxThrough(db, maxSeq);
       this.options.onStatus?.();
+    }
+  }
+
+  /**
+   * Writes outbox entries into their shards (one change per shard), moves those shards' counters in
+   * the root, and saves both. Returns the edits refused because the record was deleted meanwhile.
+   */
+  private async writeShards(group: Array<[string, Array<{ entry: OutboxEntry; def: EntityDef }>]>, rows: Map<string, Row | undefined>, now: number): Promise<Array<{ url: string; id: string }>> {
+    const db = this.app.db;
+    const refused: Array<{ url: string; id: string }> = [];
+    const changedDocs: DocumentId[] = [];
+    for (const [url, list] of group) {
+      const handle = await this.load(url);
+      if (!handle) throw new Error(`the document ${url} is not available; the changes stay queued`);
+      let changed = false;
+      handle.change((d) => {
+        for (const { entry, def } of list) {
+          const outcome = applyToDoc(d, entry, rows.get(entry.recordId), def, now);
+          if (outcome === 'refused') refused.push({ url, id: entry.recordId });
+          if (outcome === 'changed') changed = true;
+        }
+      });
+      if (changed) changedDocs.push(handle.documentId);
+      debug?.(`drained into ${url.slice(-6)} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')}`);
+    }
+    const bumped = listShards(db).filter((s) => changedDocs.some((id) => s.docUrl.endsWith(id)));
+    if (bumped.length > 0) {
+      this.root.change((d) => {
+        for (const s of bumped) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
+      });
+    }
+    await this.repo.flush([...changedDocs, ...(bumped.length > 0 ? [this.root.documentId] : [])]);
+    db.transaction(() => {
+      for (const s of bumped) {
+        setShardUnconfirmed(db, s.docUrl, true);
+        // Our own change is not news to us: the root's counter moved past what we projected.
+        setShardProjected(db, s.docUrl, s.projectedRev + 1);
+      }
+    })();
+    return refused;
+  }
+
+  /** Waits (at most timeoutMs, and only while connected) until the relay holds these shards as they are here. */
+  private async waitForRelay(urls: string[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const sid = this.relayStorageId();
+      let waiting = 0;
+      for (const url of urls) {
+        const have = this.loaded.get(url);
+        if (!have) continue;
+        if (sid && sameHeads(have.handle.getSyncInfo(sid)?.lastHeads, have.handle.heads())) setShardUnconfirmed(this.app.db, url, false);
+        else waiting++;
+      }
+      if (waiting === 0 || !this.connected || this.closed || Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 50));
     }
   }
 

@@ -8,6 +8,8 @@ import type { DocumentId, Repo } from '@automerge/automerge-repo';
 import type { WebSocketServerAdapter } from '@automerge/automerge-repo-network-websocket';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
+import { collectGarbage } from '../memory.js';
+import { releaseFoundDocuments } from './repo-leaks.js';
 
 /**
  * The sync relay: automerge-repo's own sync-server pattern (a Repo with a WebSocket server adapter
@@ -432,6 +434,8 @@ function evictIdleDocuments(repo: Repo, idleMs: number, maxLoaded: number, log: 
     if (count > 0) {
       evicted += count;
       log(`dropped ${count} idle document${count === 1 ? '' : 's'} from memory (${loaded()} loaded)`);
+      // What they held is garbage now, and an idle relay allocates too little for V8 to collect it.
+      collectGarbage();
     }
   };
   const kick = () => {
@@ -508,6 +512,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     // Never announce documents to a peer: a device gets only the documents it asks for by id.
     sharePolicy: async () => false,
   });
+  // Every document a device asks for is found through the repo's own find: without this, each
+  // one loaded from disk stayed in memory for good, dropped or not (see repo-leaks.ts).
+  releaseFoundDocuments(repo);
 
   try {
     await adapter.connected;
