@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { getConflicts } from '@automerge/automerge';
 import { Counter } from '@automerge/automerge';
-import { Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@automerge/automerge-repo';
+import { parseAutomergeUrl, Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@automerge/automerge-repo';
 import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
 import type { AppContext } from '../app-context.js';
 import {
@@ -42,12 +42,16 @@ const OUTBOX_BATCH = 20_000;
 const IDLE_UNLOAD_MS = 30_000;
 /** How long a shard may take to arrive from the relay before it counts as not available yet. */
 const FIND_TIMEOUT_MS = 30_000;
+/** The same while following another device's change: the sweep asks again every RETRY_BEHIND_MS. */
+const FOLLOW_FIND_TIMEOUT_MS = 10_000;
 /**
  * Shards loaded at once only to send changes the relay has not confirmed (after a restart, or a
  * set-up whose command ended first): each goes again once confirmed, so that catching up on ten
  * years does not hold ten years in memory.
  */
 const MAX_SENDING = 4;
+/** How often the sweep tries again to load a shard a pass could not load. */
+const RETRY_BEHIND_MS = 2000;
 /** A bulk change touching more shards than this goes out this many at a time (see drainLocked). */
 const PACE_SHARDS = 8;
 /** How long a group of a bulk change waits for the relay before the next group goes anyway. */
@@ -100,6 +104,8 @@ export class SyncEngine {
   private readonly loaded = new Map<string, Loaded>();
   /** Shards loaded by the sweep only to send them: dropped as soon as the relay confirms them. */
   private readonly sending = new Set<string>();
+  /** When a pass last left a shard it could not load (null: none left): the sweep tries again. */
+  private behindSinceMs: number | null = null;
   private collectTimer: NodeJS.Timeout | undefined;
   private readonly watched = new WeakSet<DocHandle<ShardDoc>>();
   private chain: Promise<unknown> = Promise.resolve();
@@ -353,7 +359,7 @@ export class SyncEngine {
     });
   }
 
-  private async load(url: string): Promise<DocHandle<ShardDoc> | undefined> {
+  private async load(url: string, timeoutMs = FIND_TIMEOUT_MS): Promise<DocHandle<ShardDoc> | undefined> {
     const have = this.loaded.get(url);
     if (have) {
       have.usedMs = Date.now();
@@ -363,11 +369,19 @@ export class SyncEngine {
     // Not AbortSignal.timeout: its listener keeps the found document reachable until the timer
     // fires, so a document dropped sooner would stay in memory for the rest of the 30 s.
     const ctrl = new AbortController();
-    const timer = setTimeout(() => ctrl.abort(new Error('not found within 30 s')), FIND_TIMEOUT_MS);
+    const timer = setTimeout(() => ctrl.abort(new Error(`not found within ${timeoutMs / 1000} s`)), timeoutMs);
     try {
       handle = await this.repo.find<ShardDoc>(url as AutomergeUrl, { signal: ctrl.signal });
     } catch (err) {
       this.app.log.warn('sync: a document is not available yet', { url, error: String(err) });
+      debug?.(`not available: ${url.slice(-6)} ${String(err)}`);
+      // The repo keeps a handle it could not fill as "unavailable" and answers every later find
+      // with that at once: drop it, so that the next attempt asks the relay again.
+      const stale = this.repo.handles[parseAutomergeUrl(url as AutomergeUrl).documentId];
+      if (stale) {
+        stale.removeAllListeners();
+        await this.repo.removeFromCache(stale.documentId).catch(() => undefined);
+      }
       return undefined;
     } finally {
       clearTimeout(timer);
@@ -550,6 +564,7 @@ export class SyncEngine {
     if (!doc.shards || !doc.settings) return;
     this.projectSettings(doc.settings);
     const known = new Map(listShards(this.app.db).map((s) => [s.docUrl, s]));
+    let behind = false;
     // Shards this pass loaded, in order, dropped again once their changes settled.
     const settling: string[] = [];
     for (const entry of Object.values(doc.shards)) {
@@ -559,8 +574,15 @@ export class SyncEngine {
       if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: entry.shard, deviceId: entry.device_id });
       if (!all && mine && mine.projectedRev >= rev) continue;
       const wasLoaded = this.loaded.has(entry.url);
-      const handle = await this.load(entry.url);
-      if (!handle) continue;
+      // Following a change, a shard the relay cannot give yet is asked for again soon (the sweep)
+      // rather than waited for; a full pass (a join) waits longer for each.
+      const handle = await this.load(entry.url, all ? FIND_TIMEOUT_MS : FOLLOW_FIND_TIMEOUT_MS);
+      if (!handle) {
+        // Not on the relay yet (its creator's copy is still on the way), or the relay is away:
+        // the sweep comes back to it.
+        behind = true;
+        continue;
+      }
       await this.drainLocked();
       debug?.(`check ${entry.url.slice(-6)} ${entry.shard}@${entry.device_id} rev=${rev} projected=${mine?.projectedRev ?? '-'} was=${wasLoaded} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')} all=${all}`);
       this.project(entry.url, handle.doc(), null);
@@ -574,6 +596,7 @@ export class SyncEngine {
       if (this.enqueueUnheld() > 0) await this.drainLocked();
     }
     this.rootChecked = true;
+    this.behindSinceMs = behind ? Date.now() : null;
     this.options.onStatus?.();
   }
 
@@ -737,6 +760,11 @@ export class SyncEngine {
         });
       }
       if (have && !s.unconfirmed && now - have.usedMs > idle) void this.exclusive(() => this.unload(s.docUrl));
+    }
+    // A shard the last pass could not load (not on the relay yet): another pass, every few seconds.
+    if (this.behindSinceMs !== null && this.connected && now - this.behindSinceMs > RETRY_BEHIND_MS) {
+      this.behindSinceMs = now;
+      void this.exclusive(() => this.checkRootLocked(false)).catch((err: unknown) => this.app.log.error('sync: following the history failed', { error: String(err) }));
     }
     // Writers on other connections (an import's worker) do not pass through this process's bus.
     if (countOutbox(db) > 0) this.kick();
