@@ -43,6 +43,12 @@ describe('chyme sync init | join | status | leave', () => {
         assert.equal(r.status, 201);
       }
     }
+    // And a year of the desk's past: more month shards than set-up sends at once (it sends a few
+    // at a time, each group confirmed by the relay before the next).
+    for (let m = 1; m <= 12; m++) {
+      const r = await a.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - m * 31 * 86_400_000), meal_type: 'lunch', description: `desk month ${String(m).padStart(2, '0')}`, macros: { calories: 500 } });
+      assert.equal(r.status, 201);
+    }
     await Promise.all([a.stop(), b.stop()]);
   });
 
@@ -64,7 +70,8 @@ describe('chyme sync init | join | status | leave', () => {
   test('join on B: A\'s meals arrive, B\'s own stay', async () => {
     const r = await runCliAsync(['sync', 'join', code, '--name', 'Laptop', '--db', b.dbPath]);
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(await exportedMeals(b.dbPath), ['desk before sync 0', 'desk before sync 1', 'laptop before sync 0']);
+    const months = Array.from({ length: 12 }, (_, m) => `desk month ${String(m + 1).padStart(2, '0')}`);
+    assert.deepEqual(await exportedMeals(b.dbPath), ['desk before sync 0', 'desk before sync 1', ...months, 'laptop before sync 0']);
   });
 
   test('status --json has the sync resource\'s keys', async () => {
