@@ -77,7 +77,11 @@ async function cardIn(page: Page, state: 'on' | 'off', timeout = 60_000): Promis
   const card = page.locator(`[data-testid="sync-card"][data-sync="${state}"]`);
   await card.waitFor({ timeout }).catch(async (err: Error) => {
     // What the card shows instead (still loading, an error, the other state), for the failure's message.
-    const shown = await page.getByTestId('sync-card').innerText({ timeout: 1000 }).catch(() => '(no card)');
+    const body = async () => (await page.locator('body').innerText({ timeout: 1000 }).catch(() => '(nothing)')).replace(/\s+/g, ' ').slice(0, 400);
+    const shown = await page
+      .getByTestId('sync-card')
+      .innerText({ timeout: 1000 })
+      .catch(async () => `(no card) at ${page.url()}; the page shows: ${await body()}`);
     throw new Error(`${err.message}\nThe card shows: ${shown}`);
   });
   return card;
