@@ -34,7 +34,7 @@ import { currentSettings, storeSettings, type SettingsRecord } from '../settings
 import { isDeleted, recordIds, recordIn, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
-import { releaseFoundDocuments } from './repo-leaks.js';
+import { fixRepoDefects } from './repo-fixes.js';
 
 /** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
 const OUTBOX_BATCH = 20_000;
@@ -133,7 +133,7 @@ export class SyncEngine {
       network: this.network ? [this.network.adapter] : [],
       peerId: `chyme-${config.deviceId}-${Math.random().toString(36).slice(2, 8)}` as never,
     });
-    releaseFoundDocuments(this.repo);
+    fixRepoDefects(this.repo);
   }
 
   get connected(): boolean {
@@ -377,11 +377,8 @@ export class SyncEngine {
       debug?.(`not available: ${url.slice(-6)} ${String(err)}`);
       // The repo keeps a handle it could not fill as "unavailable" and answers every later find
       // with that at once: drop it, so that the next attempt asks the relay again.
-      const stale = this.repo.handles[parseAutomergeUrl(url as AutomergeUrl).documentId];
-      if (stale) {
-        stale.removeAllListeners();
-        await this.repo.removeFromCache(stale.documentId).catch(() => undefined);
-      }
+      const stale = parseAutomergeUrl(url as AutomergeUrl).documentId;
+      if (this.repo.handles[stale]) await this.repo.removeFromCache(stale).catch(() => undefined);
       return undefined;
     } finally {
       clearTimeout(timer);
@@ -706,10 +703,7 @@ export class SyncEngine {
     this.loaded.delete(url);
     this.sending.delete(url);
     await this.repo.flush([have.handle.documentId]).catch(() => undefined);
-    // automerge-repo 2.5.6's unload() swaps in an empty document and announces it: the repo's save
-    // listener would then write that empty document as a snapshot, which replaces the real one on
-    // disk (and this engine's own listener would see every record vanish). Nobody may listen now.
-    have.handle.removeAllListeners();
+    // The handle's listeners go with it (repo-fixes.ts), this engine's among them.
     await this.repo.removeFromCache(have.handle.documentId).catch(() => undefined);
     this.collectSoon();
   }

@@ -9,7 +9,7 @@ import type { WebSocketServerAdapter } from '@automerge/automerge-repo-network-w
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
 import { collectGarbage } from '../memory.js';
-import { releaseFoundDocuments } from './repo-leaks.js';
+import { fixRepoDefects } from './repo-fixes.js';
 
 /**
  * The sync relay: automerge-repo's own sync-server pattern (a Repo with a WebSocket server adapter
@@ -384,10 +384,6 @@ function evictIdleDocuments(repo: Repo, idleMs: number, maxLoaded: number, log: 
     // (its change is saved by the repo as usual). No message can come in from here to the
     // removal: what follows runs without waiting for I/O.
     if (lastSeq.get(id) !== seen || repo.handles[id] !== handle || !handle.isReady()) return false;
-    // automerge-repo 2.5.6's unload() replaces the document with an empty one and emits
-    // 'heads-changed' for it; the repo's save listener then writes that empty document, whose
-    // snapshot replaces (deletes) the real one on disk. Nothing may listen to this handle any more.
-    handle.removeAllListeners();
     await repo.removeFromCache(id);
     lastSeq.delete(id);
     lastAt.delete(id);
@@ -513,9 +509,10 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     // Never announce documents to a peer: a device gets only the documents it asks for by id.
     sharePolicy: async () => false,
   });
-  // Every document a device asks for is found through the repo's own find: without this, each
-  // one loaded from disk stayed in memory for good, dropped or not (see repo-leaks.ts).
-  releaseFoundDocuments(repo);
+  // Every document a device asks for is found through the repo's own find, and each is dropped
+  // again: without this, each stayed in memory for good, and a dropped one could be overwritten
+  // on disk by an empty document (repo-fixes.ts).
+  fixRepoDefects(repo);
 
   try {
     await adapter.connected;
