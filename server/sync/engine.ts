@@ -104,6 +104,8 @@ export class SyncEngine {
   private readonly loaded = new Map<string, Loaded>();
   /** Shards loaded by the sweep only to send them: dropped as soon as the relay confirms them. */
   private readonly sending = new Set<string>();
+  /** Shards the sweep found confirmed, whose announcement (announceConfirmed) is queued. */
+  private readonly confirming = new Set<string>();
   /** When a pass last left a shard it could not load (null: none left): the sweep tries again. */
   private behindSinceMs: number | null = null;
   private collectTimer: NodeJS.Timeout | undefined;
@@ -112,6 +114,7 @@ export class SyncEngine {
   private sweepTimer: NodeJS.Timeout | undefined;
   private lastSeenTimer: NodeJS.Timeout | undefined;
   private drainQueued = false;
+  private sweepQueued = false;
   private closed = false;
   private readonly seenConflicts = new Set<string>();
   /** True while joining: the history that arrives is not news (no events). */
@@ -392,6 +395,9 @@ export class SyncEngine {
     this.loaded.set(url, { handle, usedMs: Date.now() });
     if (this.watched.has(handle)) return;
     this.watched.add(handle);
+    // The relay reported new heads (it may now hold this device's change): confirm without
+    // waiting for the next sweep, since the other devices hear of the change only then.
+    handle.on('remote-heads', () => this.sweepSoon());
     handle.on('change', ({ patches }) => {
       if (this.closed) return;
       const entry = this.loaded.get(url);
@@ -503,6 +509,11 @@ export class SyncEngine {
     const db = this.app.db;
     const refused: Array<{ url: string; id: string }> = [];
     const changedDocs: DocumentId[] = [];
+    // Unconfirmed before any document changes: a crash after a shard was saved with the change
+    // (which a repeated drain then finds unchanged) still leaves it to be sent and announced.
+    db.transaction(() => {
+      for (const [url] of group) setShardUnconfirmed(db, url, true);
+    })();
     for (const [url, list] of group) {
       const handle = await this.load(url);
       if (!handle) throw new Error(`the document ${url} is not available; the changes stay queued`);
@@ -517,36 +528,52 @@ export class SyncEngine {
       if (changed) changedDocs.push(handle.documentId);
       debug?.(`drained into ${url.slice(-6)} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')}`);
     }
-    const bumped = listShards(db).filter((s) => changedDocs.some((id) => s.docUrl.endsWith(id)));
-    if (bumped.length > 0) {
-      this.root.change((d) => {
-        for (const s of bumped) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
-      });
-    }
-    await this.repo.flush([...changedDocs, ...(bumped.length > 0 ? [this.root.documentId] : [])]);
+    await this.repo.flush(changedDocs);
+    return refused;
+  }
+
+  /**
+   * The relay holds these shards as they are here: their counters in the root move now, which
+   * tells the other devices to look. Only now, never with the change itself: a device that heard
+   * of a change before the relay had it would load the shard, find nothing new, count it as
+   * followed and drop it again, and the change would reach it only with the next one.
+   */
+  private async announceConfirmed(urls: string[]): Promise<void> {
+    const db = this.app.db;
+    const shards = listShards(db).filter((s) => s.unconfirmed && urls.includes(s.docUrl));
+    if (shards.length === 0 || this.closed) return;
+    const before = new Map(shards.map((s) => [s.docUrl, this.root.doc().shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.value ?? 0]));
+    this.root.change((d) => {
+      for (const s of shards) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
+    });
+    // The counter is on disk before the shard counts as confirmed: a crash in between announces
+    // it twice, which costs the others one look.
+    await this.repo.flush([this.root.documentId]);
+    const after = this.root.doc().shards;
     db.transaction(() => {
-      for (const s of bumped) {
-        setShardUnconfirmed(db, s.docUrl, true);
-        // Our own change is not news to us: the root's counter moved past what we projected.
-        setShardProjected(db, s.docUrl, s.projectedRev + 1);
+      for (const s of shards) {
+        setShardUnconfirmed(db, s.docUrl, false);
+        // Our own change is not news to us, unless another device's change moved the counter too.
+        if (s.projectedRev >= before.get(s.docUrl)!) setShardProjected(db, s.docUrl, after[shardIndexKey(s.shardKey, s.deviceId)]?.rev.value ?? 0);
       }
     })();
-    return refused;
+    debug?.(`confirmed ${shards.map((s) => s.docUrl.slice(-6)).join(' ')}`);
+    this.options.onStatus?.();
   }
 
   /** Waits (at most timeoutMs, and only while connected) until the relay holds these shards as they are here. */
   private async waitForRelay(urls: string[], timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const sid = this.relayStorageId();
-      let waiting = 0;
-      for (const url of urls) {
+      const held = urls.filter((url) => {
         const have = this.loaded.get(url);
-        if (!have) continue;
-        if (sid && sameHeads(have.handle.getSyncInfo(sid)?.lastHeads, have.handle.heads())) setShardUnconfirmed(this.app.db, url, false);
-        else waiting++;
+        return !have || this.relayHolds(have.handle);
+      });
+      if (held.length === urls.length || !this.connected || this.closed || Date.now() > deadline) {
+        // What the relay did not confirm in time stays for the sweep to confirm.
+        await this.announceConfirmed(held);
+        return;
       }
-      if (waiting === 0 || !this.connected || this.closed || Date.now() > deadline) return;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -583,7 +610,13 @@ export class SyncEngine {
       await this.drainLocked();
       debug?.(`check ${entry.url.slice(-6)} ${entry.shard}@${entry.device_id} rev=${rev} projected=${mine?.projectedRev ?? '-'} was=${wasLoaded} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')} all=${all}`);
       this.project(entry.url, handle.doc(), null);
-      setShardProjected(this.app.db, entry.url, rev);
+      // Following a change, the shard counts as followed once this copy is the relay's: the
+      // counter moved only after the relay had the change (announceConfirmed), but the copy found
+      // here may be this device's older one, still being synced. Until then the sweep looks again.
+      // (A full pass is a join, whose shards come from the relay, or a start, which a change of
+      // the root then follows.)
+      if (!all && this.network && !this.relayHolds(handle)) behind = true;
+      else setShardProjected(this.app.db, entry.url, rev);
       // A full pass must not hold ten years in memory: what it loaded goes again soon.
       if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) settling.push(entry.url);
     }
@@ -717,32 +750,42 @@ export class SyncEngine {
     this.collectTimer.unref();
   }
 
-  private relayStorageId() {
+  /** Whether the relay's storage holds this document as it is here (the heads it last reported). */
+  private relayHolds(handle: DocHandle<unknown>): boolean {
     const peer = this.repo.peers[0];
-    return peer ? this.repo.getStorageIdOfPeer(peer) : undefined;
+    const sid = peer ? this.repo.getStorageIdOfPeer(peer) : undefined;
+    return sid !== undefined && sameHeads(handle.getSyncInfo(sid)?.lastHeads, handle.heads());
   }
 
   private rootConfirmed(): boolean {
     if (!this.root) return true;
-    const sid = this.relayStorageId();
-    if (!sid) return !this.network;
-    return sameHeads(this.root.getSyncInfo(sid)?.lastHeads, this.root.heads());
+    // With no network (a test of one device, a set-up before its first connection) nothing waits.
+    return !this.network || this.relayHolds(this.root);
+  }
+
+  private sweepSoon(): void {
+    if (this.sweepQueued || this.closed) return;
+    this.sweepQueued = true;
+    setImmediate(() => {
+      this.sweepQueued = false;
+      this.sweep();
+    });
   }
 
   /** Confirmations from the relay, documents to re-announce, idle documents to drop. */
   private sweep(): void {
     if (this.closed || !this.root) return;
     const db = this.app.db;
-    const sid = this.relayStorageId();
     const now = Date.now();
     const idle = this.options.idleUnloadMs ?? IDLE_UNLOAD_MS;
     const shards = listShards(db);
+    const held: string[] = [];
     for (const s of shards) {
       const have = this.loaded.get(s.docUrl);
-      if (s.unconfirmed && have && sid && sameHeads(have.handle.getSyncInfo(sid)?.lastHeads, have.handle.heads())) {
-        setShardUnconfirmed(db, s.docUrl, false);
+      if (s.unconfirmed && have && !this.confirming.has(s.docUrl) && this.relayHolds(have.handle)) {
+        held.push(s.docUrl);
+        this.confirming.add(s.docUrl);
         s.unconfirmed = false;
-        debug?.(`confirmed ${s.docUrl.slice(-6)}`);
         if (this.sending.has(s.docUrl)) void this.exclusive(() => this.unload(s.docUrl));
       }
       // Changes made while offline (or before a restart) go out once the relay is there, a few
@@ -754,6 +797,11 @@ export class SyncEngine {
         });
       }
       if (have && !s.unconfirmed && now - have.usedMs > idle) void this.exclusive(() => this.unload(s.docUrl));
+    }
+    if (held.length > 0) {
+      void this.exclusive(() => this.announceConfirmed(held))
+        .catch((err: unknown) => this.app.log.error('sync: announcing changes failed', { error: String(err) }))
+        .finally(() => held.forEach((url) => this.confirming.delete(url)));
     }
     // A shard the last pass could not load (not on the relay yet): another pass, every few seconds.
     if (this.behindSinceMs !== null && this.connected && now - this.behindSinceMs > RETRY_BEHIND_MS) {

@@ -50,18 +50,25 @@ export const SyncStatusSchema = z
   })
   .meta({ id: 'Sync' });
 
+/** A device's name as a person gives it (set-up and join alike). */
+const DeviceNameSchema = z
+  .string()
+  .max(60)
+  .regex(/\S/, { message: 'must not be blank' })
+  .meta({ description: "This device's name (default: the computer's host name); surrounding spaces are dropped." });
+
 export const SyncSetupSchema = z
   .strictObject({
     relay: z.string().regex(/^wss?:\/\/\S+$/, { message: 'must be a ws:// or wss:// URL' }).max(2000),
     token: z.string().min(8, { message: 'must be at least 8 characters' }).max(200),
-    name: z.string().max(60).regex(/\S/, { message: 'must not be blank' }).optional().meta({ description: 'This device\'s name (default: the computer\'s host name); surrounding spaces are dropped.' }),
+    name: DeviceNameSchema.optional(),
   })
   .meta({ id: 'SyncSetup' });
 
 export const SyncJoinSchema = z
   .strictObject({
     pairing_code: z.string().max(4000).regex(/\S/, { message: 'must not be blank' }).meta({ description: 'The code another device shows (GET /v1/sync/pairing-code, or its Sync card); 400 when it is not one.' }),
-    name: z.string().max(60).regex(/\S/, { message: 'must not be blank' }).optional().meta({ description: 'This device\'s name (default: the computer\'s host name); surrounding spaces are dropped.' }),
+    name: DeviceNameSchema.optional(),
   })
   .meta({ id: 'SyncJoin' });
 

@@ -90,13 +90,14 @@ export interface Device {
 export const SYNC_ENV = { CHYME_SYNC_RETRY_MS: '200' };
 
 // Debugging a sync test: CHYME_SYNC_DEBUG=1 makes the engine trace what it drains and projects on
-// stderr, and CHYME_SYNC_DEBUG_DIR=DIR keeps each device's stderr in DIR/N-NAME.log when the run ends.
+// stderr, and CHYME_SYNC_DEBUG_DIR=DIR keeps each device's stderr in DIR/PID-N-NAME.log when the run ends.
 const debugDir = process.env.CHYME_SYNC_DEBUG_DIR;
 const started: Device[] = [];
 if (debugDir) {
   process.on('exit', () => {
     mkdirSync(debugDir, { recursive: true });
-    started.forEach((d, i) => writeFileSync(join(debugDir, `${i + 1}-${d.name}.log`), d.stderr()));
+    // Each test file runs in a process of its own: the pid keeps their logs apart.
+    started.forEach((d, i) => writeFileSync(join(debugDir, `${process.pid}-${i + 1}-${d.name}.log`), d.stderr()));
   });
 }
 
@@ -194,16 +195,35 @@ export async function converged(devices: Device[], timeoutMs = 30_000): Promise<
     );
   } catch (err) {
     // Where the first device's history and each other one part ways, with some context.
-    const first = last[0] ?? '';
-    const at = (other: string) => {
-      let i = 0;
-      while (i < first.length && first[i] === other[i]) i++;
-      return i;
-    };
-    const around = (text: string, i: number) => text.slice(Math.max(0, i - 400), i + 400);
-    const report = devices.map((d, i) => `${d.name}: …${around(last[i] ?? '', at(last[i] ?? ''))}…`).join('\n');
-    throw new Error(`${(err as Error).message}\n${report}`);
+    throw new Error(`${(err as Error).message}\n${historyDifferences(devices, last)}`);
   }
+}
+
+/** What each device's history has that the first device's lacks or holds otherwise, record by record. */
+function historyDifferences(devices: Device[], histories: string[]): string {
+  const parsed = histories.map((h) => JSON.parse(h || '{}') as Record<string, unknown>);
+  const first = parsed[0] ?? {};
+  const lines: string[] = [];
+  for (let i = 1; i < parsed.length; i++) {
+    const other = parsed[i]!;
+    for (const key of Object.keys({ ...first, ...other })) {
+      const mine = first[key];
+      const theirs = other[key];
+      if (JSON.stringify(mine) === JSON.stringify(theirs)) continue;
+      if (!Array.isArray(mine) || !Array.isArray(theirs)) {
+        lines.push(`${key}: ${devices[0]!.name} ${JSON.stringify(mine)}; ${devices[i]!.name} ${JSON.stringify(theirs)}`);
+        continue;
+      }
+      const byId = (list: unknown[]) => new Map(list.map((r) => [String((r as { id?: unknown }).id), JSON.stringify(r)]));
+      const a = byId(mine);
+      const b = byId(theirs);
+      for (const id of new Set([...a.keys(), ...b.keys()])) {
+        if (a.get(id) === b.get(id)) continue;
+        lines.push(`${key} ${id}: ${devices[0]!.name} ${a.get(id) ?? '(none)'}; ${devices[i]!.name} ${b.get(id) ?? '(none)'}`);
+      }
+    }
+  }
+  return lines.slice(0, 12).join('\n') + (lines.length > 12 ? `\n… and ${lines.length - 12} more differences` : '');
 }
 
 export interface SyncedPair {

@@ -394,6 +394,41 @@ describe('RelayClient', () => {
     }
   });
 
+  test('after the relay restarts, each device joins it once, and a device that only listens hears the next change', TIMEOUT, async () => {
+    // A re-join makes the relay forget which documents the device asked for, while the device's
+    // repo, which saw no disconnection, never asks again: it would hear no other device's changes
+    // to the documents it holds. Retries scheduled while the relay was down (every failed attempt
+    // schedules one) fire after the new connection opened; none may replace it.
+    const dataDir = join(tempDir(), 'relay');
+    let relay: Relay = await startRelay({ dataDir, port: 0, token: 'restart-token' });
+    const a = storingDevice(relay.url, relay.token);
+    const b = storingDevice(relay.url, relay.token);
+    try {
+      const created = a.repo.create<Doc>({ meals: { meal_1: { description: 'Porridge', calories: 350 } } });
+      const onB = await b.repo.find<Doc>(created.url);
+      await relay.close();
+      await waitFor('both devices saw the relay go', () => !a.client.status.connected && !b.client.status.connected);
+      // Several failed attempts each, every 200 ms.
+      await waitFor('attempts refused', () => /connection refused/.test(a.client.status.lastError ?? '') && /connection refused/.test(b.client.status.lastError ?? ''));
+      await new Promise((r) => setTimeout(r, 1000));
+      relay = await startRelay({ dataDir, port: relay.port, token: relay.token });
+      const joins = new Map<string, number>();
+      relay.repo.networkSubsystem.on('peer', ({ peerId }) => joins.set(peerId, (joins.get(peerId) ?? 0) + 1));
+      await waitFor('both devices back', () => a.client.status.connected && b.client.status.connected);
+      // The retries scheduled before are due within one interval (200 ms) of the connection.
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual([...joins.values()], [1, 1], 'one join per device');
+      created.change((d) => {
+        d.meals.meal_2 = { description: 'Lentil soup', calories: 420 };
+      });
+      await waitFor("A's change on B", () => onB.doc().meals.meal_2?.calories === 420);
+    } finally {
+      await a.repo.shutdown();
+      await b.repo.shutdown();
+      await relay.close();
+    }
+  });
+
   test('an unreachable relay is reported, and the client connects once a relay starts on that port', TIMEOUT, async () => {
     const port = await freePort();
     const statuses: RelayStatus[] = [];

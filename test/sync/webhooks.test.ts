@@ -93,7 +93,8 @@ describe('sync: exactly one device sends the webhooks', () => {
       60_000,
     ).catch((err: Error) => {
       const got = new Set(deliveries().map((d) => d.key));
-      throw new Error(`${err.message}; missing: ${[...expected.keys()].filter((k) => !got.has(k)).join(', ')}`);
+      const unexpected = deliveries().filter((d) => !expected.has(d.key)).map((d) => `${d.key} from ${d.from}`);
+      throw new Error(`${err.message}; missing: ${[...expected.keys()].filter((k) => !got.has(k)).join(', ')}; delivered but not expected: ${unexpected.join(', ') || 'none'}`);
     });
     for (const [d, sub] of senders) {
       await until(`${d.name} has no pending delivery`, async () => {
@@ -261,6 +262,9 @@ describe('sync: exactly one device sends the webhooks', () => {
     const fromA = await logMeal(a, 'B');
     await logMeal(b, 'B');
     await logMeal(c!, 'B');
+    // The edit waits until B has the meal: B announces states, and a meal it first sees already
+    // edited is one meal.created (see above), which a busy machine makes likely here.
+    await until("A's meal on B", async () => (await b.api('GET', `/v1/nutrition/meals/${String(fromA.id)}`)).status === 200);
     await editMeal(a, String(fromA.id), 'B');
     await allDelivered('the changes after the handover', [
       [a, subA],
