@@ -561,15 +561,13 @@ export class SyncEngine {
     this.options.onStatus?.();
   }
 
-  /** Waits (at most timeoutMs, and only while connected) until the relay holds these shards as they are here. */
+  /** Waits (at most timeoutMs, and only while connected) until the relay holds these shards as they are here, and announces those it holds. */
   private async waitForRelay(urls: string[], timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const held = urls.filter((url) => {
-        const have = this.loaded.get(url);
-        return !have || this.relayHolds(have.handle);
-      });
-      if (held.length === urls.length || !this.connected || this.closed || Date.now() > deadline) {
+      const loaded = urls.filter((url) => this.loaded.has(url));
+      const held = loaded.filter((url) => this.relayHolds(this.loaded.get(url)!.handle));
+      if (held.length === loaded.length || !this.connected || this.closed || Date.now() > deadline) {
         // What the relay did not confirm in time stays for the sweep to confirm.
         await this.announceConfirmed(held);
         return;
