@@ -27,6 +27,10 @@ await build({
         b.onResolve({ filter: /^\.\/engine\.js$/ }, (args) =>
           args.importer.endsWith(join('sync', 'index.js')) ? { path: '../sync/engine.js', external: true } : undefined,
         );
+        // The relay's file storage likewise (it imports automerge-repo's storage package).
+        b.onResolve({ filter: /^\.\/file-storage\.js$/ }, (args) =>
+          args.importer.endsWith(join('sync', 'relay.js')) ? { path: '../sync/file-storage.js', external: true } : undefined,
+        );
       },
     },
   ],

@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { getConflicts } from '@automerge/automerge';
 import { Counter } from '@automerge/automerge';
 import { parseAutomergeUrl, Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@automerge/automerge-repo';
-import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
 import type { AppContext } from '../app-context.js';
 import {
   CLEAN_STOP_KEY,
@@ -34,6 +33,7 @@ import { currentSettings, storeSettings, type SettingsRecord } from '../settings
 import { isDeleted, recordIds, recordIn, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
 import { relayNetwork, type RelayNetwork } from './network.js';
+import { FileStorage } from './file-storage.js';
 import { fixRepoDefects } from './repo-fixes.js';
 
 /** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
@@ -99,6 +99,7 @@ interface Loaded {
  */
 export class SyncEngine {
   readonly repo: Repo;
+  private readonly storage: FileStorage;
   root!: DocHandle<RootDoc>;
   private readonly network: RelayNetwork | undefined;
   private readonly loaded = new Map<string, Loaded>();
@@ -131,8 +132,9 @@ export class SyncEngine {
     mkdirSync(options.storageDir, { recursive: true });
     this.network = options.connect === false ? undefined : relayNetwork(config.relayUrl, config.relayToken, options.retryMs);
     this.network?.onStatus(() => this.options.onStatus?.());
+    this.storage = new FileStorage(options.storageDir);
     this.repo = new Repo({
-      storage: new NodeFSStorageAdapter(options.storageDir),
+      storage: this.storage,
       network: this.network ? [this.network.adapter] : [],
       peerId: `chyme-${config.deviceId}-${Math.random().toString(36).slice(2, 8)}` as never,
     });
@@ -309,6 +311,9 @@ export class SyncEngine {
       () => false,
     );
     await this.repo.shutdown().catch(() => undefined);
+    // The repo's throttled sync-state saves come after this: nothing more is written (leaving
+    // sync removes the folder next).
+    this.storage.close();
     if (flushed && this.started) {
       try {
         writeServiceState(this.app.db, CLEAN_STOP_KEY, true);

@@ -412,7 +412,8 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
           clearSyncState(app.db);
           emit('sync.device_left', { object: 'sync.device', device_id: e.config.deviceId, device_name: e.config.deviceName, at: isoUtc(app.clock.now()) });
         });
-        await removeStorage(syncStorageDir(options.dbPath));
+        // The engine's storage writes nothing after its close (file-storage.ts): gone is gone.
+        rmSync(syncStorageDir(options.dbPath), { recursive: true, force: true });
         if (!lastRole) {
           lastRole = true;
           for (const hook of app.hooks.roleChanged) hook();
@@ -428,16 +429,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
   };
 }
 
-/**
- * Removes this device's copy of the documents. automerge-repo still writes a peer's sync state a
- * moment after shutdown resolves (its storage writes are queued), so the folder is removed again
- * once that has settled.
- */
-async function removeStorage(dir: string): Promise<void> {
-  rmSync(dir, { recursive: true, force: true });
-  await new Promise((r) => setTimeout(r, 250));
-  rmSync(dir, { recursive: true, force: true });
-}
+
 
 function safeRoot(e: SyncEngine): RootDoc | undefined {
   try {

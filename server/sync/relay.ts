@@ -501,11 +501,12 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
 
   const server = createServer(answerHttp);
   const wss = acceptSyncUpgrades(server, { token, log });
-  const [{ Repo }, { NodeFSStorageAdapter }] = await Promise.all([import('@automerge/automerge-repo'), import('@automerge/automerge-repo-storage-nodefs')]);
+  const [{ Repo }, { FileStorage }] = await Promise.all([import('@automerge/automerge-repo'), import('./file-storage.js')]);
   const adapter = await createSyncServerAdapter(wss, (err) => log(`closed a connection that sent a bad message: ${(err as Error)?.message ?? String(err)}`));
+  const storage = new FileStorage(documentsDir);
   const repo = new Repo({
     network: [adapter],
-    storage: new NodeFSStorageAdapter(documentsDir),
+    storage,
     // Never announce documents to a peer: a device gets only the documents it asks for by id.
     sharePolicy: async () => false,
   });
@@ -543,6 +544,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       await eviction.stop();
       await repo.flush();
       await repo.shutdown();
+      storage.close();
     })();
     return closing;
   };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -7,6 +7,7 @@ import { runInNewContext } from 'node:vm';
 import { after, describe, test } from 'node:test';
 import { Repo, type AutomergeUrl } from '@automerge/automerge-repo';
 import { NodeFSStorageAdapter } from '@automerge/automerge-repo-storage-nodefs';
+import { FileStorage } from '../../server/sync/file-storage.js';
 import { fixRepoDefects } from '../../server/sync/repo-fixes.js';
 
 setFlagsFromString('--expose-gc');
@@ -132,5 +133,98 @@ describe('sync: a document dropped from the cache stays whole on disk', () => {
   test('with it, the stored copy keeps every record', async () => {
     // Three times as long as the unmended repo took to wipe it, and at least a second.
     assert.equal((await storedAfterDrop(true, { ms: Math.max(1000, 3 * wipedAfterMs) })).records, 5);
+  });
+});
+
+describe('sync: the file storage (FileStorage) keeps no copy of what it wrote, and writes nothing once closed', () => {
+  /** What the adapter holds in memory (private in its types, a plain object at run time). */
+  const cached = (storage: NodeFSStorageAdapter) => Object.keys((storage as unknown as { cache: Record<string, Uint8Array> }).cache);
+
+  // Each counts its writes under way: a repo's flush() resolves before its compaction's writes end.
+  class CountingStock extends NodeFSStorageAdapter {
+    inflight = 0;
+    override async save(key: Parameters<NodeFSStorageAdapter['save']>[0], binary: Uint8Array): Promise<void> {
+      this.inflight++;
+      try {
+        await super.save(key, binary);
+      } finally {
+        this.inflight--;
+      }
+    }
+  }
+  class CountingFileStorage extends FileStorage {
+    inflight = 0;
+    override async save(key: Parameters<FileStorage['save']>[0], binary: Uint8Array): Promise<void> {
+      this.inflight++;
+      try {
+        await super.save(key, binary);
+      } finally {
+        this.inflight--;
+      }
+    }
+  }
+
+  /** Ten documents created, changed and saved through a repo on `storage`; what the adapter holds once every write ended. */
+  async function cachedAfterSaving(storage: CountingStock | CountingFileStorage, dir: string): Promise<string[]> {
+    const repo = new Repo({ storage });
+    const urls: AutomergeUrl[] = [];
+    for (let n = 0; n < 10; n++) {
+      const handle = repo.create<Shard>({ records: {} });
+      handle.change((d) => {
+        for (let i = 0; i < 50; i++) d.records[`m${i}`] = { n: i, text: `meal ${i}` };
+      });
+      urls.push(handle.url);
+    }
+    await repo.flush();
+    await repo.shutdown();
+    for (const deadline = Date.now() + 15_000; storage.inflight > 0; ) {
+      if (Date.now() > deadline) throw new Error('the writes did not end within 15 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Whatever is (or is not) cached, the documents are whole on disk.
+    const reader = new Repo({ storage: new FileStorage(dir) });
+    for (const url of urls) assert.equal(Object.keys((await reader.find<Shard>(url)).doc().records).length, 50);
+    await reader.shutdown();
+    return cached(storage);
+  }
+
+  test('the stock adapter keeps every chunk it saved in memory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chyme-file-storage-'));
+    try {
+      assert.ok((await cachedAfterSaving(new CountingStock(dir), dir)).length >= 10);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('FileStorage holds none once written, and the documents load back whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chyme-file-storage-'));
+    try {
+      assert.deepEqual(await cachedAfterSaving(new CountingFileStorage(dir), dir), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('after close(), a late save neither makes the removed folder again nor fails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chyme-file-storage-'));
+    const folder = join(dir, 'device.sync');
+    const key = ['3C7vfSp5DiFvAuwcBgpXugyzyTy8', 'sync-state', 'peer'];
+    try {
+      // The stock adapter: a save after the folder was removed makes it again.
+      await new NodeFSStorageAdapter(folder).save(key, new Uint8Array([1]));
+      rmSync(folder, { recursive: true, force: true });
+      await new NodeFSStorageAdapter(folder).save(key, new Uint8Array([2]));
+      assert.equal(existsSync(folder), true);
+      rmSync(folder, { recursive: true, force: true });
+
+      const storage = new FileStorage(folder);
+      storage.close();
+      await storage.save(key, new Uint8Array([3]));
+      await storage.remove(key);
+      assert.equal(existsSync(folder), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
