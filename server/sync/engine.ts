@@ -545,7 +545,12 @@ export class SyncEngine {
    */
   private async announceConfirmed(urls: string[]): Promise<void> {
     const db = this.app.db;
-    const shards = listShards(db).filter((s) => s.unconfirmed && urls.includes(s.docUrl));
+    // Looked at again here, in turn: a change drained since the relay's confirmation is not held yet.
+    const holds = (url: string) => {
+      const have = this.loaded.get(url);
+      return have !== undefined && this.relayHolds(have.handle);
+    };
+    const shards = listShards(db).filter((s) => s.unconfirmed && urls.includes(s.docUrl) && holds(s.docUrl));
     if (shards.length === 0 || this.closed) return;
     const before = new Map(shards.map((s) => [s.docUrl, this.root.doc().shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.value ?? 0]));
     this.root.change((d) => {
@@ -788,8 +793,6 @@ export class SyncEngine {
       if (s.unconfirmed && have && !this.confirming.has(s.docUrl) && this.relayHolds(have.handle)) {
         held.push(s.docUrl);
         this.confirming.add(s.docUrl);
-        s.unconfirmed = false;
-        if (this.sending.has(s.docUrl)) void this.exclusive(() => this.unload(s.docUrl));
       }
       // Changes made while offline (or before a restart) go out once the relay is there, a few
       // shards at a time.
@@ -802,7 +805,11 @@ export class SyncEngine {
       if (have && !s.unconfirmed && now - have.usedMs > idle) void this.exclusive(() => this.unload(s.docUrl));
     }
     if (held.length > 0) {
-      void this.exclusive(() => this.announceConfirmed(held))
+      void this.exclusive(async () => {
+        await this.announceConfirmed(held);
+        // Loaded only to be sent: gone again once announced.
+        for (const url of held) if (this.sending.has(url)) await this.unload(url);
+      })
         .catch((err: unknown) => this.app.log.error('sync: announcing changes failed', { error: String(err) }))
         .finally(() => held.forEach((url) => this.confirming.delete(url)));
     }
