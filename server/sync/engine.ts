@@ -52,8 +52,12 @@ const FOLLOW_FIND_TIMEOUT_MS = 10_000;
 const MAX_SENDING = 4;
 /** How often the sweep tries again to load a shard a pass could not load. */
 const RETRY_BEHIND_MS = 2000;
-/** A bulk change touching more shards than this goes out this many at a time (see drainLocked). */
-const PACE_SHARDS = 8;
+/**
+ * A bulk change touching more shards than this goes out this many at a time (see drainLocked): as
+ * many as the relay keeps in memory (relay.ts, DEFAULT_MAX_LOADED_DOCUMENTS), so that a group
+ * does not make it drop and reload its own shards.
+ */
+const PACE_SHARDS = 4;
 /** How long a group of a bulk change waits for the relay before the next group goes anyway. */
 const PACE_CONFIRM_MS = 30_000;
 /** Unloads come in series (a pass, a sweep): one collection after the last of them. */

@@ -48,11 +48,12 @@ export const DEFAULT_IDLE_EVICT_MS = 20_000;
  * At most this many documents stay in memory once each has been idle for CAP_MIN_IDLE_MS: the
  * least recently used go first. Each document loaded costs ~1 MB of Automerge wasm memory and
  * ~1.5 MB of JS heap (measured with bench/sync.ts), and wasm memory never shrinks, so the most
- * documents held at once stays resident. Devices send a bulk change eight shards at a time, and a
- * join asks for one at a time; 8 covers that plus a few devices' roots. Measured on a ten-year
- * history: the relay during a join 224 MB with 16, 188 MB with 8, the join as fast (31.6, 31.9 s).
+ * documents held at once stays resident. Devices send a bulk change four shards at a time, and a
+ * join asks for one at a time. Measured on a ten-year history (bench/sync.ts), the relay's peak
+ * during a join: 224 MB with 16, 181–199 MB with 8, 158–162 MB with 4 (and devices pacing by 4);
+ * the join as fast each time (31–34 s), set-up too (45–47 s) once devices paced by the same 4.
  */
-export const DEFAULT_MAX_LOADED_DOCUMENTS = 8;
+export const DEFAULT_MAX_LOADED_DOCUMENTS = 4;
 /** Past the cap, a document may leave memory once a sync exchange about it has paused this long (ms). */
 const CAP_MIN_IDLE_MS = 1000;
 /** The smallest idle period accepted: below it a document could be dropped between the messages of one exchange. */
