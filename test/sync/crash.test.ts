@@ -28,6 +28,8 @@ describe('sync: a device killed while syncing', () => {
     const random = prng(4022);
     const acknowledged = new Map<string, string>();
     const deleted = new Set<string>();
+    /** A deletion cut off by the kill: it may or may not have committed before the process died. */
+    const cutOff = new Set<string>();
     for (let round = 0; round < ROUNDS; round++) {
       let stop = false;
       const writer = (async () => {
@@ -44,7 +46,9 @@ describe('sync: a device killed while syncing', () => {
             if (res.status === 201 && i % 5 === 4) {
               const ids = [...acknowledged.keys()].filter((id) => !deleted.has(id));
               const id = ids[Math.floor(random() * ids.length)]!;
+              cutOff.add(id);
               const del = await a.api('DELETE', `/v1/nutrition/meals/${id}`);
+              cutOff.delete(id);
               if (del.status === 200) deleted.add(id);
             }
           } catch {
@@ -64,10 +68,12 @@ describe('sync: a device killed while syncing', () => {
     const have = new Map(h.meals.map((m) => [m.id, m.description]));
     for (const [id, description] of acknowledged) {
       if (deleted.has(id)) assert.equal(have.has(id), false, `${id} was deleted\n${process.env.CHYME_SYNC_DEBUG ? a.stderr().split('\n').filter((l) => l.includes(id)).join('\n') : ''}`);
+      else if (cutOff.has(id)) assert.ok(!have.has(id) || have.get(id) === description, `${id} is gone or as it was`);
       else assert.equal(have.get(id), description, `acknowledged meal ${id} (${description}) is on both devices`);
     }
     // Nothing was made up either: every meal on the devices is one that was acknowledged (a write
-    // cut off before its answer may or may not have committed: at most one per round).
+    // cut off before its answer may or may not have committed: at most one per round; a deletion
+    // cut off likewise, above).
     const unacknowledged = h.meals.filter((m) => !acknowledged.has(m.id));
     assert.ok(unacknowledged.length <= ROUNDS, JSON.stringify(unacknowledged));
     // B's copy, read from its own database after a restart, is the same (projection is durable).

@@ -653,7 +653,11 @@ describe('the relay drops idle documents from memory', () => {
     const a = storingDevice(relay.url, relay.token);
     const b = storingDevice(relay.url, relay.token);
     try {
+      await waitFor('both devices connected', () => a.client.status.connected && b.client.status.connected);
       const created = a.repo.create<Doc>({ meals: { meal_1: { description: 'Porridge', calories: 350 } } });
+      // B asks once the relay has it (asked sooner, the relay answers that it has no such document).
+      const expected = Automerge.getHeads(created.doc()).sort();
+      await waitFor('the document in the relay folder', () => JSON.stringify(storedHeads(data, created.url)) === JSON.stringify(expected));
       const onB = await b.repo.find<Doc>(created.url);
       await waitFor('the document dropped by the first process', () => /dropped 1 idle document from memory \(0 loaded\)/.test(relay.stderr()));
 
@@ -677,8 +681,42 @@ describe('the relay drops idle documents from memory', () => {
   });
 });
 
+/** The files the CLI bundle loads before any command runs: cli.js and the chunks it imports statically. */
+function staticBundleFiles(): Map<string, string> {
+  const dir = join(ROOT, 'build/server/cli');
+  const files = new Map<string, string>();
+  const visit = (name: string) => {
+    if (files.has(name)) return;
+    const text = readFileSync(join(dir, name), 'utf8');
+    files.set(name, text);
+    for (const m of text.matchAll(/^\s*import\s[^;]*?from\s+["']\.\/(bundle-[^"']+)["']/gm)) visit(m[1]!);
+  };
+  visit('cli.js');
+  return files;
+}
+
 test('the built CLI bundle loads automerge only through import(), so other commands start without its wasm', { skip: existsSync(join(ROOT, 'build/server/cli/cli.js')) ? false : 'not built' }, () => {
-  const bundle = readFileSync(join(ROOT, 'build/server/cli/cli.js'), 'utf8');
-  assert.deepEqual([...bundle.matchAll(/^\s*import\s[^;]*?from\s+["']@automerge\/[^"']*["']/gm)].map((m) => m[0]), []);
-  assert.match(bundle, /import\("@automerge\/automerge-repo"\)/);
+  const files = staticBundleFiles();
+  for (const [name, text] of files) assert.deepEqual([...text.matchAll(/^\s*import\s[^;]*?from\s+["']@automerge\/[^"']*["']/gm)].map((m) => `${name}: ${m[0]}`), []);
+  const all = [...files.values()].join('\n');
+  assert.match(all, /import\("@automerge\/automerge-repo"\)/);
+  // The engine is a chunk of the bundle loaded on demand, not build/server/sync/engine.js, which
+  // would load a second copy of the service's modules beside the bundle's (server/cli/bundle.mjs).
+  const engine = /import\("\.\/(bundle-engine-[^"]+\.js)"\)/.exec(all);
+  assert.ok(engine, 'the bundle imports its engine chunk with import()');
+  assert.ok(!files.has(engine[1]!), 'the engine chunk is not loaded at start');
+  assert.doesNotMatch(all, /sync\/engine\.js/);
+  assert.doesNotMatch(readFileSync(join(ROOT, 'build/server/cli', engine[1]!), 'utf8'), /from\s+["']\.\.\/(?!memory\.js)/);
+});
+
+test('the built CLI bundle collects garbage through the memory module main.js prepared', { skip: existsSync(join(ROOT, 'build/server/cli/cli.js')) ? false : 'not built' }, () => {
+  // main.js calls useCompactHeap on build/server/memory.js; a copy of that module inside the
+  // bundle would never have its collector set, and the engine's and the relay's collections after
+  // they drop documents would do nothing.
+  const dir = join(ROOT, 'build/server/cli');
+  for (const name of readdirSync(dir).filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(join(dir, name), 'utf8');
+    assert.doesNotMatch(text, /function collectGarbage\(/, `${name} holds its own copy of memory.js`);
+    if (/\bcollectGarbage\(/.test(text)) assert.match(text, /import \{[^}]*\bcollectGarbage\b[^}]*\} from "\.\.\/memory\.js"/, name);
+  }
 });
