@@ -2,7 +2,7 @@ import type { Db } from '../server/db/connection.js';
 import { insertMeal, type MealRecord } from '../server/db/meals.js';
 import { insertSleep, type SleepRecord } from '../server/db/sleep.js';
 import { mealDay } from '../server/engine/days.js';
-import { addDays, localTimeToInstant, offsetMinutes } from '../server/time/tz.js';
+import { addDays, dayOf, localTimeToInstant, offsetMinutes } from '../server/time/tz.js';
 import { mealResource } from '../server/nutrition/meals.js';
 import { sleepResource } from '../server/sleep/sessions.js';
 import { prng } from '../test/helpers/random.js';
@@ -89,4 +89,21 @@ export function seedHistory(db: Db, opts: SeedOptions): { meals: number; sleeps:
 export function historyImportDocument(opts: SeedOptions): Record<string, unknown> {
   const { meals, sleeps } = historyRecords(opts);
   return { format: 'chyme.export', format_version: 1, meals: meals.map(mealResource), sleep_sessions: sleeps.map(sleepResource) };
+}
+
+/**
+ * The sync benches' ten-year history: historyRecords over `nights` days (3–5 meals a day, a night
+ * before each), topped up to `meals` meals with late snacks (ninety minutes after one of the day's
+ * meals, so the day stays the same) or cut to `meals`. The last day is yesterday.
+ */
+export function syncBenchHistory(meals: number, nights: number, timezone: string, nowMs: number): { meals: MealRecord[]; sleeps: SleepRecord[] } {
+  const h = historyRecords({ lastDay: dayOf(nowMs - 86_400_000, timezone), days: nights, timezone });
+  const base = h.meals;
+  const out = base.slice(0, meals);
+  for (let k = 0; out.length < meals; k++) {
+    const m = base[k % base.length]!;
+    const ts = m.timestampMs + (90 + Math.floor(k / base.length)) * 60_000;
+    out.push({ ...m, id: `${m.id}x${k}`, timestampMs: ts, mealType: 'snack', description: `late snack ${k}`, createdMs: ts, updatedMs: ts });
+  }
+  return { meals: out, sleeps: h.sleeps };
 }

@@ -23,11 +23,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { openDatabase, type Db } from '../server/db/connection.js';
-import { insertMeal, type MealRecord } from '../server/db/meals.js';
+import { insertMeal } from '../server/db/meals.js';
 import { insertSleep } from '../server/db/sleep.js';
 import { initSettings } from '../server/settings.js';
-import { dayOf } from '../server/time/tz.js';
-import { historyRecords } from './seed.js';
+import { syncBenchHistory } from './seed.js';
 import { benchKey, CLI } from './serve.js';
 
 const DIR = process.env.PROBE_DIR ?? '/tmp/chyme-rss-probe';
@@ -131,23 +130,12 @@ async function stop(c: Child): Promise<void> {
 
 // ---- template ----
 
-function tenYears(): { meals: MealRecord[]; sleeps: ReturnType<typeof historyRecords>['sleeps'] } {
-  const h = historyRecords({ lastDay: dayOf(Date.now() - 86_400_000, TZ), days: NIGHTS, timezone: TZ });
-  const base = h.meals;
-  const meals = base.slice(0, MEALS);
-  for (let k = 0; meals.length < MEALS; k++) {
-    const m = base[k % base.length]!;
-    const ts = m.timestampMs + (90 + Math.floor(k / base.length)) * 60_000;
-    meals.push({ ...m, id: `${m.id}x${k}`, timestampMs: ts, mealType: 'snack', description: `late snack ${k}`, createdMs: ts, updatedMs: ts });
-  }
-  return { meals, sleeps: h.sleeps };
-}
 
 async function template(): Promise<void> {
   rmSync(TPL, { recursive: true, force: true });
   mkdirSync(TPL, { recursive: true });
   const a = join(TPL, 'a.db');
-  const { meals, sleeps } = tenYears();
+  const { meals, sleeps } = syncBenchHistory(MEALS, NIGHTS, TZ, Date.now());
   const db: Db = openDatabase(a);
   initSettings(db, Date.now(), TZ);
   db.transaction(() => {

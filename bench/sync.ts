@@ -31,11 +31,10 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Db } from '../server/db/connection.js';
 import { openDatabase } from '../server/db/connection.js';
-import { insertMeal, type MealRecord } from '../server/db/meals.js';
+import { insertMeal } from '../server/db/meals.js';
 import { insertSleep } from '../server/db/sleep.js';
 import { initSettings } from '../server/settings.js';
-import { dayOf } from '../server/time/tz.js';
-import { historyRecords } from './seed.js';
+import { syncBenchHistory } from './seed.js';
 import { benchKey, CLI } from './serve.js';
 import { percentile } from './stats.js';
 
@@ -238,22 +237,6 @@ async function synced(s: Server, ms = 300_000): Promise<void> {
 
 // ---- Data --------------------------------------------------------------------------------------
 
-/**
- * bench/seed.ts's history over NIGHTS days (3–5 meals a day, a night before each), topped up to
- * MEALS meals with late snacks (ninety minutes after one of the day's meals, so the day stays the
- * same) or cut to MEALS.
- */
-function tenYears(): { meals: MealRecord[]; sleeps: ReturnType<typeof historyRecords>['sleeps'] } {
-  const h = historyRecords({ lastDay: dayOf(Date.now() - 86_400_000, TIMEZONE), days: NIGHTS, timezone: TIMEZONE });
-  const base = h.meals;
-  const meals = base.slice(0, MEALS);
-  for (let k = 0; meals.length < MEALS; k++) {
-    const m = base[k % base.length]!;
-    const ts = m.timestampMs + (90 + Math.floor(k / base.length)) * 60_000;
-    meals.push({ ...m, id: `${m.id}x${k}`, timestampMs: ts, mealType: 'snack', description: `late snack ${k}`, createdMs: ts, updatedMs: ts });
-  }
-  return { meals, sleeps: h.sleeps };
-}
 
 interface Census {
   meals: number;
@@ -289,7 +272,7 @@ function onFile(dbPath: string, mealId: string): boolean {
 
 function seed(dbPath: string): { meals: number; nights: number; ms: number } {
   const t0 = performance.now();
-  const { meals, sleeps } = tenYears();
+  const { meals, sleeps } = syncBenchHistory(MEALS, NIGHTS, TIMEZONE, Date.now());
   const db: Db = openDatabase(dbPath);
   try {
     initSettings(db, Date.now(), TIMEZONE);
