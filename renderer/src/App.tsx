@@ -114,7 +114,7 @@ function Toaster({ toast, onClose, mainRef }: { toast: Toast | null; onClose: (i
   useEffect(() => {
     setHeld(false);
     if (!toast?.opts.action) return;
-    const origin = document.activeElement;
+    const origin = toast.opts.origin ?? document.activeElement;
     originRef.current = origin;
     // The action took away the control that had focus (a deleted meal's row goes with its Delete
     // button): focus would drop to the page, far from Undo. It moves to the toast's action instead.

@@ -13,10 +13,13 @@ export function useMealActions(onChange?: () => void) {
   const app = useApp();
 
   async function remove(meal: Meal) {
+    // Taken now: the row (and this button) may be gone before the toast shows.
+    const origin = document.activeElement;
     try {
       await deleteMeal(meal.id);
       onChange?.();
       app.toast(`Deleted “${mealTitle(meal)}”.`, {
+        origin,
         action: {
           label: 'Undo',
           run: async () => {

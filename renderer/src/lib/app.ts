@@ -16,6 +16,12 @@ export interface ToastAction {
 export interface ToastOptions {
   action?: ToastAction;
   tone?: 'info' | 'error';
+  /**
+   * The control that had focus when the person started what the toast reports, taken before any
+   * await. By the time the toast shows, the list may already have reloaded without it (a deleted
+   * meal's row), and focus has dropped to the page; this says where it was.
+   */
+  origin?: Element | null;
 }
 
 /** What the meal form should open with when another screen sends the user to it. */

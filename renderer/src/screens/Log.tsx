@@ -56,10 +56,13 @@ function useSavedMeals(onLogged: () => void) {
   }
 
   async function remove(s: SavedMeal) {
+    // Taken now: the saved meal's row (and this button) may be gone before the toast shows.
+    const origin = document.activeElement;
     try {
       await deleteSavedMeal(s.id);
       saved.reload();
       app.toast(`Removed “${s.name}” from saved meals.`, {
+        origin,
         action: {
           label: 'Undo',
           run: async () => {
