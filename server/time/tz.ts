@@ -1,10 +1,16 @@
 /**
- * Time-zone arithmetic on IANA zone names, built on Intl (Node ships full ICU).
+ * Time-zone arithmetic on IANA zone names.
  *
  * Chyme stores instants as UTC milliseconds and derives every "day" from the user's zone and
  * day-start setting, so a meal logged at 00:30 with day_start "04:00" counts for the previous day,
  * and a day keeps its meaning across DST changes and travel.
+ *
+ * A zone's offsets come from the operating system's zone files (time/zoneinfo.ts), else from Intl
+ * (Node ships full ICU): Windows has no zone files, and a name Intl accepts that has no file (Intl
+ * also takes "europe/berlin") keeps working as it always did.
  */
+import { readFileSync, readlinkSync } from 'node:fs';
+import { offsetSecondsAt, systemZone } from './zoneinfo.js';
 
 const formatterCache = new Map<string, Intl.DateTimeFormat>();
 
@@ -26,9 +32,10 @@ function partsFormatter(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** True when `name` is an IANA zone this runtime knows (e.g. "Europe/Berlin", "UTC"). */
+/** True when `name` is an IANA zone this machine knows (e.g. "Europe/Berlin", "UTC"). */
 export function isValidTimeZone(name: string): boolean {
   if (typeof name !== 'string' || name.length === 0 || name.length > 64) return false;
+  if (name === 'UTC' || systemZone(name)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;
@@ -37,10 +44,30 @@ export function isValidTimeZone(name: string): boolean {
   }
 }
 
-/** The zone the operating system is set to, falling back to UTC. */
+/**
+ * The zone the operating system is set to, falling back to UTC: TZ when it names a zone, else the
+ * zone /etc/localtime links to (or /etc/timezone names), as the C library and ICU read them;
+ * Intl's answer only where neither says.
+ */
 export function systemTimeZone(): string {
-  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  return zone && isValidTimeZone(zone) ? zone : 'UTC';
+  const named = (path: string | undefined) => {
+    const name = path?.replace(/^:/, '').replace(/^.*\/zoneinfo\//, '').trim();
+    return name && systemZone(name) ? name : undefined;
+  };
+  const fromTz = process.env.TZ;
+  const read = (f: () => string) => {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  };
+  const zone = fromTz
+    ? named(fromTz)
+    : (named(read(() => readlinkSync('/etc/localtime'))) ?? named(read(() => readFileSync('/etc/timezone', 'utf8'))));
+  if (zone) return zone === 'Etc/UTC' || zone === 'Etc/Universal' || zone === 'Universal' || zone === 'Zulu' || zone === 'Etc/Zulu' ? 'UTC' : zone;
+  const intl = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return intl && isValidTimeZone(intl) ? intl : 'UTC';
 }
 
 export interface LocalParts {
@@ -54,6 +81,18 @@ export interface LocalParts {
 
 /** Wall-clock fields of an instant in a zone. */
 export function localParts(instantMs: number, timeZone: string): LocalParts {
+  const rules = timeZone === 'UTC' ? null : systemZone(timeZone);
+  if (rules || timeZone === 'UTC') {
+    const local = new Date(instantMs + (rules ? offsetSecondsAt(rules, instantMs) * 1000 : 0));
+    return {
+      year: local.getUTCFullYear(),
+      month: local.getUTCMonth() + 1,
+      day: local.getUTCDate(),
+      hour: local.getUTCHours(),
+      minute: local.getUTCMinutes(),
+      second: local.getUTCSeconds(),
+    };
+  }
   const out: Record<string, number> = {};
   for (const p of partsFormatter(timeZone).formatToParts(new Date(instantMs))) {
     if (p.type !== 'literal') out[p.type] = Number(p.value);
