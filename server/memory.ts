@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -35,9 +38,44 @@ export function useCompactHeap(): void {
     // A runtime that ignores the flag once started (not Node 20): V8 collects on its own schedule.
     collect = undefined;
   }
+  // V8 gives its own pages back; what the C library holds free is another matter (see
+  // server/native/malloc-trim.c). Tuned now, and trimmed after each requested collection and
+  // every TRIM_INTERVAL_MS, which frees what the traffic in between left behind.
+  malloc = loadMallocTuning();
+  if (malloc) {
+    malloc.tune();
+    setInterval(() => malloc!.trim(), TRIM_INTERVAL_MS).unref();
+  }
 }
 
+/** How often the C library's free memory is given back: a trim takes ~1 ms (docs/performance.md, "Sync"). */
+const TRIM_INTERVAL_MS = 10_000;
+
 let collect: (() => void) | undefined;
+let malloc: MallocTuning | undefined;
+
+interface MallocTuning {
+  /** Fixed mmap and trim thresholds, at most two arenas for threads to come. */
+  tune(): boolean;
+  /** Gives every arena's free pages back to the system. */
+  trim(): boolean;
+}
+
+/** The addon server/native/build.mjs built (Linux with glibc only), from the built or the source tree. */
+function loadMallocTuning(): MallocTuning | undefined {
+  const require = createRequire(import.meta.url);
+  // build/server/memory.js → build/native; server/memory.ts (tests, through tsx) → build/native too.
+  for (const rel of ['../native/malloc-trim.node', '../build/native/malloc-trim.node']) {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
+    if (!existsSync(path)) continue;
+    try {
+      return require(path) as MallocTuning;
+    } catch {
+      // Built for another system or runtime: without it, malloc keeps more.
+    }
+  }
+  return undefined;
+}
 
 /**
  * A full collection now, in a process that called useCompactHeap (elsewhere nothing). For the
@@ -48,4 +86,5 @@ let collect: (() => void) | undefined;
  */
 export function collectGarbage(): void {
   collect?.();
+  malloc?.trim();
 }

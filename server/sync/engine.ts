@@ -206,6 +206,9 @@ export class SyncEngine {
     void this.exclusive(async () => {
       await this.drainLocked();
       await this.checkRootLocked(!clean);
+      // Start-up's garbage (loading the engine and its wasm, the first exchange with the relay)
+      // would otherwise sit in the heap and in malloc's arenas until the traffic moves V8 to collect.
+      if (!this.closed) collectGarbage();
     }).catch((err: unknown) => this.app.log.error('sync catch-up failed', { error: String(err) }));
   }
 
