@@ -14,10 +14,11 @@ export function dayStartMinutes(settings: EngineSettings): number {
 
 /**
  * Zone look-ups cost 0.2 µs from a zone file and 5.5 µs through Intl (names with no file, and
- * Windows); a 90-day score range makes tens of thousands of them on the same few hundred instants, and every request asks again about the same
- * days. These memos hold pure results only, per zone and day start (not per settings object: each
- * request builds its own), so they change no answer; each table is cleared when it grows past a
- * bound, and only the last few zone/day-start pairs are kept.
+ * Windows); a 90-day score range makes tens of thousands of them on the same few hundred
+ * instants, and every request asks again about the same days. These memos hold pure results only,
+ * per zone and day start (not per settings object: each request builds its own), so they change
+ * no answer; each table is cleared when it grows past a bound, and only the last few
+ * zone/day-start pairs are kept.
  */
 const MEMO_LIMIT = 20_000;
 const MEMO_SETTINGS_LIMIT = 8;

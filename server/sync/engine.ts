@@ -553,11 +553,7 @@ export class SyncEngine {
   private async announceConfirmed(urls: string[]): Promise<void> {
     const db = this.app.db;
     // Looked at again here, in turn: a change drained since the relay's confirmation is not held yet.
-    const holds = (url: string) => {
-      const have = this.loaded.get(url);
-      return have !== undefined && this.relayHolds(have.handle);
-    };
-    const shards = listShards(db).filter((s) => s.unconfirmed && urls.includes(s.docUrl) && holds(s.docUrl));
+    const shards = listShards(db).filter((s) => s.unconfirmed && urls.includes(s.docUrl) && this.relayHoldsLoaded(s.docUrl));
     if (shards.length === 0 || this.closed) return;
     const before = new Map(shards.map((s) => [s.docUrl, this.root.doc().shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.value ?? 0]));
     this.root.change((d) => {
@@ -583,7 +579,7 @@ export class SyncEngine {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const loaded = urls.filter((url) => this.loaded.has(url));
-      const held = loaded.filter((url) => this.relayHolds(this.loaded.get(url)!.handle));
+      const held = loaded.filter((url) => this.relayHoldsLoaded(url));
       if (held.length === loaded.length || !this.connected || this.closed || Date.now() > deadline) {
         // What the relay did not confirm in time stays for the sweep to confirm.
         await this.announceConfirmed(held);
@@ -763,6 +759,12 @@ export class SyncEngine {
       if (!this.closed) collectGarbage();
     }, COLLECT_AFTER_MS);
     this.collectTimer.unref();
+  }
+
+  /** Whether this shard is loaded and the relay holds it as it is here. */
+  private relayHoldsLoaded(url: string): boolean {
+    const have = this.loaded.get(url);
+    return have !== undefined && this.relayHolds(have.handle);
   }
 
   /** Whether the relay's storage holds this document as it is here (the heads it last reported). */

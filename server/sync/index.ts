@@ -429,8 +429,6 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
   };
 }
 
-
-
 function safeRoot(e: SyncEngine): RootDoc | undefined {
   try {
     return e.rootDoc();

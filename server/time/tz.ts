@@ -50,11 +50,6 @@ export function isValidTimeZone(name: string): boolean {
  * Intl's answer only where neither says.
  */
 export function systemTimeZone(): string {
-  const named = (path: string | undefined) => {
-    const name = path?.replace(/^:/, '').replace(/^.*\/zoneinfo\//, '').trim();
-    return name && systemZone(name) ? name : undefined;
-  };
-  const fromTz = process.env.TZ;
   const read = (f: () => string) => {
     try {
       return f();
@@ -62,8 +57,12 @@ export function systemTimeZone(): string {
       return undefined;
     }
   };
-  const zone = fromTz
-    ? named(fromTz)
+  const named = (path: string | undefined) => {
+    const name = path?.replace(/^:/, '').replace(/^.*\/zoneinfo\//, '').trim();
+    return name && systemZone(name) ? name : undefined;
+  };
+  const zone = process.env.TZ
+    ? named(process.env.TZ)
     : (named(read(() => readlinkSync('/etc/localtime'))) ?? named(read(() => readFileSync('/etc/timezone', 'utf8'))));
   if (zone) return zone === 'Etc/UTC' || zone === 'Etc/Universal' || zone === 'Universal' || zone === 'Zulu' || zone === 'Etc/Zulu' ? 'UTC' : zone;
   const intl = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -79,11 +78,18 @@ export interface LocalParts {
   second: number;
 }
 
+/** The zone's offset in seconds at an instant, from its zone file (0 for UTC); undefined: ask Intl. */
+function fileOffsetSeconds(instantMs: number, timeZone: string): number | undefined {
+  if (timeZone === 'UTC') return 0;
+  const rules = systemZone(timeZone);
+  return rules ? offsetSecondsAt(rules, instantMs) : undefined;
+}
+
 /** Wall-clock fields of an instant in a zone. */
 export function localParts(instantMs: number, timeZone: string): LocalParts {
-  const rules = timeZone === 'UTC' ? null : systemZone(timeZone);
-  if (rules || timeZone === 'UTC') {
-    const local = new Date(instantMs + (rules ? offsetSecondsAt(rules, instantMs) * 1000 : 0));
+  const offset = fileOffsetSeconds(instantMs, timeZone);
+  if (offset !== undefined) {
+    const local = new Date(instantMs + offset * 1000);
     return {
       year: local.getUTCFullYear(),
       month: local.getUTCMonth() + 1,
@@ -109,6 +115,8 @@ export function localParts(instantMs: number, timeZone: string): LocalParts {
 
 /** Offset of the zone from UTC at an instant, in minutes (Berlin in summer: +120). */
 export function offsetMinutes(instantMs: number, timeZone: string): number {
+  const offset = fileOffsetSeconds(instantMs, timeZone);
+  if (offset !== undefined) return Math.round(offset / 60);
   const p = localParts(instantMs, timeZone);
   const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
   const truncated = instantMs - (((instantMs % 1000) + 1000) % 1000);

@@ -141,31 +141,25 @@ describe('sync: the file storage (FileStorage) keeps no copy of what it wrote, a
   const cached = (storage: NodeFSStorageAdapter) => Object.keys((storage as unknown as { cache: Record<string, Uint8Array> }).cache);
 
   // Each counts its writes under way: a repo's flush() resolves before its compaction's writes end.
-  class CountingStock extends NodeFSStorageAdapter {
-    inflight = 0;
-    override async save(key: Parameters<NodeFSStorageAdapter['save']>[0], binary: Uint8Array): Promise<void> {
-      this.inflight++;
-      try {
-        await super.save(key, binary);
-      } finally {
-        this.inflight--;
+  // (A mixin: TypeScript asks for a constructor of any arguments.)
+  function counting<T extends new (...args: any[]) => NodeFSStorageAdapter>(Adapter: T) {
+    return class extends Adapter {
+      inflight = 0;
+      override async save(key: Parameters<NodeFSStorageAdapter['save']>[0], binary: Uint8Array): Promise<void> {
+        this.inflight++;
+        try {
+          await super.save(key, binary);
+        } finally {
+          this.inflight--;
+        }
       }
-    }
+    };
   }
-  class CountingFileStorage extends FileStorage {
-    inflight = 0;
-    override async save(key: Parameters<FileStorage['save']>[0], binary: Uint8Array): Promise<void> {
-      this.inflight++;
-      try {
-        await super.save(key, binary);
-      } finally {
-        this.inflight--;
-      }
-    }
-  }
+  const CountingStock = counting(NodeFSStorageAdapter);
+  const CountingFileStorage = counting(FileStorage);
 
   /** Ten documents created, changed and saved through a repo on `storage`; what the adapter holds once every write ended. */
-  async function cachedAfterSaving(storage: CountingStock | CountingFileStorage, dir: string): Promise<string[]> {
+  async function cachedAfterSaving(storage: InstanceType<ReturnType<typeof counting>>, dir: string): Promise<string[]> {
     const repo = new Repo({ storage });
     const urls: AutomergeUrl[] = [];
     for (let n = 0; n < 10; n++) {
