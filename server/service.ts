@@ -62,7 +62,7 @@ export interface ServiceOptions {
   /** MQTT reconnect timing (tests shorten it); the settings themselves live in the database. */
   mqtt?: Pick<MqttOptions, 'reconnectFirstMs' | 'reconnectMaxMs'>;
   /** Sync timing (tests shorten the relay retry); the set-up itself lives in the database. */
-  sync?: Pick<SyncOptions, 'retryMs' | 'idleUnloadMs' | 'connect'>;
+  sync?: Pick<SyncOptions, 'retryMs' | 'connect'>;
   /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
   backups?: { automatic?: boolean; checkIntervalMs?: number };
   /**

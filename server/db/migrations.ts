@@ -426,4 +426,54 @@ export const migrations: Migration[] = [
       ${syncTriggers('settings', 'settings', { new: "'settings'", old: "'settings'" }, ['timezone', 'day_start', 'units', 'user_id', 'updated_ms'])}
     `,
   },
+  {
+    version: 10,
+    name: 'end-to-end encrypted sync: the history secret, this device\'s copies of the documents, integrity problems',
+    sql: `
+      -- Sync through a relay that stores only sealed chunks replaces the plaintext protocol outright
+      -- (sync was never released): a set-up of the old protocol is not carried over.
+      UPDATE sync_capture SET active = 0;
+      DELETE FROM sync_config;
+      DELETE FROM sync_outbox;
+      DELETE FROM sync_records;
+      DELETE FROM sync_conflicts;
+      DROP TABLE sync_shards;
+      -- The relay token is needed only to create the space (set-up), never kept; the history
+      -- secret (base32) is what every later connection derives its keys from.
+      ALTER TABLE sync_config DROP COLUMN relay_token;
+      ALTER TABLE sync_config DROP COLUMN root_url;
+      ALTER TABLE sync_config ADD COLUMN history_secret TEXT NOT NULL DEFAULT '';
+      ALTER TABLE sync_records RENAME COLUMN doc_url TO doc_oid;
+
+      -- This device's copy of each document of the history, by its opaque id on the relay: the
+      -- whole Automerge document (save()), its heads, the heads the relay is known to hold, whether
+      -- local changes are not on the relay yet (dirty), whether changes that arrived are not yet in
+      -- SQLite (unprojected), and the sealed bytes stored on the relay since its last snapshot.
+      -- Kept when the device leaves: a device that joins the same history again merges the edits
+      -- it made meanwhile.
+      CREATE TABLE sync_docs (
+        oid TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        bytes BLOB NOT NULL,
+        heads TEXT NOT NULL,
+        synced_heads TEXT NOT NULL DEFAULT '[]',
+        dirty INTEGER NOT NULL DEFAULT 0,
+        unprojected INTEGER NOT NULL DEFAULT 0,
+        tail_bytes INTEGER NOT NULL DEFAULT 0,
+        snapshot_bytes INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX sync_docs_dirty ON sync_docs (dirty) WHERE dirty = 1;
+
+      -- Chunks from the relay that failed authentication (changed bytes, or moved to another
+      -- document): skipped, and shown in the sync status.
+      CREATE TABLE sync_integrity (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        oid TEXT NOT NULL,
+        relay_seq INTEGER NOT NULL,
+        problem TEXT NOT NULL,
+        detected_ms INTEGER NOT NULL,
+        UNIQUE (oid, relay_seq)
+      );
+    `,
+  },
 ];

@@ -7,15 +7,15 @@ import type { Db } from './connection.js';
  * fixed constants of server/sync/entities.ts, never input).
  */
 
-/** service_state key: true when the sync engine last stopped cleanly (its documents flushed). */
-export const CLEAN_STOP_KEY = 'sync_clean_stop';
+/** service_state key: the relay seq this device has pulled and stored everything up to. */
+export const CURSOR_KEY = 'sync_cursor';
 
 export interface SyncConfig {
   deviceId: string;
   deviceName: string;
   relayUrl: string;
-  relayToken: string;
-  rootUrl: string;
+  /** The history secret, base32: every key of the history is derived from it (server/sync/crypto.ts). */
+  historySecret: string;
   enabledMs: number;
 }
 
@@ -23,33 +23,40 @@ interface SyncConfigRow {
   device_id: string;
   device_name: string;
   relay_url: string;
-  relay_token: string;
-  root_url: string;
+  history_secret: string;
   enabled_ms: number;
 }
 
 export function getSyncConfig(db: Db): SyncConfig | undefined {
-  const r = db.prepare('SELECT device_id, device_name, relay_url, relay_token, root_url, enabled_ms FROM sync_config WHERE id = 1').get() as
-    | SyncConfigRow
-    | undefined;
-  return r && { deviceId: r.device_id, deviceName: r.device_name, relayUrl: r.relay_url, relayToken: r.relay_token, rootUrl: r.root_url, enabledMs: r.enabled_ms };
+  const r = db.prepare('SELECT device_id, device_name, relay_url, history_secret, enabled_ms FROM sync_config WHERE id = 1').get() as SyncConfigRow | undefined;
+  return r && { deviceId: r.device_id, deviceName: r.device_name, relayUrl: r.relay_url, historySecret: r.history_secret, enabledMs: r.enabled_ms };
 }
 
 /** Turns sync on for this database: the set-up row, and the triggers start recording changes. */
 export function saveSyncConfig(db: Db, c: SyncConfig): void {
   db.prepare(
-    `INSERT INTO sync_config (id, device_id, device_name, relay_url, relay_token, root_url, enabled_ms)
-     VALUES (1, @deviceId, @deviceName, @relayUrl, @relayToken, @rootUrl, @enabledMs)
+    `INSERT INTO sync_config (id, device_id, device_name, relay_url, history_secret, enabled_ms)
+     VALUES (1, @deviceId, @deviceName, @relayUrl, @historySecret, @enabledMs)
      ON CONFLICT (id) DO UPDATE SET device_id = excluded.device_id, device_name = excluded.device_name, relay_url = excluded.relay_url,
-       relay_token = excluded.relay_token, root_url = excluded.root_url, enabled_ms = excluded.enabled_ms`,
+       history_secret = excluded.history_secret, enabled_ms = excluded.enabled_ms`,
   ).run(c);
   setCapture(db, true);
 }
 
-/** Turns sync off: forgets the set-up and everything derived from the documents (the records stay). */
+/**
+ * Sync off, as leaving does: the set-up goes (the secret with it), while the documents, where each
+ * record lives and the outbox stay, and the triggers keep recording: joining the same history again
+ * merges what changed here meanwhile, field by field.
+ */
+export function forgetSyncConfig(db: Db): void {
+  db.exec('DELETE FROM sync_config;');
+}
+
+/** Forgets every trace of a history (a new set-up, a join of another history, a restore): the records stay. */
 export function clearSyncState(db: Db): void {
   setCapture(db, false);
-  db.exec('DELETE FROM sync_config; DELETE FROM sync_outbox; DELETE FROM sync_records; DELETE FROM sync_shards; DELETE FROM sync_conflicts;');
+  db.exec(`DELETE FROM sync_config; DELETE FROM sync_outbox; DELETE FROM sync_records; DELETE FROM sync_docs; DELETE FROM sync_conflicts; DELETE FROM sync_integrity;
+    DELETE FROM service_state WHERE key = '${CURSOR_KEY}';`);
 }
 
 /** Whether the triggers record local changes (off while the projector writes what came from the documents). */
@@ -91,48 +98,127 @@ export function enqueueAll(db: Db, entity: string, table: string, where = ''): n
 // ---- Where records live ---------------------------------------------------------------------
 
 export function docOfRecord(db: Db, recordId: string): string | undefined {
-  return (db.prepare('SELECT doc_url FROM sync_records WHERE record_id = ?').get(recordId) as { doc_url: string } | undefined)?.doc_url;
+  return (db.prepare('SELECT doc_oid FROM sync_records WHERE record_id = ?').pluck().get(recordId) as string | undefined);
 }
 
-export function saveRecordDocs(db: Db, entries: Iterable<[recordId: string, docUrl: string]>): void {
-  const stmt = db.prepare('INSERT INTO sync_records (record_id, doc_url) VALUES (?, ?) ON CONFLICT (record_id) DO UPDATE SET doc_url = excluded.doc_url');
-  for (const [id, url] of entries) stmt.run(id, url);
+export function saveRecordDocs(db: Db, entries: Iterable<[recordId: string, oid: string]>): void {
+  const stmt = db.prepare('INSERT INTO sync_records (record_id, doc_oid) VALUES (?, ?) ON CONFLICT (record_id) DO UPDATE SET doc_oid = excluded.doc_oid');
+  for (const [id, oid] of entries) stmt.run(id, oid);
 }
 
-export interface ShardRow {
-  docUrl: string;
-  shardKey: string;
-  deviceId: string;
-  projectedRev: number;
-  unconfirmed: boolean;
+// ---- This device's copies of the documents ---------------------------------------------------
+
+export interface DocRow {
+  oid: string;
+  name: string;
+  bytes: Uint8Array;
+  heads: string;
+  syncedHeads: string;
+  dirty: boolean;
+  unprojected: boolean;
+  tailBytes: number;
+  snapshotBytes: number;
 }
 
-export function listShards(db: Db): ShardRow[] {
-  return (
-    db.prepare('SELECT doc_url, shard_key, device_id, projected_rev, unconfirmed FROM sync_shards').all() as Array<{
-      doc_url: string;
-      shard_key: string;
-      device_id: string;
-      projected_rev: number;
-      unconfirmed: number;
-    }>
-  ).map((r) => ({ docUrl: r.doc_url, shardKey: r.shard_key, deviceId: r.device_id, projectedRev: r.projected_rev, unconfirmed: r.unconfirmed === 1 }));
+interface DocDbRow {
+  oid: string;
+  name: string;
+  bytes: Buffer;
+  heads: string;
+  synced_heads: string;
+  dirty: number;
+  unprojected: number;
+  tail_bytes: number;
+  snapshot_bytes: number;
 }
 
-export function upsertShard(db: Db, s: Pick<ShardRow, 'docUrl' | 'shardKey' | 'deviceId'>): void {
-  db.prepare('INSERT INTO sync_shards (doc_url, shard_key, device_id) VALUES (?, ?, ?) ON CONFLICT (doc_url) DO NOTHING').run(s.docUrl, s.shardKey, s.deviceId);
+const toDoc = (r: DocDbRow): DocRow => ({
+  oid: r.oid,
+  name: r.name,
+  bytes: r.bytes,
+  heads: r.heads,
+  syncedHeads: r.synced_heads,
+  dirty: r.dirty === 1,
+  unprojected: r.unprojected === 1,
+  tailBytes: r.tail_bytes,
+  snapshotBytes: r.snapshot_bytes,
+});
+
+export function getDoc(db: Db, oid: string): DocRow | undefined {
+  const r = db.prepare('SELECT * FROM sync_docs WHERE oid = ?').get(oid) as DocDbRow | undefined;
+  return r && toDoc(r);
 }
 
-export function setShardProjected(db: Db, docUrl: string, rev: number): void {
-  db.prepare('UPDATE sync_shards SET projected_rev = ? WHERE doc_url = ?').run(rev, docUrl);
+export function hasDoc(db: Db, oid: string): boolean {
+  return db.prepare('SELECT 1 FROM sync_docs WHERE oid = ?').get(oid) !== undefined;
 }
 
-export function setShardUnconfirmed(db: Db, docUrl: string, unconfirmed: boolean): void {
-  db.prepare('UPDATE sync_shards SET unconfirmed = ? WHERE doc_url = ?').run(unconfirmed ? 1 : 0, docUrl);
+/** Stores a document's new state; `dirty` and `unprojected` are only ever raised here. */
+export function saveDoc(db: Db, d: { oid: string; name: string; bytes: Uint8Array; heads: string; dirty: boolean; unprojected: boolean }): void {
+  db.prepare(
+    `INSERT INTO sync_docs (oid, name, bytes, heads, dirty, unprojected) VALUES (@oid, @name, @bytes, @heads, @dirty, @unprojected)
+     ON CONFLICT (oid) DO UPDATE SET bytes = excluded.bytes, heads = excluded.heads,
+       dirty = MAX(dirty, excluded.dirty), unprojected = MAX(unprojected, excluded.unprojected)`,
+  ).run({ ...d, dirty: d.dirty ? 1 : 0, unprojected: d.unprojected ? 1 : 0 });
 }
 
-export function countUnconfirmedShards(db: Db): number {
-  return (db.prepare('SELECT COUNT(*) AS n FROM sync_shards WHERE unconfirmed = 1').get() as { n: number }).n;
+/** The relay holds `heads` of this document (a push was acknowledged, or everything came from it). */
+export function markDocSynced(db: Db, oid: string, heads: string, addTailBytes: number): void {
+  db.prepare('UPDATE sync_docs SET synced_heads = ?, dirty = (heads != ?), tail_bytes = tail_bytes + ? WHERE oid = ?').run(heads, heads, addTailBytes, oid);
+}
+
+/** The relay now holds a snapshot of this document of `bytes` (sealed), covering its tail. */
+export function markDocSnapshot(db: Db, oid: string, bytes: number): void {
+  db.prepare('UPDATE sync_docs SET tail_bytes = 0, snapshot_bytes = ? WHERE oid = ?').run(bytes, oid);
+}
+
+export function addDocTail(db: Db, oid: string, bytes: number): void {
+  db.prepare('UPDATE sync_docs SET tail_bytes = tail_bytes + ? WHERE oid = ?').run(bytes, oid);
+}
+
+/** Local changes must be sent again from `syncedHeads` (the relay lost what it had acknowledged). */
+export function markDocResend(db: Db, oid: string, syncedHeads: string): void {
+  db.prepare('UPDATE sync_docs SET synced_heads = ?, dirty = 1 WHERE oid = ?').run(syncedHeads, oid);
+}
+
+export function setDocProjected(db: Db, oid: string): void {
+  db.prepare('UPDATE sync_docs SET unprojected = 0 WHERE oid = ?').run(oid);
+}
+
+export function listDirtyDocs(db: Db): string[] {
+  return db.prepare('SELECT oid FROM sync_docs WHERE dirty = 1').pluck().all() as string[];
+}
+
+export function listUnprojectedDocs(db: Db): string[] {
+  return db.prepare('SELECT oid FROM sync_docs WHERE unprojected = 1').pluck().all() as string[];
+}
+
+export function countDirtyDocs(db: Db): number {
+  return db.prepare('SELECT COUNT(*) FROM sync_docs WHERE dirty = 1').pluck().get() as number;
+}
+
+/** Documents whose relay tail has outgrown their snapshot (candidates for a new one). */
+export function listDocsToCompact(db: Db, minTailBytes: number): string[] {
+  return db.prepare('SELECT oid FROM sync_docs WHERE dirty = 0 AND tail_bytes > ? AND tail_bytes * 2 > snapshot_bytes').pluck().all(minTailBytes) as string[];
+}
+
+// ---- Integrity problems ---------------------------------------------------------------------
+
+export interface IntegrityRow {
+  oid: string;
+  relaySeq: number;
+  problem: string;
+  detectedMs: number;
+}
+
+export function recordIntegrityProblem(db: Db, p: IntegrityRow): void {
+  db.prepare('INSERT INTO sync_integrity (oid, relay_seq, problem, detected_ms) VALUES (?, ?, ?, ?) ON CONFLICT (oid, relay_seq) DO NOTHING').run(p.oid, p.relaySeq, p.problem, p.detectedMs);
+}
+
+export function listIntegrityProblems(db: Db): IntegrityRow[] {
+  return (db.prepare('SELECT oid, relay_seq, problem, detected_ms FROM sync_integrity ORDER BY seq DESC LIMIT 20').all() as Array<{ oid: string; relay_seq: number; problem: string; detected_ms: number }>).map(
+    (r) => ({ oid: r.oid, relaySeq: r.relay_seq, problem: r.problem, detectedMs: r.detected_ms }),
+  );
 }
 
 // ---- Conflicts ------------------------------------------------------------------------------

@@ -1,215 +1,256 @@
-import { mkdirSync } from 'node:fs';
-import { getConflicts } from '@automerge/automerge';
-import { Counter } from '@automerge/automerge';
-import { parseAutomergeUrl, Repo, type AutomergeUrl, type DocHandle, type DocumentId } from '@automerge/automerge-repo';
+import * as A from '@automerge/automerge';
 import type { AppContext } from '../app-context.js';
 import {
-  CLEAN_STOP_KEY,
+  addDocTail,
+  countDirtyDocs,
   countOutbox,
-  countUnconfirmedShards,
+  CURSOR_KEY,
   deleteOutboxThrough,
   deleteRow,
-  hasOutboxEntry,
   docOfRecord,
   enqueueAll,
+  getDoc,
+  hasOutboxEntry,
+  listDirtyDocs,
+  listDocsToCompact,
   listOutbox,
-  listShards,
+  listUnprojectedDocs,
+  markDocResend,
+  markDocSnapshot,
+  markDocSynced,
   readRows,
   recordConflict,
+  recordIntegrityProblem,
+  saveDoc,
   saveRecordDocs,
   setCapture,
-  setShardProjected,
-  setShardUnconfirmed,
+  setDocProjected,
   upsertRow,
-  upsertShard,
   type OutboxEntry,
   type Row,
   type SyncConfig,
 } from '../db/sync.js';
 import type { Emit } from '../events/bus.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
-import { collectGarbage } from '../memory.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
-import { isDeleted, recordIds, recordIn, SCHEMA_VERSION, shardIndexKey, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
+import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
-import { relayNetwork, type RelayNetwork } from './network.js';
-import { FileStorage } from './file-storage.js';
-import { fixRepoDefects } from './repo-fixes.js';
+import type { RelayConnection } from './relay-client.js';
 
 /** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
 const OUTBOX_BATCH = 20_000;
-/** A shard nobody touched for this long, whose changes the relay has, is dropped from memory. */
-const IDLE_UNLOAD_MS = 30_000;
-/** How long a shard may take to arrive from the relay before it counts as not available yet. */
-const FIND_TIMEOUT_MS = 30_000;
-/** The same while following another device's change: the sweep asks again every RETRY_BEHIND_MS. */
-const FOLLOW_FIND_TIMEOUT_MS = 10_000;
-/**
- * Shards loaded at once only to send changes the relay has not confirmed (after a restart, or a
- * set-up whose command ended first): each goes again once confirmed, so that catching up on ten
- * years does not hold ten years in memory.
- */
-const MAX_SENDING = 4;
-/** How often the sweep tries again to load a shard a pass could not load. */
-const RETRY_BEHIND_MS = 2000;
-/**
- * A bulk change touching more shards than this goes out this many at a time (see drainLocked): as
- * many as the relay keeps in memory (relay.ts, DEFAULT_MAX_LOADED_DOCUMENTS), so that a group
- * does not make it drop and reload its own shards.
- */
-const PACE_SHARDS = 4;
-/** How long a group of a bulk change waits for the relay before the next group goes anyway. */
-const PACE_CONFIRM_MS = 30_000;
-/** Unloads come in series (a pass, a sweep): one collection after the last of them. */
-const COLLECT_AFTER_MS = 2000;
-const SWEEP_INTERVAL_MS = 1000;
+/** Records projected per SQLite transaction: between two, the service answers requests (a hard bound on pauses). */
+const PROJECT_BATCH = 100;
+/** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
+const CACHE_DOCS = 8;
+/** Pushes in flight at once (one per document). */
+const PUSHES_IN_FLIGHT = 8;
+/** A document's relay tail must be at least this large before a device compacts it into a snapshot. */
+const MIN_COMPACT_TAIL_BYTES = 2048;
+/** How often a connected device tells the others it is there (sealed, never stored by the relay). */
+const PRESENCE_INTERVAL_MS = 30_000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
+const PRESENCE_NAME = 'presence';
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync ${new Date().toISOString().slice(11, 23)}: ${line}\n`) : undefined;
-/**
- * How long a document stays loaded after its last change. automerge-repo's DocSynchronizer sends
- * a document's sync messages 100 ms after a change (a throttle); a handle removed from the cache
- * before then leaves that call waiting 60 s for the handle to be ready again, holding the change
- * (its patches and the document) and keeping a one-shot command's process alive meanwhile.
- */
-const SETTLE_MS = 250;
 
 export interface EngineOptions {
-  /** Where this device keeps its copy of the documents (automerge-repo's NodeFS storage). */
-  storageDir: string;
-  /** false: no network (set-up before the first connection, tests of one device). */
-  connect?: boolean;
-  retryMs?: number;
-  idleUnloadMs?: number;
+  /** The connection to the relay (none: one-device tests, a set-up before its first connection). */
+  connection?: (handlers: ConnectionHandlers) => RelayConnection;
   /** Called when connection, pending work or the webhook host may have changed. */
   onStatus?: () => void;
 }
 
-interface Loaded {
-  handle: DocHandle<ShardDoc>;
+export interface ConnectionHandlers {
+  onChunk: (seq: number, oid: string, kind: ChunkKind, sealed: Uint8Array) => void;
+  onEnd: (seq: number) => void;
+  onNotify: (seq: number) => void;
+  onHeard: (sealed: Uint8Array) => void;
+}
+
+interface Cached {
+  name: string;
+  doc: A.Doc<unknown>;
   usedMs: number;
 }
 
+interface Incoming {
+  seq: number;
+  oid: string;
+  kind: ChunkKind;
+  sealed: Uint8Array;
+}
+
+const headsText = (heads: A.Heads): string => JSON.stringify([...heads].sort());
+
 /**
  * One device's side of sync. SQLite stays the store every read uses; the documents are how changes
- * travel. Two directions, one at a time (a promise chain):
+ * travel, sealed, through the relay. Work on the documents runs one step at a time (a promise chain):
  *
  * - out: every writer's transaction records what it changed in sync_outbox (triggers); drain()
- *   writes those fields into the documents, one change per shard, saves the documents, and only
- *   then forgets the outbox entries. A crash in between repeats the same writes, which change
- *   nothing the second time.
- * - in: a document that changed (from the relay, or at start-up) is projected: every record that
- *   differs from its row is written to SQLite in one transaction, with the same consequences and
- *   events as a local write, while the triggers are off.
+ *   writes those fields into the documents, one change per document, and stores the documents and
+ *   forgets the outbox entries in one transaction. The pusher then sends each changed document's
+ *   new changes (saveSince the heads the relay holds), sealed, and marks them sent once the relay
+ *   acknowledges them as stored: a change is sent until it is acknowledged, never lost, never looped.
+ * - in: the relay streams every chunk after this device's cursor; each is opened (a chunk that
+ *   fails authentication is skipped and reported), merged into this device's copy, stored, and the
+ *   records that changed are projected into SQLite a hundred at a time, with the consequences and
+ *   events of a local write, while the triggers are off. The cursor moves once all is stored.
  */
 export class SyncEngine {
-  readonly repo: Repo;
-  private readonly storage: FileStorage;
-  root!: DocHandle<RootDoc>;
-  private readonly network: RelayNetwork | undefined;
-  private readonly loaded = new Map<string, Loaded>();
-  /** Shards loaded by the sweep only to send them: dropped as soon as the relay confirms them. */
-  private readonly sending = new Set<string>();
-  /** Shards the sweep found confirmed, whose announcement (announceConfirmed) is queued. */
-  private readonly confirming = new Set<string>();
-  /** When a pass last left a shard it could not load (null: none left): the sweep tries again. */
-  private behindSinceMs: number | null = null;
-  private collectTimer: NodeJS.Timeout | undefined;
-  private readonly watched = new WeakSet<DocHandle<ShardDoc>>();
+  private root!: A.Doc<RootDoc>;
+  private readonly rootOid: Promise<string>;
+  private readonly cache = new Map<string, Cached>();
+  private readonly connection: RelayConnection | undefined;
   private chain: Promise<unknown> = Promise.resolve();
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private lastSeenTimer: NodeJS.Timeout | undefined;
   private drainQueued = false;
-  private sweepQueued = false;
   private closed = false;
   private readonly seenConflicts = new Set<string>();
   /** True while joining: the history that arrives is not news (no events). */
   private quiet = false;
   lastSyncedMs: number | null = null;
-  private rootChecked = false;
-  private started = false;
+  /** Chunks of the pull under way, applied in order. */
+  private incoming: Incoming[] = [];
+  private pulling = false;
+  /** The latest seq the relay has told of; a pull follows while it is past the cursor. */
+  private relaySeq = 0;
+  /** This device's own chunks (their seqs): a pull need not apply them again. */
+  private readonly ownSeqs = new Set<number>();
+  private readonly inFlight = new Set<string>();
+  private pushQueued = false;
+  private readonly presence = new Map<string, number>();
+  private presenceTimer: ReturnType<typeof setInterval> | undefined;
+  private lastSeenTimer: ReturnType<typeof setInterval> | undefined;
+  /** Resolves the waiters of a pull that reached the relay's latest seq. */
+  private caughtUp: Array<() => void> = [];
+  /** Chunks skipped for failing authentication in this process's life. */
+  integrityProblems = 0;
 
   constructor(
     private readonly app: AppContext,
     readonly config: SyncConfig,
-    private readonly options: EngineOptions,
+    private readonly keys: HistoryKeys,
+    private readonly options: EngineOptions = {},
   ) {
-    mkdirSync(options.storageDir, { recursive: true });
-    this.network = options.connect === false ? undefined : relayNetwork(config.relayUrl, config.relayToken, options.retryMs);
-    this.network?.onStatus(() => this.options.onStatus?.());
-    this.storage = new FileStorage(options.storageDir);
-    this.repo = new Repo({
-      storage: this.storage,
-      network: this.network ? [this.network.adapter] : [],
-      peerId: `chyme-${config.deviceId}-${Math.random().toString(36).slice(2, 8)}` as never,
+    this.rootOid = keys.oid(ROOT_NAME);
+    this.connection = options.connection?.({
+      onChunk: (seq, oid, kind, sealed) => this.incoming.push({ seq, oid, kind, sealed }),
+      onEnd: (seq) => void this.exclusive(() => this.applyIncoming(seq)).catch((err: unknown) => this.fail('applying changes from the relay failed', err)),
+      onNotify: (seq) => {
+        this.relaySeq = Math.max(this.relaySeq, seq);
+        this.pullSoon();
+        this.pushSoon();
+        this.sayPresence();
+        options.onStatus?.();
+      },
+      onHeard: (sealed) => void this.heard(sealed),
     });
-    fixRepoDefects(this.repo);
+    this.connection?.onStatus(() => {
+      if (!this.connection?.connected) this.pulling = false;
+      options.onStatus?.();
+    });
   }
 
   get connected(): boolean {
-    return this.network?.connected() ?? false;
+    return this.connection?.connected ?? false;
   }
 
   get lastError(): string | null {
-    return this.network?.lastError() ?? null;
+    return this.connection?.status.lastError ?? null;
+  }
+
+  /** When another device was last heard from (presence notes while both are connected). */
+  heardFrom(deviceId: string): number | undefined {
+    return this.presence.get(deviceId);
+  }
+
+  /** Starts following the relay (and sending). */
+  connect(): void {
+    this.connection?.start();
   }
 
   /** Creates the root document of a new history (sync set up on this device). */
-  createRoot(settings: SettingsRecord, nowMs: number): string {
+  async createRoot(settings: SettingsRecord, nowMs: number): Promise<void> {
     const c = this.config;
-    this.root = this.repo.create<RootDoc>({
-      schema: SCHEMA_VERSION,
-      kind: 'chyme.root',
-      devices: { [c.deviceId]: { name: c.deviceName, joined_ms: nowMs, last_seen_ms: nowMs } },
-      webhook_host: { device_id: c.deviceId, device_name: c.deviceName, since_ms: nowMs },
-      settings: settingsRecordToDoc(settings),
-      shards: {},
+    const oid = await this.rootOid;
+    let doc = initialDoc<RootDoc>(oid, { schema: SCHEMA_VERSION, kind: 'chyme.root', devices: {}, webhook_host: null, settings: {} });
+    doc = A.change(doc, (d) => {
+      d.devices[c.deviceId] = { name: c.deviceName, joined_ms: nowMs, last_seen_ms: nowMs };
+      d.webhook_host = { device_id: c.deviceId, device_name: c.deviceName, since_ms: nowMs };
+      Object.assign(d.settings, settingsRecordToDoc(settings));
     });
-    this.watchRoot();
-    return this.root.url;
+    this.root = doc;
+    this.app.db.transaction(() => this.store(oid, ROOT_NAME, doc, { dirty: true, unprojected: false }))();
   }
 
-  /** Finds the root document (from this device's storage, else from the relay). */
-  async openRoot(timeoutMs: number): Promise<void> {
-    const signal = AbortSignal.timeout(timeoutMs);
-    this.root = await this.repo.find<RootDoc>(this.config.rootUrl as AutomergeUrl, { signal });
-    const doc = this.root.doc();
+  /** Opens the root from this device's copy; false when it has none yet (a join before its pull). */
+  async openRoot(): Promise<boolean> {
+    const oid = await this.rootOid;
+    const row = getDoc(this.app.db, oid);
+    if (!row) return false;
+    const doc = A.load<RootDoc>(row.bytes);
     if (doc.kind !== 'chyme.root') throw new Error('That document is not a Chyme history.');
-    this.watchRoot();
+    this.root = doc;
+    return true;
   }
 
-  /** Adds this device to the history's device list. */
-  announceDevice(nowMs: number): void {
+  hasRoot(): boolean {
+    return this.root !== undefined;
+  }
+
+  /** Adds this device to the history's device list (or marks it there again, after leaving). */
+  announceDevice(nowMs: number): Promise<void> {
     const c = this.config;
-    this.root.change((d) => {
+    return this.changeRoot((d) => {
       const existing = d.devices[c.deviceId];
       if (existing) {
         existing.name = c.deviceName;
         existing.last_seen_ms = nowMs;
+        if (existing.left_ms !== undefined) delete existing.left_ms;
       } else d.devices[c.deviceId] = { name: c.deviceName, joined_ms: nowMs, last_seen_ms: nowMs };
     });
   }
 
-  /** Starts the background work of a running service: catch-up, then following both directions. */
+  setWebhookHost(nowMs: number): Promise<void> {
+    const c = this.config;
+    return this.changeRoot((d) => {
+      d.webhook_host = { device_id: c.deviceId, device_name: c.deviceName, since_ms: nowMs };
+    });
+  }
+
+  /** Marks this device as gone from the history (it may come back later). */
+  markLeft(nowMs: number): Promise<void> {
+    const c = this.config;
+    return this.changeRoot((d) => {
+      const dev = d.devices[c.deviceId];
+      if (dev) dev.left_ms = nowMs;
+      if (d.webhook_host?.device_id === c.deviceId) d.webhook_host = null;
+    });
+  }
+
+  rootDoc(): RootDoc {
+    if (!this.root) throw new Error('the history has not arrived yet');
+    return this.root;
+  }
+
+  /** Starts the background work of a running service: repair, catch-up, then following both directions. */
   start(): void {
-    this.started = true;
-    this.sweepTimer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
-    this.sweepTimer.unref();
     this.lastSeenTimer = setInterval(() => {
-      if (!this.closed) this.announceDevice(this.app.clock.now());
+      if (!this.closed) void this.announceDevice(this.app.clock.now()).catch(() => undefined);
     }, LAST_SEEN_INTERVAL_MS);
     this.lastSeenTimer.unref();
-    // After a clean stop, the documents this device projected are where it left them: following
-    // the counters that moved is enough. After a crash (no clean-stop mark), every shard is checked
-    // against SQLite once, which repairs anything a crash could have left half done.
-    const clean = readServiceState<boolean>(this.app.db, CLEAN_STOP_KEY) === true;
-    writeServiceState(this.app.db, CLEAN_STOP_KEY, false);
+    this.presenceTimer = setInterval(() => this.sayPresence(), PRESENCE_INTERVAL_MS);
+    this.presenceTimer.unref();
     void this.exclusive(async () => {
+      // Changes that arrived before a crash but were not all written to SQLite yet.
+      for (const oid of listUnprojectedDocs(this.app.db)) {
+        const row = getDoc(this.app.db, oid);
+        if (row) await this.projectDoc(oid, A.load(row.bytes), null);
+      }
       await this.drainLocked();
-      await this.checkRootLocked(!clean);
-      // Start-up's garbage (loading the engine and its wasm, the first exchange with the relay)
-      // would otherwise sit in the heap and in malloc's arenas until the traffic moves V8 to collect.
-      if (!this.closed) collectGarbage();
-    }).catch((err: unknown) => this.app.log.error('sync catch-up failed', { error: String(err) }));
+    }).catch((err: unknown) => this.fail('sync catch-up failed', err));
+    this.connect();
+    this.pushSoon();
   }
 
   /** Local writes committed: move them into the documents soon (coalesced). */
@@ -220,30 +261,12 @@ export class SyncEngine {
     this.drainQueued = true;
     setImmediate(() => {
       this.drainQueued = false;
-      void this.drain().catch((err: unknown) => {
-        debug?.(`drain failed: ${err instanceof Error ? err.stack : String(err)}`);
-        this.app.log.error('sync: writing changes to the documents failed', { error: String(err) });
-      });
+      void this.drain().catch((err: unknown) => this.fail('writing changes to the documents failed', err));
     });
   }
 
   drain(): Promise<void> {
     return this.exclusive(() => this.drainLocked());
-  }
-
-  /** Brings every document into SQLite (join, start-up check): all shards, one at a time. */
-  reprojectAll(options: { quiet: boolean }): Promise<void> {
-    return this.exclusive(async () => {
-      this.quiet = options.quiet;
-      try {
-        await this.drainLocked();
-        await this.checkRootLocked(true);
-        // Every shard was just checked: the start that follows need not do it again.
-        writeServiceState(this.app.db, CLEAN_STOP_KEY, true);
-      } finally {
-        this.quiet = false;
-      }
-    });
   }
 
   /** Records already on this device that no document holds yet (data from before sync was set up). */
@@ -255,9 +278,29 @@ export class SyncEngine {
     });
   }
 
-  /** Local changes the relay has not confirmed: outbox entries, shards, and the root. */
+  /**
+   * Waits until this device has everything the relay held when it asked (a join, a catch-up); false
+   * after timeoutMs or when the connection failed. `quiet`: what arrives is not news (a join).
+   */
+  async catchUp(timeoutMs: number, options: { quiet: boolean }): Promise<boolean> {
+    this.quiet = options.quiet;
+    try {
+      const done = new Promise<boolean>((resolve) => {
+        this.caughtUp.push(() => resolve(true));
+        setTimeout(() => resolve(false), timeoutMs).unref();
+      });
+      this.pullSoon();
+      const ok = await done;
+      await this.chain;
+      return ok;
+    } finally {
+      this.quiet = false;
+    }
+  }
+
+  /** Local changes the relay has not confirmed: outbox entries and documents with unsent changes. */
   pendingCount(): number {
-    return countOutbox(this.app.db) + countUnconfirmedShards(this.app.db) + (this.rootConfirmed() ? 0 : 1);
+    return countOutbox(this.app.db) + countDirtyDocs(this.app.db);
   }
 
   /** Resolves once the relay has every local change, or after timeoutMs (false). */
@@ -265,78 +308,50 @@ export class SyncEngine {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       await this.chain;
-      this.sweep();
       if (this.connected && this.pendingCount() === 0) {
         this.lastSyncedMs = this.app.clock.now();
         return true;
       }
+      this.pushSoon();
       if (Date.now() > deadline) return false;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 
-  /** Waits for the relay connection: false after timeoutMs, or at once when an attempt failed (refused, wrong token). */
+  /** Waits for the relay's welcome: false after timeoutMs, or at once when an attempt failed (refused, wrong key). */
   async waitUntilConnected(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (!this.connected) {
       if (Date.now() > deadline || this.closed || this.lastError !== null) return false;
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 25));
     }
     return true;
-  }
-
-  setWebhookHost(nowMs: number): void {
-    const c = this.config;
-    this.root.change((d) => {
-      d.webhook_host = { device_id: c.deviceId, device_name: c.deviceName, since_ms: nowMs };
-    });
-  }
-
-  /** Marks this device as gone from the history (it may come back later as a new device). */
-  markLeft(nowMs: number): void {
-    const c = this.config;
-    this.root.change((d) => {
-      const dev = d.devices[c.deviceId];
-      if (dev) dev.left_ms = nowMs;
-      if (d.webhook_host?.device_id === c.deviceId) d.webhook_host = null;
-    });
-  }
-
-  rootDoc(): RootDoc {
-    return this.root.doc();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.sweepTimer);
+    clearInterval(this.presenceTimer);
     clearInterval(this.lastSeenTimer);
-    clearTimeout(this.collectTimer);
     await this.chain.catch(() => undefined);
-    const flushed = await this.repo.flush().then(
-      () => true,
-      () => false,
-    );
-    await this.repo.shutdown().catch(() => undefined);
-    // The repo's throttled sync-state saves come after this: nothing more is written (leaving
-    // sync removes the folder next).
-    this.storage.close();
-    if (flushed && this.started) {
-      try {
-        writeServiceState(this.app.db, CLEAN_STOP_KEY, true);
-      } catch {
-        // The database is already closed (a command's end): the next start checks every shard.
-      }
-    }
+    this.connection?.stop();
+    for (const w of this.caughtUp.splice(0)) w();
   }
 
   // ---- Internals ------------------------------------------------------------------------------
 
-  /**
-   * Queues every synced row that no document holds and no outbox entry will bring (data from
-   * before sync was set up, or written while the triggers could not see it): it joins this
-   * device's shards. Returns how many were queued.
-   */
+  private fail(what: string, err: unknown): void {
+    debug?.(`${what}: ${err instanceof Error ? err.stack : String(err)}`);
+    this.app.log.error(`sync: ${what}`, { error: err instanceof Error ? err.message : String(err) });
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Queues every synced row that no document holds and no outbox entry will bring. Returns how many. */
   private enqueueUnheld(): number {
     const unheld = 'id NOT IN (SELECT record_id FROM sync_records) AND id NOT IN (SELECT record_id FROM sync_outbox)';
     let n = 0;
@@ -356,100 +371,51 @@ export class SyncEngine {
     }
   }
 
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(fn, fn);
-    this.chain = run.catch(() => undefined);
-    return run;
+  /** Stores a document's state (inside the caller's transaction) and keeps it in the cache. */
+  private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }): void {
+    saveDoc(this.app.db, { oid, name, bytes: A.save(doc), heads: headsText(A.getHeads(doc)), ...flags });
+    this.remember(oid, name, doc);
   }
 
-  private watchRoot(): void {
-    this.root.on('change', ({ patches }) => {
-      if (this.closed) return;
-      const touched = new Set(patches.map((p) => p.path[0]));
-      debug?.(`root change: ${[...touched].join(',')}`);
-      if (touched.has('webhook_host') || touched.has('devices')) this.options.onStatus?.();
-      if (touched.has('settings') || touched.has('shards')) {
-        void this.exclusive(() => this.checkRootLocked(false)).catch((err: unknown) => this.app.log.error('sync: following the history failed', { error: err instanceof Error ? (err.stack ?? String(err)) : String(err) }));
-      }
+  private remember(oid: string, name: string, doc: A.Doc<unknown>): void {
+    this.cache.delete(oid);
+    this.cache.set(oid, { name, doc, usedMs: Date.now() });
+    while (this.cache.size > CACHE_DOCS) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /** This device's copy of a document (the cache, else SQLite), or undefined when it has none. */
+  private load(oid: string): Cached | undefined {
+    const have = this.cache.get(oid);
+    if (have) return have;
+    const row = getDoc(this.app.db, oid);
+    if (!row) return undefined;
+    const loaded = { name: row.name, doc: A.load(row.bytes), usedMs: Date.now() };
+    this.remember(oid, row.name, loaded.doc);
+    return loaded;
+  }
+
+  private async changeRoot(fn: (d: RootDoc) => void): Promise<void> {
+    await this.exclusive(async () => {
+      const oid = await this.rootOid;
+      const next = A.change(this.root, fn);
+      if (A.getHeads(next).join() === A.getHeads(this.root).join()) return;
+      this.root = next;
+      this.app.db.transaction(() => this.store(oid, ROOT_NAME, next, { dirty: true, unprojected: false }))();
     });
-  }
-
-  private async load(url: string, timeoutMs = FIND_TIMEOUT_MS): Promise<DocHandle<ShardDoc> | undefined> {
-    const have = this.loaded.get(url);
-    if (have) {
-      have.usedMs = Date.now();
-      return have.handle;
-    }
-    let handle: DocHandle<ShardDoc>;
-    // Not AbortSignal.timeout: its listener keeps the found document reachable until the timer
-    // fires, so a document dropped sooner would stay in memory for the rest of the 30 s.
-    const ctrl = new AbortController();
-    const timer = setTimeout(() => ctrl.abort(new Error(`not found within ${timeoutMs / 1000} s`)), timeoutMs);
-    try {
-      handle = await this.repo.find<ShardDoc>(url as AutomergeUrl, { signal: ctrl.signal });
-    } catch (err) {
-      this.app.log.warn('sync: a document is not available yet', { url, error: String(err) });
-      debug?.(`not available: ${url.slice(-6)} ${String(err)}`);
-      // The repo keeps a handle it could not fill as "unavailable" and answers every later find
-      // with that at once: drop it, so that the next attempt asks the relay again.
-      const stale = parseAutomergeUrl(url as AutomergeUrl).documentId;
-      if (this.repo.handles[stale]) await this.repo.removeFromCache(stale).catch(() => undefined);
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
-    this.track(url, handle);
-    return handle;
-  }
-
-  /** Keeps a shard in memory and projects every change that reaches it (from anywhere). */
-  private track(url: string, handle: DocHandle<ShardDoc>): void {
-    this.loaded.set(url, { handle, usedMs: Date.now() });
-    if (this.watched.has(handle)) return;
-    this.watched.add(handle);
-    // The relay reported new heads (it may now hold this device's change): confirm without
-    // waiting for the next sweep, since the other devices hear of the change only then.
-    handle.on('remote-heads', () => this.sweepSoon());
-    handle.on('change', ({ patches }) => {
-      if (this.closed) return;
-      const entry = this.loaded.get(url);
-      if (entry) entry.usedMs = Date.now();
-      const ids = new Set<string>();
-      for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') ids.add(p.path[1]);
-      if (ids.size === 0) return;
-      debug?.(`change in ${url.slice(-6)}: ${[...ids].join(' ')}`);
-      void this.exclusive(async () => {
-        await this.drainLocked();
-        this.project(url, handle.doc(), [...ids]);
-      }).catch((err: unknown) => this.app.log.error('sync: applying changes failed', { error: String(err) }));
-    });
-  }
-
-  /** This device's shard for a key: found in the root, or created and listed there. */
-  private ownShard(key: string): string {
-    const me = this.config.deviceId;
-    const existing = this.root.doc().shards[shardIndexKey(key, me)];
-    if (existing) return existing.url;
-    const handle = this.repo.create<ShardDoc>({ schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: me, records: {}, deleted: {} });
-    this.root.change((d) => {
-      d.shards[shardIndexKey(key, me)] = { shard: key, device_id: me, url: handle.url, rev: new Counter(0) };
-    });
-    upsertShard(this.app.db, { docUrl: handle.url, shardKey: key, deviceId: me });
-    setShardProjected(this.app.db, handle.url, 0);
-    this.track(handle.url, handle);
-    return handle.url;
+    this.options.onStatus?.();
+    this.pushSoon();
   }
 
   private async drainLocked(): Promise<void> {
     const db = this.app.db;
     for (;;) {
       const entries = listOutbox(db, OUTBOX_BATCH);
-      if (entries.length === 0) return;
+      if (entries.length === 0 || !this.root) return;
       const maxSeq = entries[entries.length - 1]!.seq;
-      debug?.(`drain ${entries.map((e) => `${e.seq}:${e.recordId}:${e.fields}`).join(' ')}`);
+      debug?.(`drain ${entries.length} entries`);
       const rows = new Map<string, Row | undefined>();
       const newDocs = new Map<string, string>();
-      const byDoc = new Map<string, Array<{ entry: OutboxEntry; def: EntityDef }>>();
+      const byDoc = new Map<string, { name: string; list: Array<{ entry: OutboxEntry; def: EntityDef }> }>();
       let settingsTouched = false;
       for (const entry of entries) {
         if (entry.entity === 'settings') {
@@ -460,184 +426,278 @@ export class SyncEngine {
         if (!def) continue;
         if (!rows.has(entry.recordId)) rows.set(entry.recordId, readRows(db, def.table, def.columns, [entry.recordId], def.where).get(entry.recordId));
         const row = rows.get(entry.recordId);
-        let url = docOfRecord(db, entry.recordId) ?? newDocs.get(entry.recordId);
-        if (!url) {
+        let oid = docOfRecord(db, entry.recordId) ?? newDocs.get(entry.recordId);
+        let name: string | undefined;
+        if (!oid) {
           // Created and deleted before it reached a document: nothing to tell anyone.
           if (!row) continue;
-          url = this.ownShard(def.shardKey(row));
-          newDocs.set(entry.recordId, url);
+          name = shardName(def.shardKey(row), this.config.deviceId);
+          oid = await this.keys.oid(name);
+          newDocs.set(entry.recordId, oid);
         }
-        let list = byDoc.get(url);
-        if (!list) byDoc.set(url, (list = []));
-        list.push({ entry, def });
+        let group = byDoc.get(oid);
+        if (!group) {
+          name ??= this.load(oid)?.name;
+          if (!name) continue; // A record whose document this device no longer has (cannot happen: documents are never deleted while synced).
+          byDoc.set(oid, (group = { name, list: [] }));
+        }
+        group.list.push({ entry, def });
       }
-      // Where each new record goes is written down before any document changes: a crash after a
-      // document took the record (and maybe sent it) must not leave a later deletion or edit of it
-      // with no document to go to.
-      if (newDocs.size > 0) db.transaction(() => saveRecordDocs(db, newDocs))();
       const now = this.app.clock.now();
-      const docs = [...byDoc];
-      // A bulk change (set-up adopting a history, an import) goes out a few shards at a time, each
-      // group confirmed by the relay and dropped before the next: neither this device nor the
-      // relay then holds the whole history in memory at once.
-      const paced = docs.length > PACE_SHARDS && this.connected;
-      const loadedBefore = new Set(this.loaded.keys());
-      for (let i = 0; i < docs.length; i += paced ? PACE_SHARDS : docs.length) {
-        const group = docs.slice(i, paced ? i + PACE_SHARDS : docs.length);
-        const refused = await this.writeShards(group, rows, now);
-        // A record deleted on another device was edited here meanwhile: the deletion wins.
-        for (const { url, id } of refused) {
-          const handle = this.loaded.get(url)?.handle;
-          if (handle) this.project(url, handle.doc(), [id]);
-        }
-        if (!paced) continue;
-        const urls = group.map(([url]) => url);
-        await this.waitForRelay(urls, PACE_CONFIRM_MS);
-        for (const url of urls) if (!loadedBefore.has(url)) await this.unload(url);
-      }
-      if (settingsTouched) {
-        const local = settingsRecordToDoc(currentSettings(this.app));
-        let settingsChanged = false;
-        this.root.change((d) => {
-          for (const c of SETTINGS_COLUMNS) {
-            if (d.settings[c] !== local[c]) {
-              d.settings[c] = local[c] ?? null;
-              settingsChanged = true;
-            }
+      const refused: Array<{ oid: string; id: string }> = [];
+      const changed = new Map<string, { name: string; doc: A.Doc<unknown> }>();
+      for (const [oid, { name, list }] of byDoc) {
+        const have = this.load(oid);
+        let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
+        const before = A.getHeads(doc).join();
+        doc = A.change(doc, (d) => {
+          for (const { entry, def } of list) {
+            if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
           }
         });
-        if (settingsChanged) await this.repo.flush([this.root.documentId]);
+        if (!have || A.getHeads(doc).join() !== before) changed.set(oid, { name, doc });
       }
-      deleteOutboxThrough(db, maxSeq);
-      this.options.onStatus?.();
-    }
-  }
-
-  /**
-   * Writes outbox entries into their shards (one change per shard), moves those shards' counters in
-   * the root, and saves both. Returns the edits refused because the record was deleted meanwhile.
-   */
-  private async writeShards(group: Array<[string, Array<{ entry: OutboxEntry; def: EntityDef }>]>, rows: Map<string, Row | undefined>, now: number): Promise<Array<{ url: string; id: string }>> {
-    const db = this.app.db;
-    const refused: Array<{ url: string; id: string }> = [];
-    const changedDocs: DocumentId[] = [];
-    // Unconfirmed before any document changes: a crash after a shard was saved with the change
-    // (which a repeated drain then finds unchanged) still leaves it to be sent and announced.
-    db.transaction(() => {
-      for (const [url] of group) setShardUnconfirmed(db, url, true);
-    })();
-    for (const [url, list] of group) {
-      const handle = await this.load(url);
-      if (!handle) throw new Error(`the document ${url} is not available; the changes stay queued`);
-      let changed = false;
-      handle.change((d) => {
-        for (const { entry, def } of list) {
-          const outcome = applyToDoc(d, entry, rows.get(entry.recordId), def, now);
-          if (outcome === 'refused') refused.push({ url, id: entry.recordId });
-          if (outcome === 'changed') changed = true;
+      let root: A.Doc<RootDoc> | undefined;
+      if (settingsTouched) {
+        const local = settingsRecordToDoc(currentSettings(this.app));
+        const next = A.change(this.root, (d) => {
+          for (const c of SETTINGS_COLUMNS) if (d.settings[c] !== local[c]) d.settings[c] = local[c] ?? null;
+        });
+        if (A.getHeads(next).join() !== A.getHeads(this.root).join()) root = next;
+      }
+      // The documents, where each new record lives, and the end of the outbox entries: one
+      // transaction, so a crash leaves either all of it or none (and then the same drain again).
+      const rootOid = await this.rootOid;
+      db.transaction(() => {
+        saveRecordDocs(db, newDocs);
+        for (const [oid, { name, doc }] of changed) this.store(oid, name, doc, { dirty: true, unprojected: false });
+        if (root) {
+          this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
+          this.root = root;
         }
-      });
-      if (changed) changedDocs.push(handle.documentId);
-      debug?.(`drained into ${url.slice(-6)} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')}`);
+        deleteOutboxThrough(db, maxSeq);
+      })();
+      // A record deleted on another device was edited here meanwhile: the deletion wins.
+      for (const { oid, id } of refused) {
+        const doc = this.cache.get(oid)?.doc as A.Doc<ShardDoc> | undefined;
+        if (doc) await this.projectRecords(oid, doc, [id]);
+      }
+      this.options.onStatus?.();
+      this.pushSoon();
     }
-    await this.repo.flush(changedDocs);
-    return refused;
   }
 
-  /**
-   * The relay holds these shards as they are here: their counters in the root move now, which
-   * tells the other devices to look. Only now, never with the change itself: a device that heard
-   * of a change before the relay had it would load the shard, find nothing new, count it as
-   * followed and drop it again, and the change would reach it only with the next one.
-   */
-  private async announceConfirmed(urls: string[]): Promise<void> {
-    const db = this.app.db;
-    // Looked at again here, in turn: a change drained since the relay's confirmation is not held yet.
-    const shards = listShards(db).filter((s) => s.unconfirmed && urls.includes(s.docUrl) && this.relayHoldsLoaded(s.docUrl));
-    if (shards.length === 0 || this.closed) return;
-    const before = new Map(shards.map((s) => [s.docUrl, this.root.doc().shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.value ?? 0]));
-    this.root.change((d) => {
-      for (const s of shards) d.shards[shardIndexKey(s.shardKey, s.deviceId)]?.rev.increment(1);
+  // ---- Out: the pusher ------------------------------------------------------------------------
+
+  private pushSoon(): void {
+    if (this.pushQueued || this.closed) return;
+    this.pushQueued = true;
+    setImmediate(() => {
+      this.pushQueued = false;
+      this.pushSome();
     });
-    // The counter is on disk before the shard counts as confirmed: a crash in between announces
-    // it twice, which costs the others one look.
-    await this.repo.flush([this.root.documentId]);
-    const after = this.root.doc().shards;
-    db.transaction(() => {
-      for (const s of shards) {
-        setShardUnconfirmed(db, s.docUrl, false);
-        // Our own change is not news to us, unless another device's change moved the counter too.
-        if (s.projectedRev >= before.get(s.docUrl)!) setShardProjected(db, s.docUrl, after[shardIndexKey(s.shardKey, s.deviceId)]?.rev.value ?? 0);
-      }
-    })();
-    debug?.(`confirmed ${shards.map((s) => s.docUrl.slice(-6)).join(' ')}`);
-    this.options.onStatus?.();
   }
 
-  /** Waits (at most timeoutMs, and only while connected) until the relay holds these shards as they are here, and announces those it holds. */
-  private async waitForRelay(urls: string[], timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const loaded = urls.filter((url) => this.loaded.has(url));
-      const held = loaded.filter((url) => this.relayHoldsLoaded(url));
-      if (held.length === loaded.length || !this.connected || this.closed || Date.now() > deadline) {
-        // What the relay did not confirm in time stays for the sweep to confirm.
-        await this.announceConfirmed(held);
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 50));
+  /**
+   * Sends the unsent changes of documents, a few at a time, without holding the chain: a push only
+   * reads a document's stored state, and its acknowledgement only records what the relay holds.
+   */
+  private pushSome(): void {
+    const conn = this.connection;
+    if (!conn?.connected || this.closed || !this.root) return;
+    const db = this.app.db;
+    for (const oid of listDirtyDocs(db)) {
+      if (this.inFlight.size >= PUSHES_IN_FLIGHT) return;
+      if (this.inFlight.has(oid)) continue;
+      const row = getDoc(db, oid);
+      if (!row) continue;
+      this.inFlight.add(oid);
+      void (async () => {
+        const doc = this.cache.get(oid)?.doc ?? A.load(row.bytes);
+        const heads = headsText(A.getHeads(doc));
+        const synced = JSON.parse(row.syncedHeads) as string[];
+        // A first push sends the whole document (compact); later ones what the relay lacks.
+        const body = synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced);
+        const sealed = await this.keys.seal(oid, 'change', row.name, body);
+        const seq = await conn.push(oid, 'change', sealed);
+        this.ownSeqs.add(seq);
+        markDocSynced(db, oid, heads, sealed.length);
+        debug?.(`pushed ${row.name} seq=${seq} ${sealed.length} B`);
+      })()
+        .catch((err: unknown) => debug?.(`push of ${row.name} failed: ${String(err)}`))
+        .finally(() => {
+          this.inFlight.delete(oid);
+          if (this.pendingCount() === 0 && this.inFlight.size === 0 && this.connected && !this.pulling && this.relaySeq <= this.cursor()) this.lastSyncedMs = this.app.clock.now();
+          this.options.onStatus?.();
+          // More to send (changed meanwhile, or past the in-flight limit): go on.
+          if (countDirtyDocs(db) > this.inFlight.size) this.pushSoon();
+          else this.compactSoon();
+        });
     }
   }
 
   /**
-   * Follows the root: settings, and every shard whose counter moved past what this device
-   * projected (all of them when `all`), loaded one at a time and dropped again when idle.
+   * Client compaction: a document whose tail of chunks on the relay has outgrown half its snapshot
+   * gets a new sealed snapshot covering everything up to this device's cursor. The relay drops the
+   * covered chunks after its grace period.
    */
-  private async checkRootLocked(all: boolean): Promise<void> {
-    const doc = this.root.doc();
-    // A root that has not arrived whole yet (only its first changes synced) has nothing to follow.
-    if (!doc.shards || !doc.settings) return;
-    this.projectSettings(doc.settings);
-    const known = new Map(listShards(this.app.db).map((s) => [s.docUrl, s]));
-    let behind = false;
-    // Shards this pass loaded, in order, dropped again once their changes settled.
-    const settling: string[] = [];
-    for (const entry of Object.values(doc.shards)) {
-      await this.unloadSettled(settling, false);
-      const rev = entry.rev.value;
-      const mine = known.get(entry.url);
-      if (!mine) upsertShard(this.app.db, { docUrl: entry.url, shardKey: entry.shard, deviceId: entry.device_id });
-      if (!all && mine && mine.projectedRev >= rev) continue;
-      const wasLoaded = this.loaded.has(entry.url);
-      // Following a change, a shard the relay cannot give yet is asked for again soon (the sweep)
-      // rather than waited for; a full pass (a join) waits longer for each.
-      const handle = await this.load(entry.url, all ? FIND_TIMEOUT_MS : FOLLOW_FIND_TIMEOUT_MS);
-      if (!handle) {
-        // Not on the relay yet (its creator's copy is still on the way), or the relay is away:
-        // the sweep comes back to it.
-        behind = true;
+  private compactSoon(): void {
+    const conn = this.connection;
+    if (!conn?.connected || this.closed || this.pulling || this.relaySeq > this.cursor()) return;
+    const db = this.app.db;
+    for (const oid of listDocsToCompact(db, MIN_COMPACT_TAIL_BYTES)) {
+      if (this.inFlight.has(oid) || this.inFlight.size >= PUSHES_IN_FLIGHT) continue;
+      const row = getDoc(db, oid);
+      if (!row) continue;
+      this.inFlight.add(oid);
+      const covers = this.cursor();
+      void (async () => {
+        const sealed = await this.keys.seal(oid, 'snapshot', row.name, row.bytes);
+        const seq = await conn.push(oid, 'snapshot', sealed, covers);
+        this.ownSeqs.add(seq);
+        markDocSnapshot(db, oid, sealed.length);
+        debug?.(`snapshot of ${row.name} seq=${seq} covers=${covers} ${sealed.length} B`);
+      })()
+        .catch((err: unknown) => debug?.(`snapshot of ${row.name} refused: ${String(err)}`))
+        .finally(() => this.inFlight.delete(oid));
+    }
+  }
+
+  // ---- In: pulls ------------------------------------------------------------------------------
+
+  private cursor(): number {
+    return readServiceState<number>(this.app.db, CURSOR_KEY) ?? 0;
+  }
+
+  private pullSoon(): void {
+    const conn = this.connection;
+    if (!conn?.connected || this.pulling || this.closed) return;
+    const cursor = this.cursor();
+    if (this.relaySeq <= cursor && this.caughtUp.length === 0) return;
+    this.pulling = true;
+    this.incoming = [];
+    debug?.(`pull after ${cursor}`);
+    conn.pull(cursor);
+  }
+
+  /** Applies a complete pull (up to `endSeq`): opens, merges and stores each document's chunks, then projects. */
+  private async applyIncoming(endSeq: number): Promise<void> {
+    const chunks = this.incoming;
+    this.incoming = [];
+    const db = this.app.db;
+    const byDoc = new Map<string, Incoming[]>();
+    for (const ch of chunks) {
+      if (this.ownSeqs.has(ch.seq) && ch.kind === 'change') continue;
+      let list = byDoc.get(ch.oid);
+      if (!list) byDoc.set(ch.oid, (list = []));
+      list.push(ch);
+    }
+    const rootOid = await this.rootOid;
+    // The root first: a join needs the history's settings before its records.
+    const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : 0));
+    for (const oid of order) {
+      if (this.closed) return;
+      await this.applyDoc(oid, byDoc.get(oid)!);
+      // Between two documents the service answers requests.
+      await new Promise((r) => setImmediate(r));
+    }
+    if (this.closed) return;
+    writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq));
+    for (const s of this.ownSeqs) if (s <= endSeq) this.ownSeqs.delete(s);
+    this.pulling = false;
+    debug?.(`pulled ${chunks.length} chunks up to ${endSeq}`);
+    if (this.relaySeq <= endSeq) {
+      for (const w of this.caughtUp.splice(0)) w();
+      if (this.pendingCount() === 0) this.lastSyncedMs = this.app.clock.now();
+    }
+    this.options.onStatus?.();
+    this.pullSoon();
+    this.pushSoon();
+    this.compactSoon();
+  }
+
+  private async applyDoc(oid: string, chunks: Incoming[]): Promise<void> {
+    const db = this.app.db;
+    const have = this.load(oid);
+    let doc: A.Doc<unknown> = have?.doc ?? A.init();
+    let name = have?.name;
+    const before = A.getHeads(doc);
+    let tail = 0;
+    let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
+    const synced = JSON.parse(getDoc(db, oid)?.syncedHeads ?? '[]') as string[];
+    for (const ch of chunks) {
+      let opened: { name: string; body: Uint8Array };
+      try {
+        opened = await this.keys.open(oid, ch.kind, ch.sealed);
+        // The name is sealed too: a document is only ever the one its id was derived from.
+        if ((await this.keys.oid(opened.name)) !== oid) throw new IntegrityError('it names another document');
+        if (name !== undefined && opened.name !== name) throw new IntegrityError('it names another document');
+        doc = A.loadIncremental(doc, opened.body);
+      } catch (err) {
+        const problem = err instanceof IntegrityError ? `A chunk failed authentication: ${err.message}.` : `A chunk could not be read: ${(err as Error)?.message ?? String(err)}.`;
+        this.integrityProblems += 1;
+        this.app.log.warn('sync: skipped a chunk from the relay', { seq: ch.seq, problem });
+        recordIntegrityProblem(db, { oid, relaySeq: ch.seq, problem, detectedMs: this.app.clock.now() });
         continue;
       }
-      await this.drainLocked();
-      debug?.(`check ${entry.url.slice(-6)} ${entry.shard}@${entry.device_id} rev=${rev} projected=${mine?.projectedRev ?? '-'} was=${wasLoaded} heads=${handle.heads().map((h) => h.slice(0, 6)).join(',')} all=${all}`);
-      this.project(entry.url, handle.doc(), null);
-      // Following a change, the shard counts as followed once this copy is the relay's: the
-      // counter moved only after the relay had the change (announceConfirmed), but the copy found
-      // here may be this device's older one, still being synced. Until then the sweep looks again.
-      // (A full pass is a join, whose shards come from the relay, or a start, which a change of
-      // the root then follows.)
-      if (!all && this.network && !this.relayHolds(handle)) behind = true;
-      else setShardProjected(this.app.db, entry.url, rev);
-      // A full pass must not hold ten years in memory: what it loaded goes again soon.
-      if (all && !wasLoaded && !(mine?.unconfirmed ?? false)) settling.push(entry.url);
+      name = opened.name;
+      if (ch.kind === 'snapshot') {
+        tail = 0;
+        const snapDoc = A.load(opened.body);
+        snapshot = { bytes: ch.sealed.length, heads: A.getHeads(snapDoc), lacksOurs: synced.length > 0 && !A.hasHeads(snapDoc, synced) };
+      } else tail += ch.sealed.length;
     }
-    await this.unloadSettled(settling, true);
-    if (all) {
-      // Rows written while the triggers could not see them are this device's records too.
-      if (this.enqueueUnheld() > 0) await this.drainLocked();
+    if (name === undefined) return;
+    const after = A.getHeads(doc);
+    const changed = before.join() !== A.getHeads(doc).join();
+    const row = getDoc(db, oid);
+    db.transaction(() => {
+      if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed });
+      if (snapshot) {
+        markDocSnapshot(db, oid, snapshot.bytes);
+        // A snapshot made without some of this device's acknowledged changes (a device that had
+        // not seen them): they are sent again, so that they cannot be lost with the covered chunks.
+        if (snapshot.lacksOurs) markDocResend(db, oid, headsText(snapshot.heads));
+      }
+      if (tail > 0) addDocTail(db, oid, tail);
+      // What arrived is on the relay: unless this device has changes of its own not sent yet, the relay holds all of it.
+      const now = getDoc(db, oid)!;
+      if (!now.dirty) markDocSynced(db, oid, headsText(after), 0);
+    })();
+    if (!changed) return;
+    if (oid === (await this.rootOid)) {
+      this.root = doc as A.Doc<RootDoc>;
+      this.projectRoot(before.length === 0 ? null : A.diff(doc, before, after));
+      setDocProjected(db, oid);
+      return;
     }
-    this.rootChecked = true;
-    this.behindSinceMs = behind ? Date.now() : null;
+    await this.projectDoc(oid, doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc, before, after));
+  }
+
+  /** Projects the records a diff touched (all of them without one), then marks the document projected. */
+  private async projectDoc(oid: string, doc: A.Doc<unknown>, patches: A.Patch[] | null): Promise<void> {
+    if ((doc as { kind?: unknown }).kind === 'chyme.root') {
+      this.root = doc as A.Doc<RootDoc>;
+      this.projectRoot(null);
+    } else if ((doc as { kind?: unknown }).kind === 'chyme.shard') {
+      let ids: string[];
+      if (patches) {
+        const set = new Set<string>();
+        for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') set.add(p.path[1]);
+        ids = [...set];
+      } else ids = recordIds(doc as ShardDoc);
+      await this.projectRecords(oid, doc as ShardDoc, ids);
+    }
+    setDocProjected(this.app.db, oid);
+  }
+
+  private projectRoot(patches: A.Patch[] | null): void {
+    const doc = this.root;
+    if (!doc.settings) return;
+    this.projectSettings(doc.settings);
+    if (!patches || patches.some((p) => p.path[0] === 'settings')) {
+      for (const field of SETTINGS_COLUMNS) this.noteConflict('settings', 'settings', field, A.getConflicts(doc.settings as never, field), doc.settings[field]);
+    }
     this.options.onStatus?.();
   }
 
@@ -656,34 +716,35 @@ export class SyncEngine {
     this.app.bus.write((emit) => this.withoutCapture(() => storeSettings(this.app, emit, before, next)));
   }
 
-  /** Writes the records of a document that differ from their rows (ids: those; null: all). */
-  private project(url: string, doc: ShardDoc, ids: string[] | null): void {
+  /** Writes the records of a document that differ from their rows, PROJECT_BATCH per transaction. */
+  private async projectRecords(oid: string, doc: ShardDoc, ids: string[]): Promise<void> {
     const app = this.app;
-    const db = app.db;
-    const list = ids ?? recordIds(doc);
-    let savedMeals = false;
-    const located: Array<[string, string]> = [];
-    app.bus.write((emit) =>
-      this.withoutCapture(() => {
-        for (const id of list) {
-          const def = entityOfId(id);
-          const rec = recordIn(doc, id);
-          if (!def || !rec) continue;
-          located.push([id, url]);
-          try {
-            const changed = this.projectRecord(def, id, rec, emit);
-            if (changed && def.kind === 'saved_meal') savedMeals = true;
-            // A merge of concurrent edits: both sides note it (the side whose value won sees no
-            // change of its row, only the other value arriving), and so does a full pass.
-            if ((changed || ids) && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
-          } catch (err) {
-            app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
+    for (let i = 0; i < ids.length; i += PROJECT_BATCH) {
+      if (this.closed) return;
+      const batch = ids.slice(i, i + PROJECT_BATCH);
+      let savedMeals = false;
+      app.bus.write((emit) =>
+        this.withoutCapture(() => {
+          const located: Array<[string, string]> = [];
+          for (const id of batch) {
+            const def = entityOfId(id);
+            const rec = recordIn(doc, id);
+            if (!def || !rec) continue;
+            located.push([id, oid]);
+            try {
+              const changed = this.projectRecord(def, id, rec, emit);
+              if (changed && def.kind === 'saved_meal') savedMeals = true;
+              if (!isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
+            } catch (err) {
+              app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
+            }
           }
-        }
-        saveRecordDocs(db, located);
-      }),
-    );
-    if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
+          saveRecordDocs(app.db, located);
+        }),
+      );
+      if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
+      if (i + PROJECT_BATCH < ids.length) await new Promise((r) => setImmediate(r));
+    }
   }
 
   private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit): boolean {
@@ -693,7 +754,6 @@ export class SyncEngine {
     // (the outbox), and is never overwritten by the older state here.
     if (hasOutboxEntry(db, id)) return false;
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
-    debug?.(`project ${id} doc=${isDeleted(rec) ? 'deleted' : 'live'} upd=${String(rec.updated_ms)} row=${current ? String(current.updated_ms) : 'no'}`);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
     if (isDeleted(rec)) {
       if (!current) return false;
@@ -714,129 +774,65 @@ export class SyncEngine {
   private noteConflicts(def: EntityDef, id: string, rec: DocRecord): void {
     for (const field of def.columns) {
       if (field === 'updated_ms') continue;
-      const all = getConflicts(rec as never, field);
-      if (!all || Object.keys(all).length < 2) continue;
-      const kept = rec[field];
-      const others = Object.values(all).filter((v) => v !== kept);
-      const key = `${id}/${field}/${JSON.stringify(kept)}/${JSON.stringify(others)}`;
-      if (this.seenConflicts.has(key)) continue;
-      this.seenConflicts.add(key);
-      recordConflict(this.app.db, { entity: def.kind, recordId: id, field, kept, others, detectedMs: this.app.clock.now() });
+      this.noteConflict(def.kind, id, field, A.getConflicts(rec as never, field), rec[field]);
     }
   }
 
-  /** Unloads `urls` from the front while their last change is SETTLE_MS old (all of them: waiting). */
-  private async unloadSettled(urls: string[], wait: boolean): Promise<void> {
-    while (urls.length > 0) {
-      const have = this.loaded.get(urls[0]!);
-      if (!wait && have && Date.now() - have.usedMs < SETTLE_MS) return;
-      await this.unload(urls.shift()!);
-    }
+  private noteConflict(entity: string, id: string, field: string, all: A.Conflicts | undefined, kept: unknown): void {
+    if (!all || Object.keys(all).length < 2) return;
+    const others = Object.values(all).filter((v) => v !== kept);
+    const key = `${id}/${field}/${JSON.stringify(kept)}/${JSON.stringify(others)}`;
+    if (this.seenConflicts.has(key)) return;
+    this.seenConflicts.add(key);
+    recordConflict(this.app.db, { entity, recordId: id, field, kept, others, detectedMs: this.app.clock.now() });
   }
 
-  private async unload(url: string): Promise<void> {
-    for (;;) {
-      const have = this.loaded.get(url);
-      if (!have) return;
-      const left = have.usedMs + SETTLE_MS - Date.now();
-      if (left <= 0) break;
-      await new Promise((r) => setTimeout(r, left));
-    }
-    const have = this.loaded.get(url)!;
-    debug?.(`unload ${url.slice(-6)}`);
-    this.loaded.delete(url);
-    this.sending.delete(url);
-    await this.repo.flush([have.handle.documentId]).catch(() => undefined);
-    // The handle's listeners go with it (repo-fixes.ts), this engine's among them.
-    await this.repo.removeFromCache(have.handle.documentId).catch(() => undefined);
-    this.collectSoon();
+  // ---- Presence -------------------------------------------------------------------------------
+
+  private sayPresence(): void {
+    const conn = this.connection;
+    if (!conn?.connected || this.closed) return;
+    void (async () => {
+      const oid = await this.keys.oid(PRESENCE_NAME);
+      const body = new TextEncoder().encode(JSON.stringify({ device_id: this.config.deviceId, at: this.app.clock.now() }));
+      conn.say(await this.keys.seal(oid, 'change', PRESENCE_NAME, body));
+    })().catch(() => undefined);
   }
 
-  /** One full collection shortly after the last of a series of unloads (see collectGarbage). */
-  private collectSoon(): void {
-    clearTimeout(this.collectTimer);
-    this.collectTimer = setTimeout(() => {
-      if (!this.closed) collectGarbage();
-    }, COLLECT_AFTER_MS);
-    this.collectTimer.unref();
-  }
-
-  /** Whether this shard is loaded and the relay holds it as it is here. */
-  private relayHoldsLoaded(url: string): boolean {
-    const have = this.loaded.get(url);
-    return have !== undefined && this.relayHolds(have.handle);
-  }
-
-  /** Whether the relay's storage holds this document as it is here (the heads it last reported). */
-  private relayHolds(handle: DocHandle<unknown>): boolean {
-    const peer = this.repo.peers[0];
-    const sid = peer ? this.repo.getStorageIdOfPeer(peer) : undefined;
-    return sid !== undefined && sameHeads(handle.getSyncInfo(sid)?.lastHeads, handle.heads());
-  }
-
-  private rootConfirmed(): boolean {
-    if (!this.root) return true;
-    // With no network (a test of one device, a set-up before its first connection) nothing waits.
-    return !this.network || this.relayHolds(this.root);
-  }
-
-  private sweepSoon(): void {
-    if (this.sweepQueued || this.closed) return;
-    this.sweepQueued = true;
-    setImmediate(() => {
-      this.sweepQueued = false;
-      this.sweep();
-    });
-  }
-
-  /** Confirmations from the relay, documents to re-announce, idle documents to drop. */
-  private sweep(): void {
-    if (this.closed || !this.root) return;
-    const db = this.app.db;
-    const now = Date.now();
-    const idle = this.options.idleUnloadMs ?? IDLE_UNLOAD_MS;
-    const shards = listShards(db);
-    const held: string[] = [];
-    for (const s of shards) {
-      const have = this.loaded.get(s.docUrl);
-      if (s.unconfirmed && have && !this.confirming.has(s.docUrl) && this.relayHolds(have.handle)) {
-        held.push(s.docUrl);
-        this.confirming.add(s.docUrl);
+  private async heard(sealed: Uint8Array): Promise<void> {
+    try {
+      const oid = await this.keys.oid(PRESENCE_NAME);
+      const { body } = await this.keys.open(oid, 'change', sealed);
+      const note = JSON.parse(new TextDecoder().decode(body)) as { device_id?: unknown };
+      if (typeof note.device_id === 'string') {
+        const first = !this.presence.has(note.device_id);
+        this.presence.set(note.device_id, this.app.clock.now());
+        // A device that just came tells the others, and hears from them in turn.
+        if (first) this.sayPresence();
+        this.options.onStatus?.();
       }
-      // Changes made while offline (or before a restart) go out once the relay is there, a few
-      // shards at a time.
-      if (s.unconfirmed && !have && this.connected && !this.sending.has(s.docUrl) && this.sending.size < MAX_SENDING) {
-        this.sending.add(s.docUrl);
-        void this.exclusive(async () => {
-          if (!(await this.load(s.docUrl))) this.sending.delete(s.docUrl);
-        });
-      }
-      if (have && !s.unconfirmed && now - have.usedMs > idle) void this.exclusive(() => this.unload(s.docUrl));
+    } catch {
+      // A note that does not open is ignored: presence is a courtesy, not data.
     }
-    if (held.length > 0) {
-      void this.exclusive(async () => {
-        await this.announceConfirmed(held);
-        // Loaded only to be sent: gone again once announced.
-        for (const url of held) if (this.sending.has(url)) await this.unload(url);
-      })
-        .catch((err: unknown) => this.app.log.error('sync: announcing changes failed', { error: String(err) }))
-        .finally(() => held.forEach((url) => this.confirming.delete(url)));
-    }
-    // A shard the last pass could not load (not on the relay yet): another pass, every few seconds.
-    if (this.behindSinceMs !== null && this.connected && now - this.behindSinceMs > RETRY_BEHIND_MS) {
-      this.behindSinceMs = now;
-      void this.exclusive(() => this.checkRootLocked(false)).catch((err: unknown) => this.app.log.error('sync: following the history failed', { error: String(err) }));
-    }
-    // Writers on other connections (an import's worker) do not pass through this process's bus.
-    if (countOutbox(db) > 0) this.kick();
-    if (this.connected && this.rootChecked && this.pendingCount() === 0) this.lastSyncedMs = this.app.clock.now();
   }
 }
 
-function sameHeads(a: readonly string[] | undefined, b: readonly string[]): boolean {
-  if (!a || a.length !== b.length) return false;
-  const set = new Set(a);
-  return b.every((h) => set.has(h));
+/**
+ * A document's first change, the same bytes on every device (a fixed actor derived from its id,
+ * time 0): a device that makes a document again merges with the relay's copy instead of two
+ * concurrently created maps hiding each other's records. Later changes use a fresh actor.
+ */
+function initialDoc<T>(oid: string, content: T): A.Doc<T> {
+  const actor = Array.from(new TextEncoder().encode(oid), (b) => b.toString(16).padStart(2, '0')).join('');
+  const first = A.change(A.init<T>({ actor }), { time: 0 }, (d) => {
+    Object.assign(d as object, content);
+  });
+  return A.clone(first);
+}
+
+function newShard(oid: string, name: string, deviceId: string): A.Doc<ShardDoc> {
+  const key = name.slice('shard:'.length, name.lastIndexOf(':'));
+  return initialDoc<ShardDoc>(oid, { schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: deviceId, records: {}, deleted: {} });
 }
 
 /** Applies one outbox entry to its record in a shard: only the fields that changed, never undeleting. */
@@ -889,4 +885,3 @@ function changeTime(rec: DocRecord): number {
 export function settingsRecordToDoc(s: SettingsRecord): DocRecord {
   return { timezone: s.timezone, day_start: s.dayStart, units: s.units, user_id: s.userId, updated_ms: s.updatedMs };
 }
-

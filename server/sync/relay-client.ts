@@ -1,32 +1,19 @@
-import type { PeerId, PeerMetadata } from '@automerge/automerge-repo';
-import { WebSocketClientAdapter } from '@automerge/automerge-repo-network-websocket';
+import { decodeFrame, encodeFrame, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
 
 /**
- * How a device reaches a relay (server/sync/relay.ts): automerge-repo's WebSocket client adapter,
- * made safe for a process that runs for months, with a status a person can read.
+ * A device's connection to its sealed relay (relay.ts, protocol.ts): connects, says hello with the
+ * space's id and auth proof, and reconnects after every loss, with a status a person can read.
+ * Written against the WebSocket standard's API, so the phone passes the browser's WebSocket and
+ * Node passes ws's (`socketFactory`).
  *
- * What the stock adapter does, and what changes here (its source:
- * node_modules/@automerge/automerge-repo-network-websocket/dist/WebSocketClientAdapter.js):
- * - connect() opens a socket, sends "join" once it is open, and starts an interval that calls
- *   connect() again every retryInterval until a socket opens (onOpen clears it); onClose schedules
- *   one more connect(). The relay answers the join with a "peer" message, and only then does the
- *   adapter emit 'peer-candidate' and the repo start syncing. So `status.connected` follows
- *   'peer-candidate' (the relay took our join), not the socket's 'open' (a proxy may accept TCP and TLS
- *   for a relay that is down).
- * - Its onError throws every node error but ECONNREFUSED (a 401, a reset, a DNS failure), from a
- *   socket event handler: an uncaught exception that ends the process. onError is replaced.
- * - A retry abandons the previous socket without closing it; a slow handshake that completes later
- *   left an open, orphaned connection behind. A socket still connecting is given connectTimeoutMs,
- *   then closed before the next attempt.
- * - send() throws when the socket is not open (between a close and its 'close' event the repo can
- *   still send); such a message is dropped, and the sync protocol resends what is missing after
- *   the next join.
- * - After a refusal of the token (401, 429) the next attempt waits a minute: a wrong token does
- *   not become right by asking again, and asking fast would run into the relay's limit.
- * - After disconnect() (repo.shutdown()), a retry the stock adapter had scheduled does nothing.
+ * - `connected` follows the relay's welcome (the space accepted), not the socket's 'open' (a proxy
+ *   may accept TCP and TLS for a relay that is down).
+ * - push() resolves with the chunk's relay seq once the relay has committed it, and rejects when
+ *   the connection drops first: the engine keeps the change marked unsent and pushes it again.
+ * - After a refusal (a wrong token, a key the relay does not know, too many tries) the next attempt
+ *   waits a minute: it does not become right by asking again, and asking fast runs into the limit.
  *
- * The full URL (with the token) is the adapter's public `url`, and `DEBUG=automerge-repo:*` prints
- * it in its log namespace: never log either. Messages here use `relayUrl`, which has no token.
+ * The URL with the token is never logged or shown: messages use `relayUrl`, which has none.
  */
 
 export interface RelayStatus {
@@ -84,8 +71,7 @@ function displayUrl(url: string): string {
   return parsed.pathname === '/' && !parsed.search && !url.endsWith('/') ? text.slice(0, -1) : text;
 }
 
-/** ws's CONNECTING and OPEN (the numbers of the WebSocket standard). */
-const CONNECTING = 0;
+/** The WebSocket standard's OPEN readyState. */
 const OPEN = 1;
 
 /** What a failed connection attempt means, in one sentence. */
@@ -117,92 +103,246 @@ export function describeConnectionError(error: unknown, relayUrl: string): strin
   return unreachable(message.replace(/\.$/, ''));
 }
 
-type AdapterSocket = NonNullable<WebSocketClientAdapter['socket']>;
 
-export class RelayClient extends WebSocketClientAdapter {
-  /** The relay's address without the token: safe to show and log. */
+/** The standard WebSocket API this client uses (browsers' and ws's). */
+export interface SocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: unknown) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+export interface RelayConnectionOptions extends RelayClientOptions {
+  /** Opens a socket to a URL (Node: ws; the browser: its WebSocket). */
+  socketFactory: (url: string) => SocketLike;
+  /** Present only where this device may create the space (sync init): the relay's token. */
+  token?: string | null;
+  sid: string;
+  auth: string;
+  /** A chunk of a pull's answer, in order (awaited: chunks are applied one after the other). */
+  onChunk: (seq: number, oid: string, kind: 'change' | 'snapshot', sealed: Uint8Array) => void;
+  /** A pull's answer is complete up to seq. */
+  onEnd: (seq: number) => void;
+  /** The relay stored something new (another device's push), or the connection (re)opened. */
+  onNotify: (seq: number) => void;
+  /** Another device's sealed presence note. */
+  onHeard?: (sealed: Uint8Array) => void;
+}
+
+interface Pending {
+  resolve: (seq: number) => void;
+  reject: (err: Error) => void;
+}
+
+export class RelayConnection {
   readonly relayUrl: string;
   status: RelayStatus = { connected: false, lastError: null };
-  readonly #connectTimeoutMs: number;
-  readonly #listeners = new Set<(status: RelayStatus) => void>();
-  #attemptStartedAt = 0;
-  #notBefore = 0;
-  #stopped = false;
+  private socket: SocketLike | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextRid = 1;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private connectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** True before start() and after stop(). */
+  private stopped = true;
+  private readonly retryMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly listeners = new Set<(status: RelayStatus) => void>();
 
-  constructor(relayUrl: string, token: string, options: RelayClientOptions = {}) {
-    const retryIntervalMs = options.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS;
-    if (!(retryIntervalMs > 0)) throw new RangeError(`retryIntervalMs must be positive, not ${retryIntervalMs}`);
-    super(relayUrlWithToken(relayUrl, token), retryIntervalMs);
-    this.relayUrl = displayUrl(relayUrl);
-    this.#connectTimeoutMs = Math.max(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 1);
-    if (options.onStatus) this.#listeners.add(options.onStatus);
-
-    // The stock handlers are arrow-function fields: replaced here, once, so that the add and remove
-    // calls of the adapter's connect() keep pairing up with the same functions.
-    this.onError = (event) => {
-      // Node's ws passes an ErrorEvent with the error; a browser passes nothing useful.
-      const error = 'error' in event ? (event as { error: unknown }).error : undefined;
-      const message = error === undefined ? `Could not reach the relay at ${this.relayUrl}.` : describeConnectionError(error, this.relayUrl);
-      if (/\((401|429)\)\.$/.test(message)) this.#notBefore = Date.now() + Math.max(REFUSED_BACKOFF_MS, this.retryInterval);
-      this.#setStatus({ connected: false, lastError: message });
-    };
-    const stockOnClose = this.onClose;
-    this.onClose = () => {
-      if (this.status.connected) this.#setStatus({ connected: false, lastError: `The connection to the relay at ${this.relayUrl} closed; reconnecting.` });
-      stockOnClose();
-    };
-    this.on('peer-candidate', () => this.#setStatus({ connected: true, lastError: null }));
+  constructor(private readonly url: string, private readonly options: RelayConnectionOptions) {
+    this.relayUrl = displayUrl(url);
+    this.retryMs = options.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS;
+    if (!(this.retryMs > 0)) throw new RangeError(`retryIntervalMs must be positive, not ${this.retryMs}`);
+    this.connectTimeoutMs = Math.max(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 1);
+    if (options.onStatus) this.listeners.add(options.onStatus);
   }
 
-  /** Calls the listener on every change of `status`; returns a function that stops that. */
+  get connected(): boolean {
+    return this.status.connected;
+  }
+
   onStatus(listener: (status: RelayStatus) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
-  override connect(peerId: PeerId, peerMetadata?: PeerMetadata): void {
-    if (this.#stopped) return;
-    const previous = this.socket as AdapterSocket | undefined;
-    const now = Date.now();
-    if (previous?.readyState === CONNECTING && now - this.#attemptStartedAt < this.#connectTimeoutMs) return;
-    // The stock retry interval keeps calling; an attempt is made only once the wait is over.
-    if (previous && now < this.#notBefore) return;
-    if (previous?.readyState === CONNECTING) this.#setStatus({ connected: false, lastError: `Could not reach the relay at ${this.relayUrl}: timed out.` });
-    this.#attemptStartedAt = now;
-    super.connect(peerId, peerMetadata);
-    if (previous && previous !== this.socket && (previous.readyState === CONNECTING || previous.readyState === OPEN)) {
-      // Its handlers are gone (the stock connect removed them); an 'error' without a listener would throw.
-      previous.on('error', () => undefined);
-      previous.terminate();
+  /** Connects (and keeps reconnecting); a second call while connecting or connected does nothing. */
+  start(): void {
+    if (!this.stopped && (this.socket || this.retryTimer)) return;
+    this.stopped = false;
+    this.open();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.connectTimer);
+    const s = this.socket;
+    this.socket = null;
+    if (s) {
+      s.onclose = s.onerror = s.onmessage = s.onopen = null;
+      try {
+        s.close(1000, 'device stopping');
+      } catch {
+        // Already closed.
+      }
     }
+    this.failPending('the device stopped syncing');
+    this.setStatus({ connected: false, lastError: this.status.lastError });
   }
 
-  override disconnect(): void {
-    this.#stopped = true;
-    if (this.socket) super.disconnect();
-    this.#setStatus({ connected: false, lastError: this.status.lastError });
+  /** Sends a sealed chunk; resolves with its relay seq once the relay has committed it. */
+  push(oid: string, kind: 'change' | 'snapshot', sealed: Uint8Array, covers?: number): Promise<number> {
+    if (!this.connected || this.socket?.readyState !== OPEN) return Promise.reject(new Error('not connected'));
+    const rid = this.nextRid++;
+    return new Promise<number>((resolve, reject) => {
+      this.pending.set(rid, { resolve, reject });
+      this.send({ t: 'push', rid, oid, kind, ...(covers === undefined ? {} : { covers }) }, sealed);
+    });
   }
 
-  override send(message: Parameters<WebSocketClientAdapter['send']>[0]): void {
-    if (this.socket?.readyState !== OPEN) return;
-    super.send(message);
+  pull(after: number): void {
+    this.send({ t: 'pull', after });
   }
 
-  override receiveMessage(messageBytes: Uint8Array): void {
+  say(sealed: Uint8Array): void {
+    if (this.connected) this.send({ t: 'say' }, sealed);
+  }
+
+  private send(m: ClientMessage, body?: Uint8Array): void {
+    const s = this.socket;
+    if (!s || s.readyState !== OPEN) return;
     try {
-      super.receiveMessage(messageBytes);
-    } catch (err) {
-      // A message the adapter or the repo cannot take must not end the process; the connection is
-      // restarted, and the join that follows lets the sync protocol start from a clean state.
-      this.#setStatus({ connected: false, lastError: `The relay at ${this.relayUrl} sent a message this device cannot read (${(err as Error)?.message ?? String(err)}).` });
-      this.socket?.close();
+      s.send(encodeFrame(m, body));
+    } catch {
+      // Closing: the close handler fails what waits, and the engine sends again after reconnecting.
     }
   }
 
-  #setStatus(next: RelayStatus): void {
+  private open(): void {
+    if (this.stopped) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    let target = this.url;
+    if (this.options.token) target = relayUrlWithToken(this.url, this.options.token);
+    let s: SocketLike;
+    try {
+      s = this.options.socketFactory(target);
+    } catch (err) {
+      this.setStatus({ connected: false, lastError: describeConnectionError(err, this.relayUrl) });
+      this.scheduleRetry(this.retryMs);
+      return;
+    }
+    this.socket = s;
+    s.binaryType = 'arraybuffer';
+    this.connectTimer = setTimeout(() => {
+      if (this.socket === s && !this.connected) {
+        this.setStatus({ connected: false, lastError: `Could not reach the relay at ${this.relayUrl}: timed out.` });
+        this.drop(s, this.retryMs);
+      }
+    }, this.connectTimeoutMs);
+    s.onopen = () => s.send(encodeFrame({ t: 'hello', v: PROTOCOL_VERSION, sid: this.options.sid, auth: this.options.auth }));
+    s.onmessage = (ev) => {
+      try {
+        const data = ev.data instanceof ArrayBuffer ? new Uint8Array(ev.data) : (ev.data as Uint8Array);
+        const { header, body } = decodeFrame<RelayMessage>(data);
+        this.receive(header, body);
+      } catch (err) {
+        this.setStatus({ connected: false, lastError: `The relay at ${this.relayUrl} sent a message this device cannot read (${(err as Error)?.message ?? String(err)}).` });
+        this.drop(s, this.retryMs);
+      }
+    };
+    s.onerror = (ev) => {
+      const error = typeof ev === 'object' && ev !== null && 'error' in ev ? (ev as { error: unknown }).error : undefined;
+      const message = error === undefined ? `Could not reach the relay at ${this.relayUrl}.` : describeConnectionError(error, this.relayUrl);
+      const refused = /\((401|429)\)\.$/.test(message);
+      this.setStatus({ connected: false, lastError: message });
+      this.drop(s, refused ? Math.max(REFUSED_BACKOFF_MS, this.retryMs) : this.retryMs);
+    };
+    s.onclose = () => {
+      if (this.socket !== s) return;
+      if (this.status.connected) this.setStatus({ connected: false, lastError: `The connection to the relay at ${this.relayUrl} closed; reconnecting.` });
+      this.drop(s, this.retryMs);
+    };
+  }
+
+  private receive(m: RelayMessage, body: Uint8Array | null): void {
+    switch (m.t) {
+      case 'welcome':
+        clearTimeout(this.connectTimer);
+        this.setStatus({ connected: true, lastError: null });
+        this.options.onNotify(m.seq);
+        return;
+      case 'ack': {
+        const p = this.pending.get(m.rid);
+        this.pending.delete(m.rid);
+        p?.resolve(m.seq);
+        return;
+      }
+      case 'chunk':
+        if (!body) throw new Error('a chunk without bytes');
+        this.options.onChunk(m.seq, m.oid, m.kind, body);
+        return;
+      case 'end':
+        this.options.onEnd(m.seq);
+        return;
+      case 'notify':
+        this.options.onNotify(m.seq);
+        return;
+      case 'heard':
+        if (body) this.options.onHeard?.(body);
+        return;
+      case 'error': {
+        if (m.rid !== undefined) {
+          const p = this.pending.get(m.rid);
+          this.pending.delete(m.rid);
+          p?.reject(new Error(m.message));
+          return;
+        }
+        const sentence = m.code === 'no_space' ? "The pairing code's key does not match any history on this relay." : m.code === 'unauthorized' ? "The pairing code's key does not match this history." : m.message;
+        this.setStatus({ connected: false, lastError: sentence });
+        if (this.socket) this.drop(this.socket, Math.max(REFUSED_BACKOFF_MS, this.retryMs));
+        return;
+      }
+    }
+  }
+
+  /** Forgets a socket (closing it) and schedules the next attempt. */
+  private drop(s: SocketLike, waitMs: number): void {
+    if (this.socket !== s) return;
+    clearTimeout(this.connectTimer);
+    this.socket = null;
+    s.onclose = s.onerror = s.onmessage = s.onopen = null;
+    try {
+      s.close();
+    } catch {
+      // Never opened.
+    }
+    this.failPending('the connection to the relay closed');
+    if (this.status.connected) this.setStatus({ connected: false, lastError: this.status.lastError });
+    this.scheduleRetry(waitMs);
+  }
+
+  private scheduleRetry(waitMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.open(), waitMs);
+    (this.retryTimer as { unref?: () => void }).unref?.();
+  }
+
+  private failPending(why: string): void {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(new Error(why));
+  }
+
+  private setStatus(next: RelayStatus): void {
     if (next.connected === this.status.connected && next.lastError === this.status.lastError) return;
     this.status = next;
-    for (const listener of this.#listeners) {
+    for (const listener of this.listeners) {
       try {
         listener({ ...next });
       } catch {

@@ -22,6 +22,7 @@ export const SyncConflictSchema = z
   .object({
     record_type: z.enum(['meal', 'sleep', 'food', 'saved_meal', 'settings']),
     record_id: z.string(),
+    record_label: z.string().nullable().meta({ description: 'The record as a person knows it: a meal by its local day, time and description, a food or saved meal by its name; null once it is gone.' }),
     field: z.string(),
     kept: z.unknown().meta({ description: 'The value every device now has.' }),
     other_values: z.array(z.unknown()).meta({ description: 'The concurrent values that lost.' }),
@@ -33,6 +34,7 @@ export const SyncStatusSchema = z
   .object({
     object: z.literal('sync'),
     enabled: z.boolean().meta({ description: 'False until sync is set up (init or join) on this device, and after leaving.' }),
+    encrypted: z.literal(true).meta({ description: 'Always true: the relay stores only sealed chunks it cannot read (docs/sync.md).' }),
     device_id: deviceId.nullable(),
     device_name: z.string().nullable(),
     relay: z.string().nullable().meta({ description: 'The relay URL (ws:// or wss://); the token is never shown here.' }),
@@ -46,6 +48,9 @@ export const SyncStatusSchema = z
     is_webhook_host: z.boolean().meta({ description: 'Whether this device sends webhooks and MQTT messages.' }),
     peers: z.array(SyncDeviceSchema).meta({ description: 'Every device that shares this history, this one included.' }),
     conflicts: z.array(SyncConflictSchema).meta({ description: 'The latest concurrent edits of one field (newest first, at most 20).' }),
+    integrity: z
+      .array(z.object({ relay_seq: z.number().int(), problem: z.string(), detected_at: isoDateTime }))
+      .meta({ description: 'Chunks from the relay that failed authentication (changed, or moved to another document) and were skipped; newest first, at most 20. Empty when all is well.' }),
     last_error: z.string().nullable().meta({ description: 'Why the last connection to the relay failed, as a sentence; null while connected.' }),
   })
   .meta({ id: 'Sync' });
@@ -75,7 +80,7 @@ export const SyncJoinSchema = z
 export const SyncPairingSchema = z
   .object({
     object: z.literal('sync.pairing_code'),
-    pairing_code: z.string().meta({ description: 'Everything another device needs to join: the relay, its token and the history\'s address. Treat it as a password.' }),
+    pairing_code: z.string().meta({ description: 'Everything another device needs to join: the relay\'s address and the history secret (no relay token). Treat it as a password.' }),
   })
   .meta({ id: 'SyncPairing' });
 

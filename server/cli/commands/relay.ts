@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { defaultDataDir } from '../../paths.js';
-import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT, RelayConfigError, relayTokenPath, startRelay } from '../../sync/relay.js';
+import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT, RELAY_DB_FILE, RelayConfigError, relayTokenPath, startRelay } from '../../sync/relay.js';
 import { CommandFailed, EXIT, fail, parseFlags, type Command } from '../usage.js';
 
 export const relayCommand: Command = {
@@ -57,7 +57,7 @@ async function relay(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   // The ready lines come last: once a caller has seen them, a signal already stops the relay cleanly.
   process.stdout.write(`Chyme relay listening on ${running.url}\nToken: ${running.token}\n`);
-  log(`documents in ${join(dataDir, 'documents')}`);
+  log(`sealed chunks in ${join(dataDir, RELAY_DB_FILE)}`);
 }
 
 /** Why the relay could not start, as the CLI's one sentence and exit status. */

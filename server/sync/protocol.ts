@@ -1,0 +1,69 @@
+/**
+ * The sealed relay's protocol (version 2), spoken over one WebSocket per device: binary frames of
+ * `u32 header length ‖ header (JSON) ‖ body`. The body, where there is one, is a sealed chunk
+ * (crypto.ts) the relay stores and serves without reading. No Node import: the phone speaks it too.
+ *
+ * device → relay
+ *   hello    {v, sid, auth}                     first frame; creates the space when the connection
+ *                                               presented the relay's token, else the space must exist
+ *   push     {rid, oid, kind, covers?} + body   a chunk (kind change) or a snapshot covering every
+ *                                               chunk of oid up to relay seq `covers`
+ *   pull     {after}                            everything stored after cursor `after`
+ *   say      {} + body                          a sealed presence note, passed on to the space's
+ *                                               other connections and never stored
+ * relay → device
+ *   welcome  {seq}                              the space's latest seq
+ *   ack      {rid, seq}                         after the chunk is committed (durable)
+ *   chunk    {seq, oid, kind} + body            an answer to pull
+ *   end      {seq}                              the pull is complete up to seq (the new cursor)
+ *   notify   {seq}                              another connection stored a chunk
+ *   heard    {} + body                          another connection's `say`
+ *   error    {code, message, rid?}              a refused frame (with rid: that push only)
+ */
+
+export const PROTOCOL_VERSION = 2;
+
+export type ClientMessage =
+  | { t: 'hello'; v: number; sid: string; auth: string }
+  | { t: 'push'; rid: number; oid: string; kind: 'change' | 'snapshot'; covers?: number }
+  | { t: 'pull'; after: number }
+  | { t: 'say' };
+
+export type RelayMessage =
+  | { t: 'welcome'; seq: number }
+  | { t: 'ack'; rid: number; seq: number }
+  | { t: 'chunk'; seq: number; oid: string; kind: 'change' | 'snapshot' }
+  | { t: 'end'; seq: number }
+  | { t: 'notify'; seq: number }
+  | { t: 'heard' }
+  | { t: 'error'; code: string; message: string; rid?: number };
+
+export interface Frame<H> {
+  header: H;
+  body: Uint8Array | null;
+}
+
+export function encodeFrame(header: ClientMessage | RelayMessage, body?: Uint8Array): Uint8Array {
+  const head = new TextEncoder().encode(JSON.stringify(header));
+  const out = new Uint8Array(4 + head.length + (body?.length ?? 0));
+  new DataView(out.buffer).setUint32(0, head.length);
+  out.set(head, 4);
+  if (body) out.set(body, 4 + head.length);
+  return out;
+}
+
+/** Decodes a frame; throws a sentence when it is not one. The header's fields are checked by each side. */
+export function decodeFrame<H>(data: Uint8Array): Frame<H> {
+  if (data.length < 4) throw new Error('a frame shorter than its length prefix');
+  const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(0);
+  if (4 + length > data.length) throw new Error('a frame whose header runs past its end');
+  const header = JSON.parse(new TextDecoder().decode(data.subarray(4, 4 + length))) as unknown;
+  if (typeof header !== 'object' || header === null || typeof (header as { t?: unknown }).t !== 'string') throw new Error('a frame without a message type');
+  const body = data.length > 4 + length ? data.subarray(4 + length) : null;
+  return { header: header as H, body };
+}
+
+/** Opaque ids on the relay: 26 base32 characters in lower case. */
+export const OPAQUE_ID = /^[a-z2-7]{26}$/;
+/** The auth proof: 32 bytes in hex. */
+export const AUTH_PROOF = /^[0-9a-f]{64}$/;
