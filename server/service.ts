@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createAppContext, replaceDatabase, type AppContext, type Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
-import { openDatabase } from './db/connection.js';
+import { neverWaitInBusyHandler, openDatabase, writeLockHeldElsewhere } from './db/connection.js';
 import { attachDerivedCache } from './digestion/cache.js';
 import { warmRecentDays } from './digestion/service.js';
 import { backupRoutes } from './api/routes/backups.js';
@@ -19,6 +19,7 @@ import { warmUpFoods } from './foods/foods.js';
 import { removeStaleUploadDirs } from './imports/uploads.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { SCOPES } from './auth/scopes.js';
+import { WriteGate } from './write-gate.js';
 import { createLogger, type Logger } from './logger.js';
 import { rendererDir } from './paths.js';
 import { createScheduler } from './scheduler/scheduler.js';
@@ -128,6 +129,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     throw err;
   }
   const app: AppContext = createAppContext(db, clock, log, options.nativeBinding);
+  // Another program's write lock is waited for on the event loop (neverWaitInBusyHandler, below).
+  app.writes = new WriteGate({ lockHeldElsewhere: () => writeLockHeldElsewhere(app.db), clock });
   attachDerivedCache(app);
 
   const webhooks = createWebhooks(app, options.webhooks);
@@ -226,8 +229,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   // The database is always reached through app.db: a restore replaces it under the running service.
   const housekeeping = () => {
-    // An import's worker is writing: this can wait for the next interval.
-    if (app.writes.closed) return;
+    // An import's worker or another program is writing: this can wait for the next interval.
+    if (app.writes.blocked) return;
     const now = clock.now();
     try {
       deleteExpiredUiTokens(app.db, now);
@@ -257,6 +260,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   housekeepingTimer.unref();
 
   recordServerInstance(app.db, url, clock.now());
+  // Start-up's writes may wait in SQLite's busy handler (nothing is answered yet); from here on
+  // none does.
+  neverWaitInBusyHandler(app.db);
   // The first request should not wait for work it does not need: housekeeping (PRAGMA optimize),
   // the scheduler's catch-up after downtime, the dispatcher's resumption and filling the
   // derived-data cache all start once the server is answering. The contract gives the scheduler
@@ -268,9 +274,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const startSubsystems = (pending: Subsystem[]) => {
     if (stopped) return;
     // Starting writes (the dispatcher's recovery, the scheduler's catch-up): not while an
-    // import's worker holds the write lock.
-    if (app.writes.closed) {
-      void app.writes.open().then(() => startSubsystems(pending));
+    // import's worker or another program holds the write lock.
+    if (app.writes.blocked) {
+      void app.writes.writable({ limitMs: Infinity }).then(() => startSubsystems(pending));
       return;
     }
     const failed = pending.filter((s) => {

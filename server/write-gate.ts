@@ -1,7 +1,35 @@
+import { systemClock, type Clock } from './clock.js';
+
+/** How long a request's write waits for another program's lock before 503 storage_busy (docs/api.md). */
+export const STORAGE_BUSY_LIMIT_MS = 5000;
+/** How often a waiting write looks at the lock again: first soon (most locks are short), then less often. */
+const LOCK_POLL_MS = [5, 10, 25, 50, 100] as const;
+
+/**
+ * Another program held the database's write lock for longer than the limit; nothing was written.
+ * Carries SQLite's code, so it is answered as every SQLITE_BUSY is (503 storage_busy, Retry-After).
+ */
+export class StorageBusyError extends Error {
+  readonly code = 'SQLITE_BUSY';
+  constructor(waitedMs: number) {
+    super(`another program held the database locked for ${waitedMs} ms (SQLITE_BUSY)`);
+    this.name = 'StorageBusyError';
+  }
+}
+
+export interface WriteGateOptions {
+  /** Whether another connection holds SQLite's write lock now, without waiting (db/connection.ts writeLockHeldElsewhere). */
+  lockHeldElsewhere?: () => boolean;
+  clock?: Clock;
+  /** How long writable() waits for another program's lock (default STORAGE_BUSY_LIMIT_MS). */
+  limitMs?: number;
+}
+
 /**
  * Keeps the service's own writers away from SQLite's write lock while another connection holds it
  * for long: an import writes its thousands of rows from its worker thread, on a connection of its
- * own, in one transaction of up to a second or so.
+ * own, in one transaction of up to a second or so; another program (a sync tool, a script, the
+ * CLI) may hold it for as long as it likes.
  *
  * Why a gate: a write on this thread that met that lock would wait in SQLite's busy handler, which
  * sleeps synchronously, so the whole API would stop answering until the import committed. Instead
@@ -16,10 +44,57 @@
 export class WriteGate {
   private holder: Promise<void> | undefined;
   private opened: (() => void) | undefined;
+  private readonly lockHeldElsewhere: () => boolean;
+  private readonly clock: Clock;
+  private readonly limitMs: number;
+
+  constructor(options: WriteGateOptions = {}) {
+    this.lockHeldElsewhere = options.lockHeldElsewhere ?? (() => false);
+    this.clock = options.clock ?? systemClock;
+    this.limitMs = options.limitMs ?? STORAGE_BUSY_LIMIT_MS;
+  }
 
   /** True while another connection is (or is about to be) writing for a holder. */
   get closed(): boolean {
     return this.holder !== undefined;
+  }
+
+  /**
+   * True when a write on this thread would have to wait now: the gate is closed, or another
+   * connection holds SQLite's write lock. Background writers (scheduler, dispatcher, housekeeping)
+   * skip their turn on it and try again later. Never waits.
+   */
+  get blocked(): boolean {
+    return this.holder !== undefined || this.lockHeldElsewhere();
+  }
+
+  /**
+   * Resolves once a write can start at once: the gate is open and no other connection holds the
+   * write lock. Waits on the event loop (timers), so reads and everything else go on meanwhile.
+   * Waiting for the gate (this service's own import) has no limit; waiting for another program's
+   * lock rejects with StorageBusyError once it has lasted `limitMs` (default: the documented 5 s)
+   * since `sinceMs` (default: when it was first seen). Write in the same continuation, before
+   * anything else can take the lock; background writers pass `limitMs: Infinity`.
+   */
+  async writable(options: { sinceMs?: number; limitMs?: number } = {}): Promise<void> {
+    const limitMs = options.limitMs ?? this.limitMs;
+    let started = options.sinceMs;
+    for (let attempt = 0; ; attempt++) {
+      if (this.holder) {
+        await this.open();
+        started = undefined; // this service's import held it: another program's lock is timed afresh
+        continue;
+      }
+      if (!this.lockHeldElsewhere()) return;
+      const now = this.clock.now();
+      started ??= now;
+      if (now - started >= limitMs) throw new StorageBusyError(now - started);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, LOCK_POLL_MS[Math.min(attempt, LOCK_POLL_MS.length - 1)]);
+        // A background writer's endless wait must not keep a stopping process alive.
+        if (limitMs === Infinity) timer.unref();
+      });
+    }
   }
 
   /** Resolves once the gate is open (at once when it is); check `closed` first to skip the promise. */

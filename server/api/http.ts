@@ -12,6 +12,7 @@ import {
   onlyMethod,
   parseBody,
   prepareDispatched,
+  READ_ONLY_METHODS,
   runHandler,
   unmatchedApiRoute,
   validateParamsAndQuery,
@@ -124,8 +125,6 @@ export function createHttpListener(app: AppContext, routes: RouteDef[], options:
   };
 }
 
-/** Methods that never write (the last-used stamp of a key is skipped while the gate is closed). */
-const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The Node server around the listener, with timeouts that keep slow clients from holding it. */
 export function createApiServer(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): Server {

@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type NextFunction, type Request, typ
 import type { AppContext } from '../app-context.js';
 import { canonicalJson } from '../canonical-json.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
+import { isBusyError } from '../db/connection.js';
 import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
 import { JsonText } from '../json-text.js';
@@ -380,7 +381,7 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
 
   // A synchronous handler answers synchronously (no promise, no microtask per request); an async
   // one returns the promise, whose rejection Express passes to the error writer as it would a throw.
-  return (req, res) => {
+  const run = (req: Request, res: Response): void | Promise<void> => {
     const s = state(res);
     const ctx: RequestContext<unknown, unknown, unknown> = {
       app,
@@ -430,7 +431,37 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
     if (result instanceof Promise) return awaitResult(res, s, result);
     respond(res, s, result, true);
   };
+
+  if (READ_ONLY_METHODS.has(route.method)) return run;
+  /**
+   * Another program holds the write lock (the connection's busy timeout is 0, so the handler's
+   * write failed at once and its transaction wrote nothing): try again whenever the lock is free,
+   * waiting on the event loop so that other requests are answered meanwhile, and answer 503
+   * storage_busy once it has lasted STORAGE_BUSY_LIMIT_MS. Only a synchronous handler is run
+   * again: it writes in one transaction, which SQLite refused whole. An async one answers 503 at once.
+   */
+  const runWhenWritable = async (req: Request, res: Response, sinceMs: number): Promise<void> => {
+    for (;;) {
+      await app.writes.writable({ sinceMs });
+      try {
+        return await run(req, res);
+      } catch (err) {
+        if (isAsync || !isBusyError(err)) throw err;
+      }
+    }
+  };
+  return (req, res) => {
+    try {
+      return run(req, res);
+    } catch (err) {
+      if (isAsync || !isBusyError(err)) throw err;
+      return runWhenWritable(req, res, app.clock.now());
+    }
+  };
 }
+
+/** Methods that never write (the last-used stamp of a key is skipped while the gate is closed). */
+export const READ_ONLY_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 // ---- 8. The one error writer ----------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 import type { AppContext } from '../app-context.js';
-import { openDatabase, type Db } from '../db/connection.js';
+import { neverWaitInBusyHandler, openDatabase, type Db } from '../db/connection.js';
 import type { Backups } from './index.js';
 import type { BackupFile } from './files.js';
 import { inspectDatabaseFile, type DatabaseReport } from './inspect.js';
@@ -57,7 +57,7 @@ export async function restoreInService(host: RestoreHost, sourcePath: string): P
       installed = true;
     } finally {
       // Reopened whatever happened: the restored file, or the untouched old one.
-      host.reopen(openDatabase(host.dbPath, binding));
+      host.reopen(neverWaitInBusyHandler(openDatabase(host.dbPath, binding)));
     }
     app.log.info('database restored', { from: sourcePath, safety_backup: safetyBackup.path });
     return { restoredFrom, safetyBackup };

@@ -81,9 +81,24 @@ export interface OpenOptions {
  *   writes are human-rate (meals, settings), so the fsync cost is small, and "a logged meal is
  *   never lost on power failure" is worth it. The webhook dispatcher's attempt records are the
  *   exception (relaxedCommit): they come by the thousand and losing one only repeats a delivery.
- * - busy_timeout: a second process (CLI) waits for the writer instead of failing.
+ * - busy_timeout: a second process (CLI) waits for the writer instead of failing (5 s; the
+ *   running service's connection waits on the event loop instead, see neverWaitInBusyHandler).
  */
 const STATEMENT_CACHE_LIMIT = 500;
+
+/** How long a connection waits for another one's write lock (docs/api.md: storage_busy after 5 s). */
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * For the running service's connection, once its start-up writes are done: a write that meets
+ * another connection's lock fails at once (SQLITE_BUSY) instead of waiting in SQLite's busy
+ * handler, which sleeps on the only thread and so stopped every request. Its writers wait on the
+ * event loop instead (write-gate.ts) and background writers try again later.
+ */
+export function neverWaitInBusyHandler(db: Db): Db {
+  db.pragma('busy_timeout = 0');
+  return db;
+}
 
 /**
  * SQLite's page cache for a connection, in KiB. better-sqlite3 builds SQLite with 16 MB
@@ -168,7 +183,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const db = new Database(path, { ...binding, ...(options.readonly ? { readonly: true } : {}) });
   try {
     if (creating && process.platform !== 'win32') chmodSync(path, 0o600);
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
     if (onDisk) refuseForeignFile(db, path);
     if (!options.readonly) {
       db.pragma('journal_mode = WAL');
@@ -210,6 +225,31 @@ export function relaxedCommit<T>(db: Db, fn: () => T): T {
   } finally {
     db.prepare('PRAGMA synchronous = FULL').run();
   }
+}
+
+/** True for SQLite's "another connection holds the lock" (SQLITE_BUSY and its extended codes). */
+export function isBusyError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
+}
+
+/**
+ * True when another connection (another program, an import's worker) holds the database's write
+ * lock right now, so a write here would have to wait. Takes the lock and lets it go at once
+ * (BEGIN IMMEDIATE, ROLLBACK: no page is written); call it only on a connection whose busy
+ * timeout is 0, or it waits that long when the answer is yes. False inside this connection's own
+ * transaction, and for read-only and in-memory databases (no other connection can hold them).
+ */
+export function writeLockHeldElsewhere(db: Db): boolean {
+  if (!db.open || db.inTransaction || db.readonly || db.memory) return false;
+  try {
+    db.prepare('BEGIN IMMEDIATE').run();
+  } catch (err) {
+    if (isBusyError(err)) return true;
+    throw err;
+  }
+  db.prepare('ROLLBACK').run();
+  return false;
 }
 
 /**

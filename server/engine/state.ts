@@ -54,9 +54,11 @@ function episodeConfidence(episode: DigestionEpisode, daysWithData: number): num
  *   earliest instant the engine can vouch for.
  *
  * minutesRemaining is rounded up, so it is 0 only when fasted. Instants are whole milliseconds.
+ * `stomach`: stomachAt(meals, now) when the caller has it already (the shared-stomach run is most
+ * of the cost).
  */
-export function digestiveState(meals: readonly EngineMeal[], now: number, options: StateOptions): DigestiveState {
-  const { episodes } = stomachAt(meals, now);
+export function digestiveState(meals: readonly EngineMeal[], now: number, options: StateOptions, stomach: StomachAtNow = stomachAt(meals, now)): DigestiveState {
+  const { episodes } = stomach;
   const calibrationFactor = options.daysWithData < CALIBRATION_MIN_DAYS ? CALIBRATION_CONFIDENCE_FACTOR : 1;
   const last = episodes[episodes.length - 1];
   if (!last) {

@@ -92,8 +92,9 @@ export function tonightWindow(
 export function digestionWindows(input: WindowsInput): DigestionWindows {
   const { settings, now } = input;
   const eaten = input.meals.filter((m) => m.timestamp <= now);
-  const state = digestiveState(eaten, now, { daysWithData: input.daysWithData });
-  const { run } = stomachAt(eaten, now);
+  const stomach = stomachAt(eaten, now);
+  const state = digestiveState(eaten, now, { daysWithData: input.daysWithData }, stomach);
+  const { run } = stomach;
 
   const recentFrom = now - MAX_DIGESTION_LOOKBACK_MS;
   let lastMealAt: number | null = null;

@@ -189,8 +189,8 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
       const text = JSON.stringify(x.payload);
       if (force || published.get(x.topic) !== text) publish(c, x.topic, text, 1);
     }
-    // Remembered for the next start (rarely changes; never while an import's worker holds the write lock).
-    if ((before.length !== configTopics.size || before.some((t) => !configTopics.has(t))) && !app.writes.closed) {
+    // Remembered for the next start (rarely changes; never while an import's worker or another program holds the write lock).
+    if ((before.length !== configTopics.size || before.some((t) => !configTopics.has(t))) && !app.writes.blocked) {
       try {
         writeServiceState(app.db, PUBLISHED_KEY, [...configTopics]);
         rememberedConfigTopics = [...configTopics];

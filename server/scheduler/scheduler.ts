@@ -24,8 +24,9 @@ export function createScheduler(app: AppContext, options: { intervalMs?: number 
 
   function startTimer(): void {
     timer = setInterval(() => {
-      // While an import's worker holds the write lock, the next tick (a second later) announces.
-      if (running || app.writes.closed) return;
+      // While an import's worker or another program holds the write lock, the next tick (a second
+      // later) announces: this one must not wait for it on the only thread.
+      if (running || app.writes.blocked) return;
       running = true;
       try {
         tick();

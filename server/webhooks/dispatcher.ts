@@ -260,12 +260,12 @@ export class Dispatcher {
    * (or when a test asks, `claim`); outcomes are recorded even while stopping or pausing.
    */
   private turn(claim: boolean): void {
-    if (this.app.writes.closed) {
-      // An import's worker holds the write lock: the turn (and the outcomes it records) waits
-      // for it without holding the thread.
+    if (this.app.writes.blocked) {
+      // An import's worker or another program holds the write lock: the turn (and the outcomes
+      // it records) waits for it on the event loop, however long, without holding the thread.
       if (!this.waitingForWrites) {
         this.waitingForWrites = true;
-        void this.app.writes.open().then(() => {
+        void this.app.writes.writable({ limitMs: Infinity }).then(() => {
           this.waitingForWrites = false;
           this.turn(claim);
         });

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { WriteGate } from '../../server/write-gate.js';
+import { ManualClock } from '../../server/clock.js';
+import { STORAGE_BUSY_LIMIT_MS, StorageBusyError, WriteGate } from '../../server/write-gate.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 async function upload(t: TestService, name: string, data: string): Promise<{ status: number; body: any }> {
@@ -89,6 +90,37 @@ test('the write gate: holders take turns, open() waits for every holder, release
   await opened;
   assert.deepEqual(order, ['b acquired', 'opened']);
   assert.equal(gate.closed, false);
+});
+
+test('writable(): waits on the event loop while another connection holds the lock, and gives up after the limit by the clock', async () => {
+  let held = true;
+  const clock = new ManualClock(0);
+  const gate = new WriteGate({ lockHeldElsewhere: () => held, clock });
+  assert.equal(gate.closed, false);
+  assert.equal(gate.blocked, true);
+  let settled = false;
+  const waiting = gate.writable().then(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(settled, false, 'a held lock is waited for');
+  held = false;
+  await waiting;
+  assert.equal(gate.blocked, false);
+
+  held = true;
+  const giving = gate.writable();
+  await new Promise((r) => setTimeout(r, 30));
+  clock.advance(STORAGE_BUSY_LIMIT_MS);
+  await assert.rejects(giving, (err: unknown) => err instanceof StorageBusyError && err.code === 'SQLITE_BUSY');
+  // Background writers wait however long it lasts.
+  let done = false;
+  const background = gate.writable({ limitMs: Infinity }).then(() => (done = true));
+  clock.advance(60_000);
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(done, false);
+  held = false;
+  const keepAlive = setTimeout(() => {}, 10_000); // the background wait's own timers are unreferenced
+  await background;
+  clearTimeout(keepAlive);
 });
 
 describe('writes while another connection holds the write lock', () => {
