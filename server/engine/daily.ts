@@ -10,7 +10,7 @@
  *                 in the night before the day (inside a logged sleep, or after the usual bedtime).
  *
  * States: the day containing `now` is PENDING with a provisional score from what has been eaten so
- * far; a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
+ * far (no score, components neutral, until its first meal or sleep is logged); a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
  * level null; components still carry the values the data gives — see dailyScore — each
  * with contribution `neutral`, since a day without data earns neither praise nor blame); a day that has not
  * started is PENDING with no score.
@@ -260,15 +260,18 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
     score = null;
   } else if (now < day.end) {
     scoreState = 'PENDING';
-    score = clampScore(weighted);
+    // Until the day's first meal or sleep is logged there is nothing of today to score: a fresh
+    // database is not an optimal day, it is no data yet (as a finished empty day is).
+    const logged = day.loggedMeals > 0 || input.sleeps.some((s) => s.end >= day.start && s.end <= now);
+    score = logged ? clampScore(weighted) : null;
+    if (!logged) neutralise(components);
   } else if (day.loggedMeals > 0) {
     scoreState = 'SCORED';
     score = clampScore(weighted);
   } else {
     scoreState = 'UNSCORABLE';
     score = null;
-    // Nothing was logged: the values say what the log gives, but none of them is praise or blame.
-    for (const c of Object.values(components)) c.contribution = 'neutral';
+    neutralise(components);
   }
 
   const calibrating = input.daysWithData < CALIBRATION_MIN_DAYS;
@@ -303,6 +306,11 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
       nightBedtimeSource: day.nightBedtimeSource,
     },
   };
+}
+
+/** Nothing was logged: the values say what the log gives, but none of them is praise or blame. */
+function neutralise(components: DailyScore['components']): void {
+  for (const c of Object.values(components)) c.contribution = 'neutral';
 }
 
 /**

@@ -86,7 +86,8 @@ export function tonightWindow(
  * - fastedAt: as in the digestive state.
  * - tonight: see tonightWindow; what Today's card speaks of once the person is up.
  * - nextMealSuggestions, each only when it lies ahead of `now`:
- *   latest_dinner = tonight's usual bedtime − 3 h; eating_window_close = today's first meal + 12 h;
+ *   latest_dinner = tonight's usual bedtime − 3 h; eating_window_close = today's first meal + 12 h,
+ *   only when that is no later than latest_dinner (advice never contradicts itself or runs into the night);
  *   earliest_first_meal = an evening meal + 13 h (the overnight fast).
  */
 export function digestionWindows(input: WindowsInput): DigestionWindows {
@@ -139,8 +140,10 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
     if (m.timestamp >= recentFrom && (lastDigestive === null || m.timestamp > lastDigestive)) lastDigestive = m.timestamp;
   }
   const firstToday = first?.timestamp ?? null;
-  if (firstToday !== null && firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE > now) {
-    const close = firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE;
+  const close = firstToday === null ? null : firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE;
+  // Only when it comes before the latest dinner: a later close would contradict "finish eating by"
+  // and, past the bedtime, advise eating into the night; the earlier limit is the one that counts.
+  if (close !== null && close > now && close <= latestDinner) {
     suggestions.push({
       kind: 'eating_window_close',
       at: close,

@@ -49,6 +49,22 @@ describe('score states', () => {
     assert.notEqual(s.level, null);
   });
 
+  test('today with nothing logged yet is PENDING with no score (no data), until its first meal or sleep', () => {
+    const today = addDays(DAY, 1);
+    const now = at(today, 9);
+    for (const before of [[], meals]) {
+      const empty = score(today, before, { now });
+      assert.equal(empty.scoreState, 'PENDING');
+      assert.equal(empty.score, null, `with ${before.length} meals before today`);
+      assert.equal(empty.level, null);
+      for (const c of Object.values(empty.components)) assert.equal(c.contribution, 'neutral');
+    }
+    const slept = score(today, [], { now, sleeps: [sleep(at(DAY, 23), at(today, 7))] });
+    assert.equal(typeof slept.score, 'number', 'a night that ended today is data');
+    const ate = score(today, [meal(at(today, 8), 400)], { now });
+    assert.equal(typeof ate.score, 'number', 'a meal today is data');
+  });
+
   test('a past day with no meals is UNSCORABLE: score and level null, components numeric and neutral', () => {
     const gap = meals.filter((m) => m.timestamp < at(DAY, 0) || m.timestamp >= at(addDays(DAY, 1), 0));
     assert.ok(gap.length > 0 && gap.length < meals.length, 'gap.length > 0 && gap.length < meals.length');
