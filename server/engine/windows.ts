@@ -19,7 +19,8 @@ import {
 } from './constants.js';
 import { bedtimeAfterDay, formatClock, isNight, usualBedtime, usualNightsAround, usualWakeTime } from './bedtime.js';
 import { formatDuration } from './format.js';
-import { clockInUserDay, localMinute, mealDay, minuteInUserDay, userDay } from './days.js';
+import { eatingDay, nightsBefore } from './daily.js';
+import { clockInUserDay, localMinute, minuteInUserDay, userDay } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
 import { digestiveState, stomachAt } from './state.js';
 import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion, TonightWindow } from './types.js';
@@ -130,13 +131,15 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
     });
   }
 
-  // Today's first meal is the first of the meals whose day is today, by the one rule for days
-  // (where each was eaten), as the meals list and the scores count them.
+  // Today's first meal is the first of the meals of today's eating window, by the one rule for
+  // it (eatingDay: where each was eaten; a snack in last night belongs to yesterday), as the
+  // scores count them.
+  const nights = nightsBefore(input.sleeps, settings, now);
   let first: EngineMeal | null = null;
   let lastDigestive: number | null = null;
   for (const m of eaten) {
     if (!isDigestiveMeal(m)) continue;
-    if ((first === null || m.timestamp < first.timestamp) && mealDay(m, settings) === today) first = m;
+    if ((first === null || m.timestamp < first.timestamp) && eatingDay(m, settings, nights).date === today) first = m;
     if (m.timestamp >= recentFrom && (lastDigestive === null || m.timestamp > lastDigestive)) lastDigestive = m.timestamp;
   }
   const firstToday = first?.timestamp ?? null;

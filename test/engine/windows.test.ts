@@ -102,15 +102,20 @@ describe('next meal suggestions', () => {
   });
 
   test("today's first meal is the first whose day is today, by where it was eaten", () => {
-    // 23:30 UTC the day before, eaten at +02:00 (01:30 there): today's. 00:30 UTC today eaten at
+    // 20:30 UTC the day before, eaten at +10:00 (06:30 there): today's. 00:30 UTC today eaten at
     // −02:00 (22:30 the day before there): yesterday's, though after today's start in UTC.
-    const abroad = meal(at(addDays(DAY, -1), 23, 30), 400, { utcOffsetMin: 120 });
+    const abroad = meal(at(addDays(DAY, -1), 20, 30), 400, { utcOffsetMin: 600 });
     const west = meal(at(DAY, 0, 30), 400, { utcOffsetMin: -120 });
-    const s = suggestion(windows([abroad, west, meal(at(DAY, 9), 500)], at(DAY, 10)), 'eating_window_close')!;
+    const s = suggestion(windows([abroad, west, meal(at(DAY, 7), 500)], at(DAY, 8)), 'eating_window_close')!;
     assert.equal(s.basis.firstMealAt, abroad.timestamp);
-    assert.match(s.reason, /^Your first meal today was at 01:30;/);
+    assert.match(s.reason, /^Your first meal today was at 06:30;/);
     const s2 = suggestion(windows([west, meal(at(DAY, 7), 500)], at(DAY, 10)), 'eating_window_close')!;
     assert.equal(s2.basis.firstMealAt, at(DAY, 7));
+  });
+
+  test('a snack in last night is not today’s first meal', () => {
+    const w = windows([meal(at(DAY, 3), 250), meal(at(DAY, 7, 30), 400)], at(DAY, 9));
+    assert.equal(suggestion(w, 'eating_window_close')!.basis.firstMealAt, at(DAY, 7, 30));
   });
 
   test('after an evening meal: earliest first meal for a 13 h fast; not after lunch', () => {
