@@ -11,7 +11,7 @@ import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { AFTER_LAST_MEAL, sleepReadyAt, sleepReadyText, tonightText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, leftOut, mealTotals, type MealTotals, type NutrientTotal } from '../lib/meals';
-import { clock, fmtDay, fmtTime } from '../lib/time';
+import { clock, fmtDay, fmtTimeOnDay } from '../lib/time';
 import './Today.css';
 
 /** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
@@ -114,7 +114,7 @@ export function TodayScreen() {
               <ul className="suggestions">
                 {suggestions.map((s) => (
                   <li key={s.kind + s.at}>
-                    <p className="suggestion__at">{suggestionTitle(s.kind, fmtTime(s.at, app.tz))}</p>
+                    <p className="suggestion__at">{suggestionTitle(s.kind, fmtTimeOnDay(s.at, Math.max(now, clock.now()), app.tz))}</p>
                     <p className="muted small">{s.reason}</p>
                   </li>
                 ))}
@@ -219,7 +219,9 @@ function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: (
           detail={`${score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}${score.calibrating ? ' · calibrating' : ''}`}
         />
       ) : (
-        <p className="muted">{score?.score_state === 'UNSCORABLE' ? 'Not enough data to score today.' : 'No score yet today.'}</p>
+        <p className="muted" data-testid="today-score-none">
+          No data: nothing is logged for today yet. The score starts with your first meal or a night’s sleep.
+        </p>
       )}
       {score?.score_state ? <Chip tone={score.score_state.toLowerCase()}>{score.score_state}</Chip> : null}
     </Card>
