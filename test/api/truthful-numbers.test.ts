@@ -5,7 +5,6 @@ import { readMqttConfig } from '../../server/mqtt/config.js';
 import { startTestService, TEST_NOW, type TestService } from '../helpers/service.js';
 
 // Issue 28, items 2 and 3, over real HTTP: unknown stays unknown, and what Today reads is true.
-const HOUR = 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const TODAY = iso(TEST_NOW).slice(0, 10);
 const at = (h: number, m = 0) => Date.parse(`${TODAY}T${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}:00Z`);
