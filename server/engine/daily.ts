@@ -10,7 +10,7 @@
  *                 in the night before the day (inside a logged sleep, or after the usual bedtime).
  *
  * States: the day containing `now` is PENDING with a provisional score from what has been eaten so
- * far; a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
+ * far (no score, components neutral, until its first meal or sleep is logged); a finished day with logged meals is SCORED; a finished day with none is UNSCORABLE (score and
  * level null; components still carry the values the data gives — see dailyScore — each
  * with contribution `neutral`, since a day without data earns neither praise nor blame); a day that has not
  * started is PENDING with no score.
@@ -29,6 +29,7 @@ import {
   LATE_SHARE_ANCHORS,
   MAX_CONFIDENCE,
   MEAL_DAY_SPREAD_MS,
+  MS_PER_DAY,
   MS_PER_MINUTE,
   OVERNIGHT_FAST_ANCHORS_H,
   PRE_SLEEP_WINDOW_MIN,
@@ -94,6 +95,38 @@ export function nightBeforeDay(date: string, sleeps: readonly EngineSleep[], set
   return { bedtime, lateUntil: Math.max(bedtime, wake - EARLY_WAKE_ALLOWANCE_MIN * MS_PER_MINUTE), sleep: null, source: usual.source };
 }
 
+/** Whether a meal was eaten in `night`, before its last hour (see NightBefore). */
+export function eatenInNight(meal: Pick<EngineMeal, 'timestamp'>, night: NightBefore): boolean {
+  return meal.timestamp >= night.bedtime && meal.timestamp < night.lateUntil;
+}
+
+/** The night before each day, computed once per day asked (sleeps, settings and now fixed). */
+export type NightsBefore = (date: string) => NightBefore;
+
+export function nightsBefore(sleeps: readonly EngineSleep[], settings: EngineSettings, now: number): NightsBefore {
+  const memo = new Map<string, NightBefore>();
+  return (date) => {
+    let night = memo.get(date);
+    if (!night) memo.set(date, (night = nightBeforeDay(date, sleeps, settings, now)));
+    return night;
+  };
+}
+
+/**
+ * The day whose eating window a meal belongs to, and its minute on that day's clock (after the day
+ * start; past 1 440 for a meal in the night after it). A meal's day is its date (mealDay), except
+ * a meal eaten in the night before its date, which belongs to the day before: it extends that
+ * evening's eating rather than opening the morning's. The night ends the waking day it follows:
+ * eating after the evening meal, waking to eat included, is that day's intake (Allison 2010); the
+ * eating span is first to last intake of the waking day (Gill & Panda 2015); and the overnight fast
+ * runs from the last intake, a night snack included, to the next day's first meal (Marinac 2016).
+ */
+export function eatingDay(meal: EngineMeal, settings: EngineSettings, nights: NightsBefore): { date: string; minute: number } {
+  const date = mealDay(meal, settings);
+  const minute = mealMinuteInUserDay(meal, settings);
+  return eatenInNight(meal, nights(date)) ? { date: addDays(date, -1), minute: minute + 1440 } : { date, minute };
+}
+
 function byTime(a: EngineMeal, b: EngineMeal): number {
   return a.timestamp - b.timestamp || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
@@ -119,17 +152,29 @@ export function dayMetrics(
   sleeps: readonly EngineSleep[],
   settings: EngineSettings,
   now: number,
+  nights: NightsBefore = nightsBefore(sleeps, settings, now),
 ): DayMetrics {
   const { start, end } = userDayBounds(date, settings);
   const previousStart = userDayBounds(addDays(date, -1), settings).start;
   // A meal's day comes from where it was eaten, which can differ from the zone's day bounds.
-  const ofDay = meals.filter((m) => m.timestamp >= start - MEAL_DAY_SPREAD_MS && m.timestamp < end + MEAL_DAY_SPREAD_MS && mealDay(m, settings) === date);
-  const digestive = ofDay.filter(isDigestiveMeal).sort(byTime);
+  const nearDay = meals.filter((m) => m.timestamp >= start - MEAL_DAY_SPREAD_MS && m.timestamp < end + MS_PER_DAY + MEAL_DAY_SPREAD_MS);
+  const ofDay = nearDay.filter((m) => mealDay(m, settings) === date);
+  // The eating window: the day's meals but those eaten in the night before it, and those eaten in
+  // the night after it (see eatingDay).
+  const windowMinute = new Map<EngineMeal, number>();
+  for (const m of nearDay) {
+    if (!isDigestiveMeal(m)) continue;
+    const d = eatingDay(m, settings, nights);
+    if (d.date === date) windowMinute.set(m, d.minute);
+  }
+  const digestive = [...windowMinute.keys()].sort(byTime);
   const first = digestive[0] ?? null;
   const last = digestive[digestive.length - 1] ?? null;
 
   let overnightFastMin: number | null = null;
-  if (first && meals.some((m) => m.timestamp >= previousStart && m.timestamp < start)) {
+  // Something logged the day before (or in the night before this day, which belongs to it).
+  const loggedBefore = (m: EngineMeal) => m.timestamp >= previousStart && (m.timestamp < start || eatenInNight(m, nights(date)));
+  if (first && meals.some((m) => m.timestamp < first.timestamp && loggedBefore(m))) {
     let previous: number | null = null;
     for (const m of meals) {
       if (m.timestamp < first.timestamp && isDigestiveMeal(m) && (previous === null || m.timestamp > previous)) previous = m.timestamp;
@@ -140,7 +185,7 @@ export function dayMetrics(
 
   let midpointMin: number | null = null;
   if (first && last) {
-    midpointMin = (mealMinuteInUserDay(first, settings) + mealMinuteInUserDay(last, settings)) / 2;
+    midpointMin = (windowMinute.get(first)! + windowMinute.get(last)!) / 2;
   }
 
   // The night after this day: a logged night ending the next day, else the usual bedtime.
@@ -156,25 +201,25 @@ export function dayMetrics(
     nightBedtimeSource = usual.source;
   }
 
-  const previousNight = nightBeforeDay(date, sleeps, settings, now);
+  const previousNight = nights(date);
   const lateClockInDay = clockInUserDay(LATE_EVENING_CLOCK_MIN, settings);
   let totalKcal = 0;
   let lateKcal = 0;
   for (const m of digestive) {
     const kcal = mealEnergy(m).kcal;
     totalKcal += kcal;
-    const lateByClock = mealMinuteInUserDay(m, settings) >= lateClockInDay;
+    const lateByClock = windowMinute.get(m)! >= lateClockInDay;
+    // A meal of the night after the day (see eatingDay) is after its bedtime, so late here.
     const nearSleep = m.timestamp >= nightBedtime - PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
-    // After midnight the clock reads early, but a meal inside last night is eating in the night.
-    const inLastNight = m.timestamp >= previousNight.bedtime && m.timestamp < previousNight.lateUntil;
-    if (lateByClock || nearSleep || inLastNight) lateKcal += kcal;
+    if (lateByClock || nearSleep) lateKcal += kcal;
   }
 
   return {
     date,
     start,
     end,
-    loggedMeals: ofDay.length,
+    // Meals dated on the day, and those of the night after it that belong to its eating window.
+    loggedMeals: ofDay.length + digestive.filter((m) => mealDay(m, settings) !== date).length,
     digestive,
     firstMealAt: first?.timestamp ?? null,
     lastMealAt: last?.timestamp ?? null,
@@ -199,6 +244,8 @@ export interface DailyScoreInput {
   now: number;
   /** Days with logged meals up to and including `date`; < 2 means calibrating. */
   daysWithData: number;
+  /** The nights before days, shared by the days of one range (nightsBefore of the same sleeps, settings and now). */
+  nights?: NightsBefore | undefined;
 }
 
 /**
@@ -213,7 +260,8 @@ export interface DailyScoreInput {
 export function dailyScore(input: DailyScoreInput): DailyScore {
   const { date, settings, now } = input;
   const meals = input.meals.filter((m) => m.timestamp <= now);
-  const day = dayMetrics(date, meals, input.sleeps, settings, now);
+  const nights = input.nights ?? nightsBefore(input.sleeps, settings, now);
+  const day = dayMetrics(date, meals, input.sleeps, settings, now, nights);
 
   // fasted_ratio
   const spanValue = day.eatingSpanMin === null ? 100 : fromAnchors(day.eatingSpanMin / 60, EATING_SPAN_ANCHORS_H);
@@ -226,7 +274,7 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
         : FASTED_RATIO_FAST_WEIGHT * fastValue + (1 - FASTED_RATIO_FAST_WEIGHT) * spanValue;
 
   // regularity: this day and the 14 before it
-  const midpoints = eatingWindowMidpoints(addDays(date, -REGULARITY_WINDOW_DAYS), date, meals, settings);
+  const midpoints = eatingWindowMidpoints(addDays(date, -REGULARITY_WINDOW_DAYS), date, meals, settings, nights);
   const midpointSd = standardDeviation(midpoints) ?? 0;
   const regularity = fromAnchors(midpointSd, REGULARITY_SD_ANCHORS_MIN);
 
@@ -260,15 +308,18 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
     score = null;
   } else if (now < day.end) {
     scoreState = 'PENDING';
-    score = clampScore(weighted);
+    // Until the day's first meal or sleep is logged there is nothing of today to score: a fresh
+    // database is not an optimal day, it is no data yet (as a finished empty day is).
+    const logged = day.loggedMeals > 0 || input.sleeps.some((s) => s.end >= day.start && s.end <= now);
+    score = logged ? clampScore(weighted) : null;
+    if (!logged) neutralise(components);
   } else if (day.loggedMeals > 0) {
     scoreState = 'SCORED';
     score = clampScore(weighted);
   } else {
     scoreState = 'UNSCORABLE';
     score = null;
-    // Nothing was logged: the values say what the log gives, but none of them is praise or blame.
-    for (const c of Object.values(components)) c.contribution = 'neutral';
+    neutralise(components);
   }
 
   const calibrating = input.daysWithData < CALIBRATION_MIN_DAYS;
@@ -305,30 +356,43 @@ export function dailyScore(input: DailyScoreInput): DailyScore {
   };
 }
 
+/** Nothing was logged: the values say what the log gives, but none of them is praise or blame. */
+function neutralise(components: DailyScore['components']): void {
+  for (const c of Object.values(components)) c.contribution = 'neutral';
+}
+
 /**
  * Eating-window midpoints (minutes after day start) of the days in [fromDate, toDate] that have
  * digestive meals, in one pass over the meals.
  */
-export function eatingWindowMidpoints(fromDate: string, toDate: string, meals: readonly EngineMeal[], settings: EngineSettings): number[] {
-  // A meal's own offset can move it across the zone's bounds.
+export function eatingWindowMidpoints(
+  fromDate: string,
+  toDate: string,
+  meals: readonly EngineMeal[],
+  settings: EngineSettings,
+  nights: NightsBefore,
+): number[] {
+  // A meal's own offset can move it across the zone's bounds; the night after toDate belongs to it.
   const from = userDayBounds(fromDate, settings).start - MEAL_DAY_SPREAD_MS;
-  const to = userDayBounds(toDate, settings).end + MEAL_DAY_SPREAD_MS;
-  const windows = new Map<string, { first: EngineMeal; last: EngineMeal }>();
+  const to = userDayBounds(toDate, settings).end + MS_PER_DAY + MEAL_DAY_SPREAD_MS;
+  type Edge = { at: number; minute: number };
+  const windows = new Map<string, { first: Edge; last: Edge }>();
   for (const m of meals) {
     if (m.timestamp < from || m.timestamp >= to || !isDigestiveMeal(m)) continue;
-    const d = mealDay(m, settings);
+    const { date: d, minute } = eatingDay(m, settings, nights);
     if (d < fromDate || d > toDate) continue;
+    const edge = { at: m.timestamp, minute };
     const w = windows.get(d);
-    if (!w) windows.set(d, { first: m, last: m });
+    if (!w) windows.set(d, { first: edge, last: edge });
     else {
-      if (m.timestamp < w.first.timestamp) w.first = m;
-      if (m.timestamp > w.last.timestamp) w.last = m;
+      if (edge.at < w.first.at) w.first = edge;
+      if (edge.at > w.last.at) w.last = edge;
     }
   }
   return datesBetween(fromDate, toDate)
     .map((d) => windows.get(d))
-    .filter((w): w is { first: EngineMeal; last: EngineMeal } => w !== undefined)
-    .map((w) => (mealMinuteInUserDay(w.first, settings) + mealMinuteInUserDay(w.last, settings)) / 2);
+    .filter((w): w is { first: Edge; last: Edge } => w !== undefined)
+    .map((w) => (w.first.minute + w.last.minute) / 2);
 }
 
 export interface DailyScoresInput {
@@ -355,13 +419,14 @@ export function dailyScores(input: DailyScoresInput): DailyScore[] {
   // sorted meals rather than the whole range, so a long range costs linear, not quadratic, time.
   const sorted = [...input.meals].sort(byTime);
   const times = sorted.map((m) => m.timestamp);
+  const nights = nightsBefore(input.sleeps, input.settings, input.now);
   return datesBetween(input.startDate, input.endDate).map((date) => {
     const daysWithData = loggedDaysThrough(input.firstLoggedDays, date);
     const from = userDayBounds(addDays(date, -REGULARITY_WINDOW_DAYS - 1), input.settings).start;
     // Through the next day too: a meal eaten at another offset can belong to `date` yet fall after its bounds.
     const to = userDayBounds(addDays(date, 1), input.settings).end;
     const meals = sorted.slice(lowerBound(times, from), lowerBound(times, to));
-    return dailyScore({ date, meals, sleeps: input.sleeps, settings: input.settings, now: input.now, daysWithData });
+    return dailyScore({ date, meals, sleeps: input.sleeps, settings: input.settings, now: input.now, daysWithData, nights });
   });
 }
 

@@ -19,7 +19,8 @@ import {
 } from './constants.js';
 import { bedtimeAfterDay, formatClock, isNight, usualBedtime, usualNightsAround, usualWakeTime } from './bedtime.js';
 import { formatDuration } from './format.js';
-import { clockInUserDay, localMinute, mealDay, minuteInUserDay, userDay } from './days.js';
+import { eatingDay, nightsBefore } from './daily.js';
+import { clockInUserDay, localMinute, minuteInUserDay, userDay } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
 import { digestiveState, stomachAt } from './state.js';
 import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion, TonightWindow } from './types.js';
@@ -86,7 +87,8 @@ export function tonightWindow(
  * - fastedAt: as in the digestive state.
  * - tonight: see tonightWindow; what Today's card speaks of once the person is up.
  * - nextMealSuggestions, each only when it lies ahead of `now`:
- *   latest_dinner = tonight's usual bedtime − 3 h; eating_window_close = today's first meal + 12 h;
+ *   latest_dinner = tonight's usual bedtime − 3 h; eating_window_close = today's first meal + 12 h,
+ *   only when that is no later than latest_dinner (advice never contradicts itself or runs into the night);
  *   earliest_first_meal = an evening meal + 13 h (the overnight fast).
  */
 export function digestionWindows(input: WindowsInput): DigestionWindows {
@@ -130,18 +132,22 @@ export function digestionWindows(input: WindowsInput): DigestionWindows {
     });
   }
 
-  // Today's first meal is the first of the meals whose day is today, by the one rule for days
-  // (where each was eaten), as the meals list and the scores count them.
+  // Today's first meal is the first of the meals of today's eating window, by the one rule for
+  // it (eatingDay: where each was eaten; a snack in last night belongs to yesterday), as the
+  // scores count them.
+  const nights = nightsBefore(input.sleeps, settings, now);
   let first: EngineMeal | null = null;
   let lastDigestive: number | null = null;
   for (const m of eaten) {
     if (!isDigestiveMeal(m)) continue;
-    if ((first === null || m.timestamp < first.timestamp) && mealDay(m, settings) === today) first = m;
+    if ((first === null || m.timestamp < first.timestamp) && eatingDay(m, settings, nights).date === today) first = m;
     if (m.timestamp >= recentFrom && (lastDigestive === null || m.timestamp > lastDigestive)) lastDigestive = m.timestamp;
   }
   const firstToday = first?.timestamp ?? null;
-  if (firstToday !== null && firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE > now) {
-    const close = firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE;
+  const close = firstToday === null ? null : firstToday + EATING_WINDOW_TARGET_MIN * MS_PER_MINUTE;
+  // Only when it comes before the latest dinner: a later close would contradict "finish eating by"
+  // and, past the bedtime, advise eating into the night; the earlier limit is the one that counts.
+  if (close !== null && close > now && close <= latestDinner) {
     suggestions.push({
       kind: 'eating_window_close',
       at: close,

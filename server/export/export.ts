@@ -10,7 +10,8 @@ import { MEAL_NUTRIENTS, type FoodEntry, type MealNutrient, type NutrientSources
 import { insertSavedMeal, listSavedMeals, savedMealExists } from '../db/saved-meals.js';
 import { foodResource } from '../foods/foods.js';
 import { invalidateFoodSearch } from '../foods/search.js';
-import { buildMeal, mealResource, mealType } from '../nutrition/meals.js';
+import { buildMeal, mealNumbers, mealResource, mealType } from '../nutrition/meals.js';
+import { mealNutrient, type TotalNutrient } from '../nutrition/totals.js';
 import { savedMealResource } from '../nutrition/saved-meals.js';
 import { ImportDocumentInvalid } from '../imports/types.js';
 import { currentSettings } from '../settings.js';
@@ -51,10 +52,13 @@ export const MEALS_CSV_COLUMNS = [
 export function mealsCsv(app: AppContext): string {
   const lines = [MEALS_CSV_COLUMNS.join(',')];
   for (const m of listAllMeals(app.db)) {
+    // A number nobody gave is an empty cell, never 0 (nutrition/totals.ts).
+    const n = mealNumbers(m);
+    const v = (k: TotalNutrient) => mealNutrient(n, k);
     lines.push(
       csvRow([
-        m.id, m.day, isoUtc(m.timestampMs), m.utcOffsetMin, m.mealType, m.description, m.calories, m.proteinG, m.carbsG, m.fatG,
-        m.fiberG, m.sodiumMg, m.caffeineMg, m.foods.map((f) => `${f.name}: ${f.calories} kcal`).join('; '), m.source, m.inferredTime,
+        m.id, m.day, isoUtc(m.timestampMs), m.utcOffsetMin, m.mealType, m.description, v('calories'), v('protein_g'), v('carbs_g'), v('fat_g'),
+        v('fiber_g'), v('sodium_mg'), v('caffeine_mg'), m.foods.map((f) => `${f.name}: ${f.calories} kcal`).join('; '), m.source, m.inferredTime,
       ]),
     );
   }

@@ -28,6 +28,7 @@ import {
   createMeal,
   MealCreateSchema,
   mealInputFrom,
+  mealNumbers,
   mealPatchFrom,
   mealResource,
   MealSchema,
@@ -37,6 +38,7 @@ import {
   patchMeal,
   removeMeal,
 } from '../nutrition/meals.js';
+import { leftOut, mealNutrient, mealTotals } from '../nutrition/totals.js';
 import { allSavedMeals, logSavedMeal, savedMealResource, SavedMealSchema } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
 import { createSleep, SleepCreateSchema, sleepInputFrom, sleepResource, SleepSessionSchema } from '../sleep/sessions.js';
@@ -110,7 +112,8 @@ const kcal = (n: number) => `${Math.round(n)} kcal`;
 
 function mealLine(m: MealRecord): string {
   const what = m.description || m.foods.map((f) => f.name).join(', ') || 'no description';
-  return `${m.mealType} ${isoUtc(m.timestampMs)} (${m.day}): ${what}, ${kcal(m.calories)} [${m.id}]`;
+  const calories = mealNutrient(mealNumbers(m), 'calories');
+  return `${m.mealType} ${isoUtc(m.timestampMs)} (${m.day}): ${what}, ${calories === null ? 'calories unknown' : kcal(calories)} [${m.id}]`;
 }
 
 /** A minute of day where the meal was eaten: its written offset, else the user's time zone. */
@@ -212,11 +215,12 @@ export const TOOLS: readonly ToolDef[] = [
       const { start, end } = seriesRange(args, digestionContext(app).today);
       const after = cursorPosition((id) => mealPosition(app.db, id), args.starting_after);
       const page = listMealsPage(app.db, { startDay: start, endDay: end, mealType: args.meal_type, after, limit: args.limit ?? 50 });
-      const total = page.meals.reduce((sum, m) => sum + m.calories, 0);
+      const calories = mealTotals(page.meals.map(mealNumbers)).calories;
+      const total = `${kcal(calories.value)}${calories.unknown ? `; ${leftOut(calories.unknown, 'calories')}` : ''}`;
       return {
         structured: { object: 'list', data: page.meals.map(mealResource), has_more: page.hasMore },
         text: page.meals.length
-          ? `${page.meals.length} meal${page.meals.length === 1 ? '' : 's'} from ${start} to ${end} (${kcal(total)}${page.hasMore ? '; more with starting_after' : ''}):\n${page.meals.map(mealLine).join('\n')}`
+          ? `${page.meals.length} meal${page.meals.length === 1 ? '' : 's'} from ${start} to ${end} (${total}${page.hasMore ? '; more with starting_after' : ''}):\n${page.meals.map(mealLine).join('\n')}`
           : `No meals from ${start} to ${end}.`,
       };
     },

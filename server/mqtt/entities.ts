@@ -3,7 +3,8 @@ import { latestMealAtOrBefore, listMealsByDays } from '../db/meals.js';
 import { currentState, currentWindows, dailyScoresRange, digestionContext, overnightRange } from '../digestion/service.js';
 import { dailyScoreResource, overnightResource, stateResource, windowsResource } from '../digestion/resources.js';
 import { STATE_LABEL } from '../digestion/vocabulary.js';
-import { mealResource } from '../nutrition/meals.js';
+import { mealNumbers, mealResource } from '../nutrition/meals.js';
+import { mealTotals } from '../nutrition/totals.js';
 import { allSavedMeals } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
 import { addDays, dayBounds, isoUtc, parseClock } from '../time/tz.js';
@@ -99,7 +100,7 @@ const SENSORS: Array<{ id: string; name: string; extra: Record<string, unknown> 
       state_class: 'total',
       value_template: '{{ value_json.calories }}',
       last_reset_value_template: '{{ value_json.day_started_at }}',
-      json_attributes_template: '{{ {"date": value_json.date, "meals": value_json.meals} | tojson }}',
+      json_attributes_template: '{{ {"date": value_json.date, "meals": value_json.meals, "meals_without_calories": value_json.meals_without_calories} | tojson }}',
       icon: 'mdi:food-apple',
     },
   },
@@ -109,7 +110,11 @@ const SENSORS: Array<{ id: string; name: string; extra: Record<string, unknown> 
     extra: {
       device_class: 'timestamp',
       value_template: '{{ value_json.timestamp if value_json.timestamp is defined else "None" }}',
-      json_attributes_template: '{{ {"meal_type": value_json.meal_type, "description": value_json.description, "calories": value_json.macros.calories if value_json.macros is defined else none} | tojson }}',
+      // Calories derived from nothing (see nutrition/totals.ts) are unknown, not 0.
+      json_attributes_template:
+        '{% set m = value_json %}{% set s = m.nutrient_sources if m.nutrient_sources is defined else {} %}' +
+        '{% set none_known = m.calories_source == "macros" and s.protein_g is none and s.carbs_g is none and s.fat_g is none %}' +
+        '{{ {"meal_type": m.meal_type, "description": m.description, "calories": m.macros.calories if m.macros is defined and not none_known else none} | tojson }}',
       icon: 'mdi:silverware-fork-knife',
     },
   },
@@ -227,14 +232,18 @@ export function statePayloads(app: AppContext, config: MqttConfig): Map<string, 
   out.set(topics.state('gut_score'), today ? JSON.stringify(dailyScoreResource(today)) : NOTHING);
   const overnight = overnightRange(app, addDays(ctx.today, -1), ctx.today, ctx).at(-1);
   out.set(topics.state('overnight_score'), overnight ? JSON.stringify(overnightResource(overnight)) : NOTHING);
-  const meals = listMealsByDays(app.db, ctx.today, ctx.today);
+  // Eaten so far: a meal logged for later counts once its time comes (the minute's refresh).
+  const meals = listMealsByDays(app.db, ctx.today, ctx.today).filter((m) => m.timestampMs <= ctx.now);
+  const calories = mealTotals(meals.map(mealNumbers)).calories;
   out.set(
     topics.state('calories_today'),
     JSON.stringify({
       object: 'calories_today',
       date: ctx.today,
-      calories: Math.round(meals.reduce((sum, m) => sum + m.calories, 0)),
+      // Meals whose calories nobody gave are left out and counted; none known at all: unknown.
+      calories: calories.known === 0 && calories.unknown > 0 ? null : Math.round(calories.value),
       meals: meals.length,
+      meals_without_calories: calories.unknown,
       day_started_at: isoUtc(dayBounds(ctx.today, settings.timezone, parseClock(settings.dayStart)).start),
     }),
   );

@@ -27,6 +27,7 @@ import { boundedDateTime, foodIdField, isoDateTime, nonBlankText, parseDateTime,
 import { newId } from '../ids.js';
 import { currentSettings, type SettingsRecord } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
+import type { MealNumbers } from './totals.js';
 
 /**
  * Meals: the rules a meal must keep (bounds, calorie derivation, its day), the schemas of what a
@@ -470,6 +471,11 @@ export function mealResource(m: MealRecord): Record<string, unknown> {
     created_at: isoUtc(m.createdMs),
     updated_at: isoUtc(m.updatedMs),
   };
+}
+
+/** A stored meal's numbers as its resource gives them, for what nutrition/totals.ts reads and adds. */
+export function mealNumbers(m: MealRecord): MealNumbers {
+  return mealResource(m) as unknown as MealNumbers;
 }
 
 /** A food entry in a response: the fields it has, in the contract's order. */

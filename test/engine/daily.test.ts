@@ -49,6 +49,22 @@ describe('score states', () => {
     assert.notEqual(s.level, null);
   });
 
+  test('today with nothing logged yet is PENDING with no score (no data), until its first meal or sleep', () => {
+    const today = addDays(DAY, 1);
+    const now = at(today, 9);
+    for (const before of [[], meals]) {
+      const empty = score(today, before, { now });
+      assert.equal(empty.scoreState, 'PENDING');
+      assert.equal(empty.score, null, `with ${before.length} meals before today`);
+      assert.equal(empty.level, null);
+      for (const c of Object.values(empty.components)) assert.equal(c.contribution, 'neutral');
+    }
+    const slept = score(today, [], { now, sleeps: [sleep(at(DAY, 23), at(today, 7))] });
+    assert.equal(typeof slept.score, 'number', 'a night that ended today is data');
+    const ate = score(today, [meal(at(today, 8), 400)], { now });
+    assert.equal(typeof ate.score, 'number', 'a meal today is data');
+  });
+
   test('a past day with no meals is UNSCORABLE: score and level null, components numeric and neutral', () => {
     const gap = meals.filter((m) => m.timestamp < at(DAY, 0) || m.timestamp >= at(addDays(DAY, 1), 0));
     assert.ok(gap.length > 0 && gap.length < meals.length, 'gap.length > 0 && gap.length < meals.length');
@@ -222,15 +238,19 @@ describe('overnight component', () => {
 });
 
 describe('eating in the night (issue 19: a night-eating day scored 100)', () => {
-  test('700 kcal at 01:30 and at 03:30, nothing else: late eating, not Optimal', () => {
+  test('700 kcal at 01:30 and at 03:30, nothing else: late eating, and neither day Optimal', () => {
     const meals = [meal(at(DAY, 1, 30), 700), meal(at(DAY, 3, 30), 700)];
     const s = score(DAY, meals, { daysWithData: 1 });
     // After the usual bedtime (23:00, none logged) and before the night's end: the gap to bed is 0.
     assert.equal(s.components.overnight.contribution, 'attention');
-    assert.equal(s.components.circadian.value, 0);
-    assert.equal(s.basis.lateKcal, 1400);
-    assert.ok(s.score! < 60, `score ${s.score}`);
-    assert.equal(s.level, 'pay_attention');
+    assert.notEqual(s.level, 'optimal');
+    // The night's eating belongs to the evening before (see eatingDay): all of its calories are late.
+    const before = score(addDays(DAY, -1), meals, { daysWithData: 1 });
+    assert.equal(before.scoreState, 'SCORED');
+    assert.equal(before.components.circadian.value, 0);
+    assert.equal(before.basis.lateKcal, 1400);
+    assert.equal(before.basis.lastMealAt, at(DAY, 3, 30));
+    assert.notEqual(before.level, 'optimal');
   });
 
   test('without a logged night, an early breakfast is morning, not night eating', () => {
@@ -241,12 +261,37 @@ describe('eating in the night (issue 19: a night-eating day scored 100)', () => 
     assert.equal(s.basis.lateKcal, 0);
   });
 
-  test('meals inside the night logged before the day are late calories of that day', () => {
+  test('a meal inside the logged night is late eating of the evening before, and last night for the day', () => {
     const prev = addDays(DAY, -1);
     // Sleep logged 23:00 → 07:00 with a snack at 00:20 inside it; the day's own meals are early.
     const meals = [meal(at(prev, 19), 700), meal(at(DAY, 0, 20), 400), meal(at(DAY, 8), 450), meal(at(DAY, 12, 30), 700), meal(at(DAY, 18), 450)];
-    const s = score(DAY, meals, { sleeps: [sleep(at(prev, 23), at(DAY, 7))] });
-    assert.equal(s.basis.lateKcal, 400);
+    const sleeps = [sleep(at(prev, 23), at(DAY, 7))];
+    const s = score(DAY, meals, { sleeps });
+    assert.equal(s.basis.lateKcal, 0);
+    assert.equal(s.basis.firstMealAt, at(DAY, 8));
     assert.equal(s.components.overnight.contribution, 'attention');
+    const before = score(prev, meals, { sleeps });
+    assert.equal(before.basis.lateKcal, 400);
+    assert.equal(before.basis.eatingSpanMin, 5 * 60 + 20);
+  });
+
+  test('issue 28: one snack in the night is not the morning’s first meal and does not make the morning harsh', () => {
+    const regular = history(14, addDays(DAY, -1));
+    const snack = meal(at(DAY, 3), 250);
+    const atSeven = score(DAY, [...regular, snack], { now: at(DAY, 7) });
+    assert.equal(atSeven.basis.firstMealAt, null, 'the snack opens no eating window today');
+    assert.equal(atSeven.components.overnight.contribution, 'attention', 'it is last night’s eating');
+    assert.equal(atSeven.components.fastedRatio.value, 100);
+    assert.equal(atSeven.components.circadian.value, 100);
+    assert.ok(atSeven.score! >= 60, `score at 07:00 ${atSeven.score}`);
+    const breakfast = meal(at(DAY, 8), 450);
+    const atNine = score(DAY, [...regular, snack, breakfast], { now: at(DAY, 9) });
+    assert.equal(atNine.basis.firstMealAt, breakfast.timestamp);
+    assert.equal(atNine.basis.eatingSpanMin, 0);
+    // The fast before breakfast really was 5 h: the snack ended it.
+    assert.equal(atNine.basis.overnightFastMin, 5 * 60);
+    const yesterday = score(addDays(DAY, -1), [...regular, snack], { now: at(DAY, 9) });
+    assert.equal(yesterday.basis.lastMealAt, snack.timestamp);
+    assert.equal(yesterday.basis.lateKcal, 250);
   });
 });

@@ -87,16 +87,35 @@ describe('next meal suggestions', () => {
     assert.equal(suggestion(windows([], at(DAY, 13)), 'eating_window_close'), undefined);
   });
 
+  test('no eating-window close after the latest dinner: one meal at 19:33 never suggests eating until 07:33', () => {
+    const w = windows([meal(at(DAY, 19, 33), 500)], at(DAY, 19, 40));
+    assert.equal(suggestion(w, 'latest_dinner')!.at, at(DAY, 20));
+    assert.equal(w.tonight?.finishEatingBy, at(DAY, 20));
+    assert.equal(suggestion(w, 'eating_window_close'), undefined);
+    // Breakfast at 09:00 closes the window at 21:00, after the 20:00 latest dinner: that one counts.
+    assert.equal(suggestion(windows([meal(at(DAY, 9), 400)], at(DAY, 12)), 'eating_window_close'), undefined);
+    // Whatever the first meal, no suggestion to stop eating lies after bedtime − 3 h.
+    for (let h = 5; h < 23; h++) {
+      const ws = windows([meal(at(DAY, h), 400)], at(DAY, h, 10));
+      for (const s of ws.nextMealSuggestions) if (s.kind !== 'earliest_first_meal') assert.ok(s.at <= at(DAY, 20), `${s.kind} after a meal at ${h}:00`);
+    }
+  });
+
   test("today's first meal is the first whose day is today, by where it was eaten", () => {
-    // 23:30 UTC the day before, eaten at +02:00 (01:30 there): today's. 00:30 UTC today eaten at
+    // 20:30 UTC the day before, eaten at +10:00 (06:30 there): today's. 00:30 UTC today eaten at
     // −02:00 (22:30 the day before there): yesterday's, though after today's start in UTC.
-    const abroad = meal(at(addDays(DAY, -1), 23, 30), 400, { utcOffsetMin: 120 });
+    const abroad = meal(at(addDays(DAY, -1), 20, 30), 400, { utcOffsetMin: 600 });
     const west = meal(at(DAY, 0, 30), 400, { utcOffsetMin: -120 });
-    const s = suggestion(windows([abroad, west, meal(at(DAY, 9), 500)], at(DAY, 10)), 'eating_window_close')!;
+    const s = suggestion(windows([abroad, west, meal(at(DAY, 7), 500)], at(DAY, 8)), 'eating_window_close')!;
     assert.equal(s.basis.firstMealAt, abroad.timestamp);
-    assert.match(s.reason, /^Your first meal today was at 01:30;/);
-    const s2 = suggestion(windows([west, meal(at(DAY, 9), 500)], at(DAY, 10)), 'eating_window_close')!;
-    assert.equal(s2.basis.firstMealAt, at(DAY, 9));
+    assert.match(s.reason, /^Your first meal today was at 06:30;/);
+    const s2 = suggestion(windows([west, meal(at(DAY, 7), 500)], at(DAY, 10)), 'eating_window_close')!;
+    assert.equal(s2.basis.firstMealAt, at(DAY, 7));
+  });
+
+  test('a snack in last night is not today’s first meal', () => {
+    const w = windows([meal(at(DAY, 3), 250), meal(at(DAY, 7, 30), 400)], at(DAY, 9));
+    assert.equal(suggestion(w, 'eating_window_close')!.basis.firstMealAt, at(DAY, 7, 30));
   });
 
   test('after an evening meal: earliest first meal for a 13 h fast; not after lunch', () => {

@@ -1,7 +1,7 @@
 // The states' names and order are the service's own (the desktop tray and notifications use them too).
 import { NEXT_STATE, STATE_LABEL } from '../../../server/digestion/vocabulary.js';
 import type { DigestiveState } from '../api/types';
-import { fmtDuration, fmtTime } from '../lib/time';
+import { fmtDuration, fmtTimeOnDay } from '../lib/time';
 import './Dial.css';
 
 const BLURB: Record<DigestiveState['state'], string> = {
@@ -79,11 +79,11 @@ export function Dial({ state, remaining, now, tz }: { state: DigestiveState; rem
       <dl className="facts">
         <div>
           <dt>Since</dt>
-          <dd data-testid="dial-since">{fmtTime(state.since, tz)}</dd>
+          <dd data-testid="dial-since">{fmtTimeOnDay(state.since, now, tz)}</dd>
         </div>
         <div>
           <dt>{fasted ? 'Fasted from' : 'Fasted by'}</dt>
-          <dd>{state.fasted_at ? fmtTime(state.fasted_at, tz) : '—'}</dd>
+          <dd data-testid="dial-fasted-at">{state.fasted_at ? fmtTimeOnDay(state.fasted_at, now, tz) : '—'}</dd>
         </div>
         <div>
           <dt>Active meals</dt>

@@ -3,7 +3,7 @@ import { errorMessage, idempotencyKey } from '../api/client';
 import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
 import { useApp } from '../lib/app';
-import { capitalize, fmtNumber, groupByDay, mealInput, mealTitle } from '../lib/meals';
+import { capitalize, fmtNumber, groupByDay, mealInput, mealNutrient, mealTitle, type TotalNutrient } from '../lib/meals';
 import { addDays, clock, dayLabel, fmtMealTime, fmtTime, isoInZone, localTimeToInstant } from '../lib/time';
 import { Icon } from './ui';
 import './MealList.css';
@@ -86,7 +86,12 @@ export function useMealActions(onChange?: () => void) {
 function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof useMealActions> }) {
   const app = useApp();
   const title = mealTitle(meal);
-  const m = meal.macros;
+  // A number nobody gave reads "–", never 0.
+  const known = (k: TotalNutrient) => mealNutrient(meal, k) !== null;
+  const value = (k: TotalNutrient) => {
+    const v = mealNutrient(meal, k);
+    return v === null ? '–' : fmtNumber(v);
+  };
   return (
     <li className={`meal meal--${meal.meal_type}`} data-testid="meal-row" data-meal-id={meal.id}>
       <time className="meal__time" dateTime={meal.timestamp}>
@@ -99,13 +104,13 @@ function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof use
           <span className="meal__desc">{title}</span>
         </p>
         <p className="meal__macros">
-          <strong>{fmtNumber(m.calories)} kcal</strong>
-          {m.protein_g || m.carbs_g || m.fat_g ? (
+          <strong>{value('calories')} kcal</strong>
+          {known('protein_g') || known('carbs_g') || known('fat_g') ? (
             <span>
-              P {fmtNumber(m.protein_g)} g · C {fmtNumber(m.carbs_g)} g · F {fmtNumber(m.fat_g)} g
+              P {value('protein_g')} g · C {value('carbs_g')} g · F {value('fat_g')} g
             </span>
           ) : null}
-          {meal.micros.caffeine_mg ? <span>{fmtNumber(meal.micros.caffeine_mg)} mg caffeine</span> : null}
+          {mealNutrient(meal, 'caffeine_mg') ? <span>{value('caffeine_mg')} mg caffeine</span> : null}
         </p>
       </div>
       <div className="meal__actions">

@@ -73,27 +73,8 @@ export function recentDistinct(meals: readonly Meal[], max = 8): Meal[] {
   return out;
 }
 
-export interface Totals {
-  calories: number;
-  protein_g: number;
-  carbs_g: number;
-  fat_g: number;
-  caffeine_mg: number;
-  sodium_mg: number;
-}
-
-export function totals(meals: readonly Meal[]): Totals {
-  const t: Totals = { calories: 0, protein_g: 0, carbs_g: 0, fat_g: 0, caffeine_mg: 0, sodium_mg: 0 };
-  for (const m of meals) {
-    t.calories += m.macros.calories || 0;
-    t.protein_g += m.macros.protein_g || 0;
-    t.carbs_g += m.macros.carbs_g || 0;
-    t.fat_g += m.macros.fat_g || 0;
-    t.caffeine_mg += m.micros.caffeine_mg || 0;
-    t.sodium_mg += m.micros.sodium_mg || 0;
-  }
-  return t;
-}
+/** What meals add up to, and how many each total leaves out: the service's one rule (a number nobody gave is unknown, never 0). */
+export { leftOut, mealNutrient, mealTotals, type MealTotals, type NutrientTotal, type TotalNutrient } from '../../../server/nutrition/totals.js';
 
 /** "Porridge with banana" or, lacking a description, the foods or the type. */
 export function mealTitle(m: Pick<Meal, 'description' | 'foods' | 'meal_type'>): string {

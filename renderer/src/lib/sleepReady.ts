@@ -1,5 +1,5 @@
 import type { Windows } from '../api/types.js';
-import { addDays, dayLabel, dayOf, fmtDuration, fmtTime, localParts } from './time.js';
+import { addDays, dayLabel, dayOf, fmtDuration, fmtTime, fmtTimeOnDay, localParts } from './time.js';
 
 /** The words around "Ready for sleep": the time, when that is, and what it means. */
 export interface SleepReadyText {
@@ -27,11 +27,7 @@ export function sleepReadyText(at: number, now: number, tz: string): SleepReadyT
   const hour = localParts(at, tz).hour;
   const min = Math.round((at - now) / 60_000);
   const time = fmtTime(at, tz);
-  if (min <= 0) {
-    const label = dayLabel(day, today);
-    const onDay = day === today ? '' : /^(Yesterday|Tomorrow)$/.test(label) ? ` ${label.toLowerCase()}` : ` on ${label}`;
-    return { time: 'Now', when: `since ${time}${onDay}`, note: AFTER_LAST_MEAL };
-  }
+  if (min <= 0) return { time: 'Now', when: `since ${fmtTimeOnDay(at, now, tz)}`, note: AFTER_LAST_MEAL };
   const smallHours = hour < 5;
   let part: string;
   if (day === today) part = smallHours || hour >= 17 ? 'tonight' : hour < 12 ? 'this morning' : 'this afternoon';

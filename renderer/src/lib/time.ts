@@ -109,6 +109,19 @@ export function fmtDay(day: string, style: 'long' | 'short' = 'short'): string {
   return fmt('UTC', { weekday: style, day: 'numeric', month: style }).format(Date.UTC(y, m - 1, d, 12));
 }
 
+/**
+ * A time that says its day when that is not today's (`now`'s, in `tz`): "7:32 PM",
+ * "7:32 PM yesterday", "7:33 AM tomorrow", "7:32 PM, Mon 12 Jan".
+ */
+export function fmtTimeOnDay(t: string | number | Date, now: number, tz: string): string {
+  const time = fmtTime(t, tz);
+  const day = dayOf(toMs(t), tz);
+  const today = dayOf(now, tz);
+  if (day === today) return time;
+  const label = dayLabel(day, today);
+  return /^(Yesterday|Tomorrow)$/.test(label) ? `${time} ${label.toLowerCase()}` : `${time}, ${label}`;
+}
+
 /** Relative label for a day: Today / Yesterday / the date. */
 export function dayLabel(day: string, today: string): string {
   if (day === today) return 'Today';

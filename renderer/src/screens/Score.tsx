@@ -51,6 +51,7 @@ const CONTRIBUTION_LABEL: Record<Contribution, string> = {
 type Range = '7' | '30' | '90';
 
 function scoreNote(s: DailyScore): string {
+  if (s.score_state === 'PENDING' && s.score === null) return 'No data yet: nothing is logged for today. The score starts with your first meal or a night’s sleep.';
   if (s.score_state === 'PENDING') return 'Provisional: today is not over, so the score can still change.';
   if (s.score_state === 'UNSCORABLE') return 'No meals were logged that day, so there is nothing to score.';
   return 'Scored from the finished day.';
@@ -174,9 +175,10 @@ function useStableScores(loaded: DailyScore[] | undefined, fromDate: string): Da
 
 /** One day's score and its four components, with the stepper that picks the day. */
 function DayScore({ score, isToday, stepper }: { score: DailyScore; isToday: boolean; stepper: ReactNode }) {
-  // A finished day with nothing logged has no score, and its components describe no data: the
-  // service reports them as neutral, and they read "No data" rather than a value.
-  const noData = score.score_state === 'UNSCORABLE';
+  // A day with nothing logged (finished: UNSCORABLE; today until its first meal or sleep: PENDING)
+  // has no score, and its components describe no data: the service reports them as neutral, and
+  // they read "No data" rather than a value.
+  const noData = score.score === null;
   return (
     <Card className="card--score" title={isToday ? 'Today' : fmtDay(score.date, 'long')} actions={stepper}>
       <div className="score-hero">
@@ -186,7 +188,7 @@ function DayScore({ score, isToday, stepper }: { score: DailyScore; isToday: boo
           data-testid="score-value"
         >
           <span className="score-hero__num">{score.score ?? '—'}</span>
-          <span className="score-hero__level">{score.level ? capitalize(score.level) : score.score_state === 'UNSCORABLE' ? 'Unscorable' : '—'}</span>
+          <span className="score-hero__level">{score.level ? capitalize(score.level) : score.score_state === 'UNSCORABLE' ? 'Unscorable' : 'No data'}</span>
         </div>
         <div className="score-hero__text">
           <p>
@@ -396,6 +398,9 @@ function featureValue(name: string, v: number | null): string {
   return fmtNumber(v, 2);
 }
 
+/** The service looks back 24 h for the last meal before sleep: none there is what the gap's value says. */
+const NO_MEAL_BEFORE = 'None in the 24 h before';
+
 function OvernightDetail({ night }: { night: OvernightScore }) {
   const app = useApp();
   const dev = night.deviation;
@@ -427,7 +432,7 @@ function OvernightDetail({ night }: { night: OvernightScore }) {
           </div>
           <div>
             <dt>Last meal</dt>
-            <dd>{night.last_meal_at ? fmtDateTime(night.last_meal_at, app.tz) : '—'}</dd>
+            <dd>{night.last_meal_at ? fmtDateTime(night.last_meal_at, app.tz) : NO_MEAL_BEFORE}</dd>
           </div>
         </dl>
       </div>
@@ -444,7 +449,7 @@ function OvernightDetail({ night }: { night: OvernightScore }) {
           {Object.entries(night.features ?? {}).map(([name, f]) => (
             <tr key={name}>
               <th scope="row">{FEATURE_LABEL[name] ?? capitalize(name)}</th>
-              <td>{featureValue(name, f.value)}</td>
+              <td>{name === 'last_meal_gap_min' && !night.last_meal_at ? NO_MEAL_BEFORE : featureValue(name, f.value)}</td>
               <td>
                 <Chip tone={f.contribution}>{CONTRIBUTION_LABEL[f.contribution] ?? f.contribution}</Chip>
               </td>

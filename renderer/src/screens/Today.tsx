@@ -10,8 +10,8 @@ import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components
 import { useApp } from '../lib/app';
 import { useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { AFTER_LAST_MEAL, sleepReadyAt, sleepReadyText, tonightText } from '../lib/sleepReady';
-import { capitalize, fmtNumber, totals } from '../lib/meals';
-import { clock, fmtDay, fmtTime } from '../lib/time';
+import { capitalize, fmtNumber, leftOut, mealTotals, type MealTotals, type NutrientTotal } from '../lib/meals';
+import { clock, fmtDay, fmtTimeOnDay } from '../lib/time';
 import './Today.css';
 
 /** Keeps a digestive state and the moment it was received, to tick minutes_remaining locally. */
@@ -89,7 +89,8 @@ export function TodayScreen() {
   const todayScore = daily.find((d) => d.date === app.today);
   const windows = s.digestion?.windows;
   const insights = (s.digestion?.insights ?? []).slice(0, 3);
-  const t = totals(meals);
+  // So far: a meal logged for later counts once its time comes (`now` ticks every 15 s).
+  const t = mealTotals(meals.filter((m) => Date.parse(m.timestamp) <= Math.max(now, clock.now())));
   const tonight = tonightText(windows?.tonight, Math.max(now, clock.now()), app.tz);
   // The headline already is the latest dinner time; the list keeps the other suggestions.
   const suggestions = (windows?.next_meal_suggestions ?? []).filter((x) => !(tonight && x.kind === 'latest_dinner'));
@@ -103,28 +104,7 @@ export function TodayScreen() {
             {live ? <Dial state={live.state} remaining={remaining} now={Math.max(now, clock.now())} tz={app.tz} /> : <Empty>No state yet.</Empty>}
           </Card>
           <Card title="So far today">
-            <p className="totals__energy">
-              {fmtNumber(t.calories)}
-              <span>kcal</span>
-            </p>
-            <dl className="totals">
-              <div>
-                <dt>Protein</dt>
-                <dd>{fmtNumber(t.protein_g)} g</dd>
-              </div>
-              <div>
-                <dt>Carbs</dt>
-                <dd>{fmtNumber(t.carbs_g)} g</dd>
-              </div>
-              <div>
-                <dt>Fat</dt>
-                <dd>{fmtNumber(t.fat_g)} g</dd>
-              </div>
-              <div>
-                <dt>Caffeine</dt>
-                <dd>{fmtNumber(t.caffeine_mg)} mg</dd>
-              </div>
-            </dl>
+            <SoFar totals={t} />
           </Card>
         </div>
         <div className="today-side">
@@ -134,7 +114,7 @@ export function TodayScreen() {
               <ul className="suggestions">
                 {suggestions.map((s) => (
                   <li key={s.kind + s.at}>
-                    <p className="suggestion__at">{suggestionTitle(s.kind, fmtTime(s.at, app.tz))}</p>
+                    <p className="suggestion__at">{suggestionTitle(s.kind, fmtTimeOnDay(s.at, Math.max(now, clock.now()), app.tz))}</p>
                     <p className="muted small">{s.reason}</p>
                   </li>
                 ))}
@@ -174,6 +154,53 @@ export function TodayScreen() {
   );
 }
 
+const SO_FAR = [
+  { key: 'protein_g', label: 'Protein', unit: 'g' },
+  { key: 'carbs_g', label: 'Carbs', unit: 'g' },
+  { key: 'fat_g', label: 'Fat', unit: 'g' },
+  { key: 'caffeine_mg', label: 'Caffeine', unit: 'mg' },
+] as const;
+
+/** A total, or "–" when no meal gave it. */
+function amount(total: NutrientTotal, unit: string): string {
+  return total.known === 0 && total.unknown > 0 ? '–' : `${fmtNumber(total.value)} ${unit}`;
+}
+
+/**
+ * What has been eaten so far. A total adds only the meals that gave the number, and says how many
+ * it leaves out: a meal logged with calories only has no protein, not 0 g of it.
+ */
+function SoFar({ totals: t }: { totals: MealTotals }) {
+  // One line per count of meals left out: "1 meal without protein, carbs or fat not counted."
+  const missing = new Map<number, string[]>();
+  for (const { key, label } of [{ key: 'calories', label: 'calories' } as const, ...SO_FAR]) {
+    const total = t[key];
+    if (total.unknown === 0 || total.known === 0) continue;
+    missing.set(total.unknown, [...(missing.get(total.unknown) ?? []), label.toLowerCase()]);
+  }
+  return (
+    <>
+      <p className="totals__energy" data-testid="so-far-kcal">
+        {amount(t.calories, '').trim()}
+        <span>kcal</span>
+      </p>
+      <dl className="totals">
+        {SO_FAR.map(({ key, label, unit }) => (
+          <div key={key}>
+            <dt>{label}</dt>
+            <dd data-testid={`so-far-${key}`}>{amount(t[key], unit)}</dd>
+          </div>
+        ))}
+      </dl>
+      {[...missing].map(([n, names]) => (
+        <p key={n} className="muted small" data-testid="so-far-partial">
+          {leftOut(n, names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : names[0]!)}.
+        </p>
+      ))}
+    </>
+  );
+}
+
 function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: () => void }) {
   return (
     <Card
@@ -192,7 +219,9 @@ function ScoreCard({ score, onOpen }: { score: DailyScore | undefined; onOpen: (
           detail={`${score.score_state === 'PENDING' ? 'Provisional: the day is not over' : 'Scored'}${score.calibrating ? ' · calibrating' : ''}`}
         />
       ) : (
-        <p className="muted">{score?.score_state === 'UNSCORABLE' ? 'Not enough data to score today.' : 'No score yet today.'}</p>
+        <p className="muted" data-testid="today-score-none">
+          No data: nothing is logged for today yet. The score starts with your first meal or a night’s sleep.
+        </p>
       )}
       {score?.score_state ? <Chip tone={score.score_state.toLowerCase()}>{score.score_state}</Chip> : null}
     </Card>
