@@ -17,7 +17,7 @@ import type { MealRecord } from '../../server/db/meals.js';
 import { migrations } from '../../server/db/migrations.js';
 import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
 import type { StorageReady } from '../../renderer/src/phone/protocol.js';
-import { CHROMIUM, launchBrowser, ROOT } from './harness.js';
+import { axe, CHROMIUM, formatViolations, launchBrowser, ROOT } from './harness.js';
 
 const PHONE = join(ROOT, 'build/phone');
 const skip = !existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)` : !existsSync(join(PHONE, 'phone.html')) ? 'build/phone is missing: run `npm run build:renderer` first' : false;
@@ -119,6 +119,11 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip }, () 
     assert.equal(first.created, true, 'a new database');
     assert.equal(first.schemaVersion, Math.max(...migrations.map((m) => m.version)), 'every migration ran');
     assert.equal(page.workers().length, 1);
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      const violations = await axe(page);
+      assert.deepEqual(violations, [], `axe, ${colorScheme}: ${formatViolations(violations)}`);
+    }
 
     await call(page, 'insertMeal', meal());
     const food = await call<FoodRecord>(page, 'insertFood', FOOD);
@@ -139,6 +144,7 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip }, () 
     await second.goto(`${site.url}/phone.html`);
     await second.getByRole('status').filter({ hasText: 'Chyme is open in another tab' }).waitFor();
     assert.equal((await storageState(second)).state, 'blocked');
+    assert.deepEqual(await axe(second), [], 'axe, the blocked tab');
     assert.equal(second.workers().length, 0, 'the second tab started no worker, so opened no database');
     await assert.rejects(call(second, 'getMeal', 'meal_phone_1'), /not open here \(blocked\)/);
     // The first tab is untouched by it.
