@@ -61,12 +61,21 @@ module.exports = {
         'The renderer talks to the service over HTTP. From server/ it may take types, and code only from the ' +
         'dependency-free modules it shares (time arithmetic, the event, scope and digestive-state vocabularies, millilitres to grams, what meals add up to).',
       severity: 'error',
-      from: { path: '^renderer/' },
+      from: { path: '^renderer/', pathNot: ['^renderer/src/phone/storage-worker\\.ts$'] },
       to: {
         path: '^server/',
         pathNot: ['^server/time/tz\\.ts$', '^server/events/types\\.ts$', '^server/auth/scopes\\.ts$', '^server/digestion/vocabulary\\.ts$', '^server/foods/volume\\.ts$', '^server/nutrition/meal-type\\.ts$', '^server/nutrition/totals\\.ts$'],
         dependencyTypesNot: ['type-only'],
       },
+    },
+    {
+      name: 'phone-worker-runs-the-portable-db',
+      comment:
+        "The phone's storage worker is a Chyme device in the browser: it runs the table modules and migrations of server/db/ " +
+        'over SQLite-WASM (wasm-database.ts), never the Node connection (connection.ts: better-sqlite3, node:fs) nor anything above db/.',
+      severity: 'error',
+      from: { path: '^renderer/src/phone/storage-worker\\.ts$' },
+      to: { path: '^server/', pathNot: ['^server/db/(?!connection\\.ts$)'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'electron-uses-the-service-not-its-insides',

@@ -1,4 +1,5 @@
-import { defineConfig, type Plugin } from 'vite';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin, type UserConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 
 /**
@@ -15,9 +16,30 @@ const devCsp: Plugin = {
       .replace("connect-src 'self'", "connect-src 'self' ws: wss:"),
 };
 
+/**
+ * `vite build --mode phone`: the phone app (issue 29), for now its storage spike: renderer/phone.html,
+ * its page script and the storage worker with SQLite-WASM, into build/phone/, apart from the
+ * desktop's bundle (which neither loads nor ships it).
+ */
+const phone: UserConfig = {
+  root: 'renderer',
+  base: './',
+  build: {
+    outDir: '../build/phone',
+    emptyOutDir: true,
+    target: 'chrome120',
+    modulePreload: { polyfill: false },
+    sourcemap: false,
+    reportCompressedSize: true,
+    rolldownOptions: { input: fileURLToPath(new URL('./renderer/phone.html', import.meta.url)) },
+  },
+  // The worker imports modules (SQLite-WASM is an ES module); module workers are Chrome 80+, Safari 15+.
+  worker: { format: 'es' },
+};
+
 // The renderer is a static bundle served by `chyme serve` (browser mode) and loaded by Electron from
 // the same in-process server, so every URL in it is relative: base './' and same-origin `/v1` calls.
-export default defineConfig({
+const desktop: UserConfig = {
   root: 'renderer',
   base: './',
   plugins: [react(), devCsp],
@@ -40,4 +62,6 @@ export default defineConfig({
       ['/v1', '^/\\?token='].map((key) => [key, { target: process.env.CHYME_API ?? 'http://127.0.0.1:7650', changeOrigin: false }]),
     ),
   },
-});
+};
+
+export default defineConfig(({ mode }) => (mode === 'phone' ? phone : desktop));

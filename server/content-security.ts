@@ -18,6 +18,13 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The phone app's policy (issue 29): the app's, plus compiling WebAssembly (SQLite, Automerge)
+ * and starting its own Dedicated Worker, which holds the database. A worker's policy is the one
+ * its script is served with, so a server of the phone's files sends this with every file.
+ */
+export const PHONE_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace("script-src 'self'", "script-src 'self' 'wasm-unsafe-eval'") + "; worker-src 'self'";
+
 export const PAGE_SECURITY_HEADERS = {
   'Content-Security-Policy': CONTENT_SECURITY_POLICY,
   'X-Content-Type-Options': 'nosniff',

@@ -1,19 +1,18 @@
 import Database from 'better-sqlite3';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { DatabaseTooNewError, migrate, schemaVersion } from './migrate.js';
 import { migrations as allMigrations, type Migration } from './migrations.js';
+import type { SqlDatabase } from './sql-api.js';
 
+/** A connection of the service: better-sqlite3's, a superset of the SQL API the table modules use. */
 export type Db = Database.Database;
+// Checked here so that a change of either type that breaks the table modules on Node fails to compile.
+const nodeImplementsSqlApi = (db: Db): SqlDatabase => db;
+void nodeImplementsSqlApi;
 
-export class DatabaseTooNewError extends Error {
-  constructor(readonly found: number, readonly supported: number) {
-    super(
-      `This database was written by a newer Chyme (schema version ${found}; this build knows up to ${supported}). ` +
-        'Update Chyme to open it; nothing was changed.',
-    );
-    this.name = 'DatabaseTooNewError';
-  }
-}
+// The CLI, backups and tests take these from the Node connection's module, as before the move.
+export { DatabaseTooNewError, migrate, schemaVersion };
 
 /**
  * A file that is not a Chyme database: another program's SQLite database, or not SQLite at all.
@@ -258,26 +257,4 @@ export function writeLockHeldElsewhere(db: Db): boolean {
  */
 export function dataVersion(db: Db): number {
   return (db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
-}
-
-export function schemaVersion(db: Db): number {
-  return db.pragma('user_version', { simple: true }) as number;
-}
-
-/** Applies pending migrations, each in its own transaction with its version bump. */
-export function migrate(db: Db, migrations: Migration[], beforeMigrate?: (db: Db, fromVersion: number) => void): void {
-  const latest = migrations.reduce((max, m) => Math.max(max, m.version), 0);
-  const current = schemaVersion(db);
-  if (current > latest) throw new DatabaseTooNewError(current, latest);
-  if (beforeMigrate && current > 0 && current < latest) beforeMigrate(db, current);
-  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-    if (migration.version <= schemaVersion(db)) continue;
-    // IMMEDIATE takes the write lock first, so two processes opening a new file cannot both
-    // run the same migration.
-    db.transaction(() => {
-      if (migration.version <= schemaVersion(db)) return;
-      db.exec(migration.sql);
-      db.pragma(`user_version = ${Math.trunc(migration.version)}`);
-    }).immediate();
-  }
 }

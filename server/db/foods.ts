@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { SqlDatabase as Db } from './sql-api.js';
 
 /** The nutrients Chyme keeps per 100 g (and per food entry), in the order the table file stores them. */
 export const NUTRIENT_KEYS = ['calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g', 'sugars_g', 'sodium_mg', 'caffeine_mg'] as const;

@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { SqlDatabase as Db } from './sql-api.js';
 import type { FoodEntry, MealType } from './meals.js';
 
 export interface SavedMealRecord {

@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { SqlDatabase as Db } from './sql-api.js';
 
 /** Small durable facts kept between runs, e.g. the last digestive state announced. */
 export function readServiceState<T>(db: Db, key: string): T | undefined {

@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { SqlDatabase as Db } from './sql-api.js';
 import type { SortPosition } from './meals.js';
 
 export interface SleepRecord {

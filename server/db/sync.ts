@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { SqlDatabase as Db } from './sql-api.js';
 
 /**
  * The sync tables (migration 9): this device's set-up, the outbox the triggers fill, which document

@@ -1,4 +1,4 @@
-import type { Db } from './connection.js';
+import type { SqlDatabase as Db } from './sql-api.js';
 
 export type UiTokenKind = 'launch' | 'session';
 
