@@ -397,9 +397,10 @@ export class SyncEngine {
   private async changeRoot(fn: (d: RootDoc) => void): Promise<void> {
     await this.exclusive(async () => {
       const oid = await this.rootOid;
+      const before = A.getHeads(this.root).join();
       const next = A.change(this.root, fn);
-      if (A.getHeads(next).join() === A.getHeads(this.root).join()) return;
       this.root = next;
+      if (A.getHeads(next).join() === before) return;
       this.app.db.transaction(() => this.store(oid, ROOT_NAME, next, { dirty: true, unprojected: false }))();
     });
     this.options.onStatus?.();
@@ -455,15 +456,19 @@ export class SyncEngine {
             if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
           }
         });
+        // The document before this change is outdated now (Automerge): the cache keeps the new one.
+        this.remember(oid, name, doc);
         if (!have || A.getHeads(doc).join() !== before) changed.set(oid, { name, doc });
       }
       let root: A.Doc<RootDoc> | undefined;
       if (settingsTouched) {
         const local = settingsRecordToDoc(currentSettings(this.app));
+        const rootBefore = A.getHeads(this.root).join();
         const next = A.change(this.root, (d) => {
           for (const c of SETTINGS_COLUMNS) if (d.settings[c] !== local[c]) d.settings[c] = local[c] ?? null;
         });
-        if (A.getHeads(next).join() !== A.getHeads(this.root).join()) root = next;
+        this.root = next;
+        if (A.getHeads(next).join() !== rootBefore) root = next;
       }
       // The documents, where each new record lives, and the end of the outbox entries: one
       // transaction, so a crash leaves either all of it or none (and then the same drain again).
@@ -471,10 +476,7 @@ export class SyncEngine {
       db.transaction(() => {
         saveRecordDocs(db, newDocs);
         for (const [oid, { name, doc }] of changed) this.store(oid, name, doc, { dirty: true, unprojected: false });
-        if (root) {
-          this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
-          this.root = root;
-        }
+        if (root) this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
         deleteOutboxThrough(db, maxSeq);
       })();
       // A record deleted on another device was edited here meanwhile: the deletion wins.
@@ -650,6 +652,9 @@ export class SyncEngine {
     if (name === undefined) return;
     const after = A.getHeads(doc);
     const changed = before.join() !== A.getHeads(doc).join();
+    // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
+    this.remember(oid, name, doc);
+    if (oid === (await this.rootOid) && (doc as { kind?: unknown }).kind === 'chyme.root') this.root = doc as A.Doc<RootDoc>;
     const row = getDoc(db, oid);
     db.transaction(() => {
       if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed });

@@ -59,7 +59,7 @@ export function syncRoutes(deps: { sync: SyncSubsystem }) {
       method: 'GET',
       path: '/v1/sync/pairing-code',
       operationId: 'getSyncPairingCode',
-      summary: 'The pairing code another device joins with (it holds the relay token: treat it as a password)',
+      summary: 'The pairing code another device joins with (it holds the history secret: treat it as a password)',
       tag: 'Sync',
       access: 'admin',
       responses: { 200: { description: 'The code', schema: SyncPairingSchema }, 409: { description: 'Sync is not set up', schema: ErrorSchema } },
@@ -85,7 +85,9 @@ export function syncRoutes(deps: { sync: SyncSubsystem }) {
       tag: 'Sync',
       access: 'admin',
       responses: { 200: { description: 'This device is the webhook host', schema: SyncStatusSchema }, 409: { description: 'Sync is not set up', schema: ErrorSchema } },
-      handler: () => ({ body: sync.becomeWebhookHost() }),
+      async handler() {
+        return { body: await sync.becomeWebhookHost() };
+      },
     }),
   ];
 }
