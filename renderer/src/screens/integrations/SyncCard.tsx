@@ -248,7 +248,7 @@ function SyncOff({ show, reload }: { show: (s: SyncStatus, switched?: boolean) =
             <p className="muted small">On every other computer: paste the code “Show pairing code” gives on one that syncs.</p>
           </div>
           <FormError errors={joinForm.errors} id={joinErrId} />
-          <Field label="Pairing code" error={joinForm.errors.pairing_code} hint="It holds the relay’s address and token: treat it as a password.">
+          <Field label="Pairing code" error={joinForm.errors.pairing_code} hint="It holds the relay’s address and the key to your history: treat it as a password.">
             {({ id, describedBy, invalid }) => (
               <textarea id={id} rows={4} value={join.pairing_code} onChange={(e) => setJoin({ ...join, pairing_code: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" spellCheck={false} className="sync__code-input" />
             )}
@@ -323,7 +323,14 @@ function SyncOn({ status, show, reload }: { status: SyncStatus; show: (s: SyncSt
       <dl className="facts sync__facts">
         <div>
           <dt>Last sync</dt>
-          <dd data-testid="sync-last">{status.last_synced_at ? when(status.last_synced_at) : 'Not yet'}</dd>
+          <dd data-testid="sync-last">
+            {status.last_synced_at ? when(status.last_synced_at) : 'Not yet'}
+            {status.last_synced_at && !status.connected ? <span className="muted"> · not connected since</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Encryption</dt>
+          <dd>End to end: the relay stores only sealed changes it cannot read</dd>
         </div>
         <div>
           <dt>Waiting to sync</dt>
@@ -389,14 +396,34 @@ function SyncOn({ status, show, reload }: { status: SyncStatus; show: (s: SyncSt
             {status.conflicts.map((c, i) => (
               <li key={`${c.record_type}/${c.record_id}/${c.field}/${c.detected_at}/${i}`}>
                 {RECORD_LABEL[c.record_type]}
-                {c.record_type === 'settings' ? null : (
+                {c.record_type === 'settings' ? null : c.record_label ? (
+                  <> “{c.record_label}”</>
+                ) : (
                   <>
                     {' '}
-                    <code>{c.record_id}</code>
+                    <code>{c.record_id}</code> <span className="muted small">(since deleted)</span>
                   </>
                 )}
                 : {c.field} — kept {fmtValue(c.kept)}
                 {c.other_values.length ? `, also seen ${c.other_values.map(fmtValue).join(', ')}` : ''} <span className="muted small">({fmtDateTime(c.detected_at, tz)})</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+
+      {status.integrity.length > 0 ? (
+        <>
+          <h3 className="sync__subhead" id={`${ids}-integrity`}>
+            Changes that failed their check
+          </h3>
+          <p className="muted small">
+            These pieces of the history on the relay were altered or moved, so this device skipped them: nobody without your pairing code can forge a change. Everything else synced as usual; the device that made the change still has it.
+          </p>
+          <ul className="sync__conflicts" aria-labelledby={`${ids}-integrity`} data-testid="sync-integrity">
+            {status.integrity.map((p) => (
+              <li key={`${p.relay_seq}/${p.detected_at}`}>
+                {p.problem} <span className="muted small">(relay entry {p.relay_seq}, {fmtDateTime(p.detected_at, tz)})</span>
               </li>
             ))}
           </ul>
