@@ -109,6 +109,11 @@ export class SyncEngine {
   /** True while joining: the history that arrives is not news (no events). */
   private quiet = false;
   lastSyncedMs: number | null = null;
+  /**
+   * False until start() or catchUp(): a device joining connects first (a wrong key is refused
+   * before anything is written), and takes the relay's history only once it is ready for it.
+   */
+  private following = false;
   /** Chunks of the pull under way, applied in order. */
   private incoming: Incoming[] = [];
   private pulling = false;
@@ -123,6 +128,8 @@ export class SyncEngine {
   private lastSeenTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolves the waiters of a pull that reached the relay's latest seq. */
   private caughtUp: Array<() => void> = [];
+  /** Records a projection passed over because a local change of theirs was in the outbox. */
+  private readonly heldBack = new Set<string>();
   /** Chunks skipped for failing authentication in this process's life. */
   integrityProblems = 0;
 
@@ -235,6 +242,7 @@ export class SyncEngine {
 
   /** Starts the background work of a running service: repair, catch-up, then following both directions. */
   start(): void {
+    this.following = true;
     this.lastSeenTimer = setInterval(() => {
       if (!this.closed) void this.announceDevice(this.app.clock.now()).catch(() => undefined);
     }, LAST_SEEN_INTERVAL_MS);
@@ -284,6 +292,7 @@ export class SyncEngine {
    */
   async catchUp(timeoutMs: number, options: { quiet: boolean }): Promise<boolean> {
     this.quiet = options.quiet;
+    this.following = true;
     try {
       const done = new Promise<boolean>((resolve) => {
         this.caughtUp.push(() => resolve(true));
@@ -479,10 +488,20 @@ export class SyncEngine {
         if (root) this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
         deleteOutboxThrough(db, maxSeq);
       })();
-      // A record deleted on another device was edited here meanwhile: the deletion wins.
-      for (const { oid, id } of refused) {
-        const doc = this.cache.get(oid)?.doc as A.Doc<ShardDoc> | undefined;
-        if (doc) await this.projectRecords(oid, doc, [id]);
+      // A record deleted on another device was edited here meanwhile: the deletion wins. And a
+      // record a projection held back for its local change now gets the other fields that arrived.
+      const again = new Map<string, string[]>();
+      for (const { oid, id } of refused) again.set(oid, [...(again.get(oid) ?? []), id]);
+      for (const id of this.heldBack) {
+        const oid = docOfRecord(db, id);
+        if (oid && !hasOutboxEntry(db, id)) {
+          again.set(oid, [...(again.get(oid) ?? []), id]);
+          this.heldBack.delete(id);
+        }
+      }
+      for (const [oid, ids] of again) {
+        const doc = this.load(oid)?.doc as A.Doc<ShardDoc> | undefined;
+        if (doc) await this.projectRecords(oid, doc, ids);
       }
       this.options.onStatus?.();
       this.pushSoon();
@@ -573,7 +592,7 @@ export class SyncEngine {
 
   private pullSoon(): void {
     const conn = this.connection;
-    if (!conn?.connected || this.pulling || this.closed) return;
+    if (!conn?.connected || this.pulling || this.closed || !this.following) return;
     const cursor = this.cursor();
     if (this.relaySeq <= cursor && this.caughtUp.length === 0) return;
     this.pulling = true;
@@ -756,8 +775,12 @@ export class SyncEngine {
     const app = this.app;
     const db = app.db;
     // A local change the documents do not hold yet is newer than what they say: it goes out first
-    // (the outbox), and is never overwritten by the older state here.
-    if (hasOutboxEntry(db, id)) return false;
+    // (the outbox), and is never overwritten by the older state here. Other fields that arrived
+    // are projected once the drain has written the local change into the document.
+    if (hasOutboxEntry(db, id)) {
+      this.heldBack.add(id);
+      return false;
+    }
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
     if (isDeleted(rec)) {

@@ -410,6 +410,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
         const keys = await deriveKeys(code.secret);
         const config = newConfig(code.relay, code.secret, input.name);
         // A wrong secret names a space the relay does not have: refused here, nothing written.
+        // (The engine takes nothing from the relay until catchUp below.)
         const e = await connected(config, keys, null);
         // The same history again (this device left it and kept its documents): the edits made
         // meanwhile are in the outbox and merge field by field. Another history: start clean.
