@@ -332,3 +332,81 @@ describe('/mcp and the rate limit', () => {
     }
   });
 });
+
+describe('MCP edges: resource templates, arguments that are not an object, revoked keys', () => {
+  // A heartbeat far beyond the test: a stream that ends did so because its key was revoked.
+  let t: TestService;
+  before(async () => {
+    t = await startTestService({ webhooks: { heartbeatMs: 600_000 } });
+  });
+  after(() => t.stop());
+
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+
+  /** Opens a session by hand; the headers every later request of it carries. */
+  async function session(key: string): Promise<Record<string, string>> {
+    const opened = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${key}` }, body: JSON.stringify(init) });
+    assert.equal(opened.status, 200);
+    const inSession = { ...headers, authorization: `Bearer ${key}`, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    return inSession;
+  }
+
+  /** A streaming GET whose end is recorded. */
+  async function stream(url: string, requestHeaders: Record<string, string>): Promise<{ ended: () => boolean; abort: () => void }> {
+    const controller = new AbortController();
+    const res = await fetch(url, { headers: requestHeaders, signal: controller.signal });
+    assert.equal(res.status, 200, url);
+    let ended = false;
+    void (async () => {
+      try {
+        for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>);
+      } catch {
+        // aborted
+      }
+      ended = true;
+    })();
+    return { ended: () => ended, abort: () => controller.abort() };
+  }
+
+  test('resources/templates/list answers an empty list (the resources capability is advertised)', async () => {
+    const client = await httpClient(t.baseUrl, t.adminKey);
+    assert.deepEqual(await client.listResourceTemplates(), { resourceTemplates: [] });
+    await client.close();
+  });
+
+  test('tools/call with arguments that are not an object: -32602 and one sentence, no schema dump', async () => {
+    const inSession = await session(t.adminKey);
+    for (const [n, args] of [[2, 'banana'], [3, ['banana']], [4, 5], [5, null]] as const) {
+      const request = { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'search_foods', arguments: args } };
+      // One request alone takes the endpoint's direct path; a batch of one goes through the SDK's transport.
+      for (const body of [request, [request]]) {
+        const r = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify(body) });
+        const text = await r.text();
+        const answer = JSON.parse(text.startsWith('event:') || text.startsWith('data:') ? text.slice(text.indexOf('data: ') + 6).split('\n')[0]! : text) as unknown;
+        const { id, error } = (Array.isArray(answer) ? answer[0] : answer) as { id: number; error?: { code: number; message: string } };
+        assert.equal(id, n);
+        assert.equal(error?.code, -32602, text);
+        assert.match(error!.message, /^tools\/call arguments must be an object/);
+        assert.doesNotMatch(error!.message.replace('{"query": "banana"}', ''), /[[{]/, 'a sentence, not a schema dump');
+      }
+    }
+  });
+
+  test('revoking a key closes its MCP notification streams and its /v1/events/stream', async () => {
+    const created = await t.request('POST', '/v1/api_keys', { body: { name: 'streams', scopes: ['nutrition:read'] } });
+    const key = created.body.secret as string;
+    const inSession = await session(key);
+    const mcp = await stream(`${t.baseUrl}/mcp`, { ...inSession, accept: 'text/event-stream' });
+    const events = await stream(`${t.baseUrl}/v1/events/stream`, { authorization: `Bearer ${key}`, accept: 'text/event-stream' });
+    assert.equal((await t.request('DELETE', `/v1/api_keys/${created.body.id}`)).status, 200);
+    // The watch looks every 250 ms; the bound only ends the wait for a failure (a busy machine may be slow).
+    const start = Date.now();
+    while ((!mcp.ended() || !events.ended()) && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(mcp.ended(), 'the MCP GET stream ended');
+    assert.ok(events.ended(), 'the event stream ended');
+    const again = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
+    assert.equal(again.status, 401);
+  });
+});
