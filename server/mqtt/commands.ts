@@ -1,10 +1,9 @@
 import type { AppContext } from '../app-context.js';
 import type { MealRecord } from '../db/meals.js';
-import { guessMealType } from '../nutrition/meal-type.js';
 import { createMeal, MAX_MEAL_CALORIES } from '../nutrition/meals.js';
-import { findSavedMeal, logSavedMeal } from '../nutrition/saved-meals.js';
+import { logSavedMeal } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
-import { localMinuteOfDay, offsetMinutes } from '../time/tz.js';
+import { offsetMinutes } from '../time/tz.js';
 
 /**
  * Meals logged from Home Assistant (only with commands_enabled): a button per saved meal, and a
@@ -58,11 +57,10 @@ export function createCommandHandler(app: AppContext) {
     return false;
   }
 
-  /** The moment and meal type of a meal logged now, in the person's zone. */
+  /** The moment of a meal logged now, with its offset in the person's zone. */
   function now() {
     const ms = app.clock.now();
-    const zone = currentSettings(app).timezone;
-    return { ms, offset: offsetMinutes(ms, zone), mealType: guessMealType(localMinuteOfDay(ms, zone)) };
+    return { ms, offset: offsetMinutes(ms, currentSettings(app).timezone) };
   }
 
   return {
@@ -72,8 +70,7 @@ export function createCommandHandler(app: AppContext) {
       const at = now();
       if (repeated(`saved:${id}`, at.ms)) return { ignored: `the same saved meal was logged less than ${REPEAT_WINDOW_MS / 1000} s ago` };
       // A saved meal without a meal type gets the one the time of day suggests (the button has no form to ask).
-      const saved = findSavedMeal(app, id);
-      const meal = saved && logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, mealType: saved.mealType ?? at.mealType });
+      const meal = logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, source: 'mqtt', guessType: true });
       if (!meal) {
         recent.delete(`saved:${id}`);
         return { ignored: `no saved meal ${id}` };
@@ -91,8 +88,9 @@ export function createCommandHandler(app: AppContext) {
       const meal = createMeal(app, {
         timestampMs: at.ms,
         utcOffsetMin: at.offset,
-        mealType: at.mealType,
+        // No meal type: the one the time of day suggests.
         description: parsed.description,
+        source: 'mqtt',
         macros: { calories: parsed.calories },
       });
       return { logged: meal };

@@ -65,12 +65,12 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     assert.equal(sub.status, 201);
     const found = await admin.callTool({ name: 'search_foods', arguments: { query: 'banana', limit: 3 } });
     assert.equal(found.isError, undefined);
-    const banana = (found.structuredContent as { data: Array<{ id: string; name: string; portions: unknown[]; per_portion: Array<{ calories: number; unit: string }> }> }).data[0]!;
+    const banana = (found.structuredContent as { data: Array<{ id: string; name: string; portions: Array<{ id: string }>; per_portion: Array<{ calories: number; unit: string }> }> }).data[0]!;
     assert.match(banana.name, /banana/i);
     assert.equal(banana.per_portion.length, banana.portions.length);
     const logged = await admin.callTool({
       name: 'log_meal',
-      arguments: { timestamp: '2026-11-22T12:30:00+01:00', foods: [{ food_id: banana.id, quantity: 1, unit: '1' }, { name: 'coffee', calories: 5 }] },
+      arguments: { timestamp: '2026-11-22T12:30:00+01:00', foods: [{ food_id: banana.id, quantity: 1, unit: banana.portions[0]!.id }, { name: 'coffee', calories: 5 }] },
     });
     assert.equal(logged.isError, undefined, textOf(logged as CallToolResult));
     const meal = logged.structuredContent as { id: string; meal_type: string; macros: { calories: number }; foods: unknown[] };
@@ -85,6 +85,42 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const queued = t.service.app.db.prepare('SELECT event_type, body FROM webhook_deliveries WHERE subscription_id = ?').all(sub.body.id) as Array<{ event_type: string; body: string }>;
     assert.ok(queued.some((d) => d.event_type === 'meal.created' && d.body.includes(meal.id)));
     await t.request('DELETE', `/v1/webhooks/${sub.body.id}`);
+  });
+
+  test('an assistant logs "2 eggs" as two eggs (~143 kcal), the meal says it came through MCP, and moving it re-guesses its type', async () => {
+    const found = await admin.callTool({ name: 'search_foods', arguments: { query: 'egg', limit: 3 } });
+    const egg = (found.structuredContent as { data: Array<{ id: string; portions: Array<{ id: string; label: string }>; per_portion: Array<{ calories: number; unit: string }> }> }).data[0]!;
+    assert.equal(egg.id, 'food_usda_01123');
+    assert.equal(egg.portions[0]!.label, '1 large', 'the natural unit first');
+    assert.equal(egg.per_portion[0]!.unit, egg.portions[0]!.id);
+    assert.match(textOf(found as CallToolResult), /portions 4 = 1 large \(50 g\)/);
+    const logged = await admin.callTool({ name: 'log_meal', arguments: { timestamp: '2026-11-22T08:00:00+01:00', foods: [{ food_id: egg.id, quantity: 2 }] } });
+    assert.equal(logged.isError, undefined, textOf(logged as CallToolResult));
+    const meal = logged.structuredContent as { id: string; meal_type: string; source: string; macros: { calories: number }; foods: Array<{ unit: string; grams: number }> };
+    assert.deepEqual([meal.macros.calories, meal.foods[0]!.unit, meal.foods[0]!.grams, meal.meal_type, meal.source], [143, '4', 100, 'breakfast', 'mcp']);
+    // Its type was guessed from 08:00: moved to 13:00 it is lunch; once a type is given, it stays.
+    const moved = await admin.callTool({ name: 'update_meal', arguments: { meal_id: meal.id, timestamp: '2026-11-22T13:00:00+01:00' } });
+    assert.equal((moved.structuredContent as { meal_type: string }).meal_type, 'lunch');
+    await admin.callTool({ name: 'update_meal', arguments: { meal_id: meal.id, meal_type: 'snack' } });
+    const kept = await admin.callTool({ name: 'update_meal', arguments: { meal_id: meal.id, timestamp: '2026-11-22T08:30:00+01:00' } });
+    assert.equal((kept.structuredContent as { meal_type: string }).meal_type, 'snack');
+    // A type given when logging is the person's: moving the meal keeps it.
+    const typed = await admin.callTool({ name: 'log_meal', arguments: { timestamp: '2026-11-22T08:00:00+01:00', meal_type: 'breakfast', description: 'toast' } });
+    const typedId = (typed.structuredContent as { id: string }).id;
+    const typedMoved = await t.request('PATCH', `/v1/nutrition/meals/${typedId}`, { body: { timestamp: '2026-11-22T19:00:00+01:00' } });
+    assert.equal(typedMoved.body.meal_type, 'breakfast');
+    // A saved meal without a type, logged by an assistant: the time's type, source mcp.
+    const saved = await t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Eggs on toast', foods: [{ food_id: egg.id, quantity: 2 }] } });
+    assert.equal(saved.status, 201, saved.text);
+    const fromSaved = await admin.callTool({ name: 'log_saved_meal', arguments: { name: 'eggs on toast', timestamp: '2026-11-22T19:00:00+01:00' } });
+    assert.deepEqual(
+      [(fromSaved.structuredContent as { meal_type: string }).meal_type, (fromSaved.structuredContent as { source: string }).source, (fromSaved.structuredContent as { macros: { calories: number } }).macros.calories],
+      ['dinner', 'mcp', 143],
+    );
+    // Over REST the same saved meal still needs a type (a form can ask for one).
+    assert.equal((await t.request('POST', `/v1/nutrition/saved_meals/${saved.body.id}/log`, { body: { timestamp: '2026-11-22T19:00:00+01:00' } })).status, 400);
+    for (const id of [meal.id, typedId, (fromSaved.structuredContent as { id: string }).id]) await t.request('DELETE', `/v1/nutrition/meals/${id}`);
+    await t.request('DELETE', `/v1/nutrition/saved_meals/${saved.body.id}`);
   });
 
   test('a write with an idempotency key, retried, returns the first answer and writes once; other arguments with it are refused', async () => {

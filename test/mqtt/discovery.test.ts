@@ -197,8 +197,15 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
     } finally {
       off();
     }
-    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30&limit=100')).body.data.map((m: any) => `${m.description}:${m.macros.calories}:${m.meal_type}`).sort();
-    assert.deepEqual(meals, ['Banana:105:lunch', 'Retained cake:300:lunch', 'Second sentinel:2:lunch', 'Sentinel apple:1:lunch', 'Smoothie:180:lunch', 'Usual breakfast:300:breakfast']);
+    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30&limit=100')).body.data.map((m: any) => `${m.description}:${m.macros.calories}:${m.meal_type}:${m.source}`).sort();
+    assert.deepEqual(meals, [
+      'Banana:105:lunch:mqtt',
+      'Retained cake:300:lunch:mqtt',
+      'Second sentinel:2:lunch:mqtt',
+      'Sentinel apple:1:lunch:mqtt',
+      'Smoothie:180:lunch:mqtt',
+      'Usual breakfast:300:breakfast:mqtt',
+    ]);
     assert.equal(created.length, 6, 'events (and so webhooks) for each meal logged');
   });
 
