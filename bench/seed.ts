@@ -66,6 +66,7 @@ export function historyRecords(opts: SeedOptions): { meals: MealRecord[]; sleeps
         foods: [{ name: m.type, calories: kcal }],
         source: 'manual',
         inferredTime: false,
+        mealTypeInferred: false,
         nutrientSources: {},
         createdMs: ts,
         updatedMs: ts,

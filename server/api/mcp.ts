@@ -6,6 +6,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AppContext, Subsystem } from '../app-context.js';
+import { onKeyRevoked } from '../auth/revocation.js';
 import { loadMcpSdk, type McpSdk } from '../mcp/sdk.js';
 import { createMcpSession, type McpSession } from '../mcp/session.js';
 import { packageRoot } from '../paths.js';
@@ -21,7 +22,8 @@ import { defineRoute, HANDLED, type RouteDef } from './route.js';
  * Sessions: an `initialize` with a valid key opens a session (Mcp-Session-Id), bound to that key:
  * its tool list follows the key's scopes and its resource subscriptions live in it. Every later
  * request must carry the same key (another key gets 404, as an unknown session does) and is
- * authenticated again, so a revoked key stops at once. POST answers are plain JSON; the
+ * authenticated again, so a revoked key stops at once, and its sessions (with their GET streams)
+ * are closed within a second (auth/revocation.ts). POST answers are plain JSON; the
  * optional GET stream carries resource-update notifications. Sessions idle for an hour are closed,
  * and at most MAX_SESSIONS are kept (the least recently used goes first); a client whose session
  * is gone gets 404 and, as the MCP specification says, initializes again.
@@ -46,7 +48,7 @@ class SessionTransport implements Transport {
   private readonly direct = new Map<RequestId, (message: JSONRPCMessage) => void>();
 
   constructor(readonly web: WebStandardStreamableHTTPServerTransport) {
-    web.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    web.onmessage = (message, extra) => this.receive(message, extra);
     web.onclose = () => {
       // A call under way when the session ends gets an answer rather than hanging until the client gives up.
       for (const [id, answer] of this.direct) answer({ jsonrpc: '2.0', id, error: { code: -32000, message: 'The session ended before this request was answered.' } });
@@ -81,9 +83,32 @@ class SessionTransport implements Transport {
   call(request: JSONRPCRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
     return new Promise((resolve) => {
       this.direct.set(request.id, resolve);
-      this.onmessage?.(request, extra);
+      this.receive(request, extra);
     });
   }
+
+  /**
+   * Hands a message to the protocol server, except a tools/call whose arguments are not an
+   * object: the SDK's own check answers that with -32603 and its schema's issues as JSON, which
+   * tells a model nothing. It gets -32602 (invalid params) and a sentence instead.
+   */
+  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    const refusal = notAnObject(message);
+    if (refusal) void this.send(refusal).catch((error: unknown) => this.onerror?.(error as Error));
+    else this.onmessage?.(message, extra);
+  }
+}
+
+/** The answer to a tools/call whose params or arguments are not an object, else undefined. */
+function notAnObject(message: JSONRPCMessage): JSONRPCMessage | undefined {
+  if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return undefined;
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const params: unknown = message.params;
+  const args = isObject(params) ? (params as { arguments?: unknown }).arguments : undefined;
+  if (isObject(params) && (args === undefined || isObject(args))) return undefined;
+  const got = Array.isArray(args) ? 'an array' : args === null ? 'null' : `a ${typeof args}`;
+  const what = isObject(params) ? `arguments must be an object of the tool's named arguments (here it is ${got}), such as {"query": "banana"} for search_foods` : 'params must be an object with the tool\'s name and its arguments';
+  return { jsonrpc: '2.0', id: message.id, error: { code: -32602, message: `tools/call ${what}.` } };
 }
 
 /** A request the direct path may take: what the SDK's transport would accept and answer with JSON. */
@@ -113,6 +138,8 @@ interface Entry {
   session: McpSession;
   principalId: string;
   lastUsedMs: number;
+  /** Stops watching the key for revocation. */
+  offRevoked: () => void;
 }
 
 export interface McpEndpoint extends Subsystem {
@@ -255,6 +282,7 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
     const entry = sessions.get(id);
     if (!entry) return;
     sessions.delete(id);
+    entry.offRevoked();
     entry.session.dispose();
     void entry.session.server.close().catch(() => undefined);
   };
@@ -306,13 +334,15 @@ export function createMcpEndpoint(app: AppContext): McpEndpoint {
       }
       makeRoom();
       const session = createMcpSession(app, principal!);
-      const entry: Entry = { transport: undefined as never, session, principalId: principal!.id, lastUsedMs: now() };
+      const entry: Entry = { transport: undefined as never, session, principalId: principal!.id, lastUsedMs: now(), offRevoked: () => {} };
       entry.transport = new SessionTransport(
         new sdk.WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           enableJsonResponse: true,
           onsessioninitialized: (id) => {
             sessions.set(id, entry);
+            // Later requests authenticate again; the open notification stream must end too.
+            entry.offRevoked = onKeyRevoked(app, principal!, () => close(id));
           },
           onsessionclosed: (id) => close(id),
         }),

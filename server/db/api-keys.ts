@@ -140,3 +140,12 @@ export function revokeInternalKeys(db: Db, atMs: number): number {
   forgetKeys(db);
   return db.prepare('UPDATE api_keys SET revoked_ms = ? WHERE internal = 1 AND revoked_ms IS NULL').run(atMs).changes;
 }
+
+/** Those of `ids` that are revoked (or gone): what the revocation watch closes connections for. */
+export function revokedKeyIds(db: Db, ids: readonly string[]): string[] {
+  if (ids.length === 0) return [];
+  const live = new Set(
+    (db.prepare(`SELECT id FROM api_keys WHERE revoked_ms IS NULL AND id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as Array<{ id: string }>).map((r) => r.id),
+  );
+  return ids.filter((id) => !live.has(id));
+}

@@ -38,8 +38,11 @@ export type NutrientSources = Partial<Record<MealNutrient, NutrientSource>>;
 /** Where a meal's calories came from: typed in, or derived from its foods or macros. */
 export type CaloriesSource = 'logged' | 'foods' | 'macros';
 
-/** Where a record came from: typed into Chyme, or one of the apps it imports from. */
-export const RECORD_SOURCES = ['manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit'] as const;
+/**
+ * Where a record came from: typed into Chyme (the app or a /v1 client), one of the apps it imports
+ * from, an AI assistant through MCP, or Home Assistant (or any client) through MQTT.
+ */
+export const RECORD_SOURCES = ['manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit', 'mcp', 'mqtt'] as const;
 export type RecordSource = (typeof RECORD_SOURCES)[number];
 
 export interface MealRecord {
@@ -60,6 +63,8 @@ export interface MealRecord {
   source: RecordSource;
   /** True when the source had no time of day and a default meal time was used. */
   inferredTime: boolean;
+  /** True when the meal type was guessed from the time of day (moving the meal guesses again). */
+  mealTypeInferred: boolean;
   foods: FoodEntry[];
   /** Where each nutrient came from; absent = legacy (logged when it has a value). */
   nutrientSources: NutrientSources;
@@ -85,6 +90,7 @@ interface MealRow {
   foods_json: string;
   source: RecordSource;
   inferred_time: number;
+  meal_type_inferred: number;
   nutrient_sources_json: string;
   created_ms: number;
   updated_ms: number;
@@ -108,6 +114,7 @@ function fromRow(r: MealRow): MealRecord {
     caffeineMg: r.caffeine_mg,
     source: r.source,
     inferredTime: r.inferred_time === 1,
+    mealTypeInferred: r.meal_type_inferred === 1,
     foods: JSON.parse(r.foods_json) as FoodEntry[],
     nutrientSources: JSON.parse(r.nutrient_sources_json) as NutrientSources,
     createdMs: r.created_ms,
@@ -134,6 +141,7 @@ function toParams(m: MealRecord) {
     foods_json: JSON.stringify(m.foods),
     source: m.source,
     inferred_time: m.inferredTime ? 1 : 0,
+    meal_type_inferred: m.mealTypeInferred ? 1 : 0,
     nutrient_sources_json: JSON.stringify(m.nutrientSources),
     created_ms: m.createdMs,
     updated_ms: m.updatedMs,
@@ -141,11 +149,11 @@ function toParams(m: MealRecord) {
 }
 
 const COLUMNS =
-  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, nutrient_sources_json, source, inferred_time, created_ms, updated_ms';
+  'id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, calories_source, protein_g, carbs_g, fat_g, fiber_g, sodium_mg, caffeine_mg, foods_json, nutrient_sources_json, source, inferred_time, meal_type_inferred, created_ms, updated_ms';
 
 export function insertMeal(db: Db, meal: MealRecord): void {
   db.prepare(
-    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @nutrient_sources_json, @source, @inferred_time, @created_ms, @updated_ms)`,
+    `INSERT INTO meals (${COLUMNS}) VALUES (@id, @timestamp_ms, @utc_offset_min, @day, @meal_type, @description, @calories, @calories_source, @protein_g, @carbs_g, @fat_g, @fiber_g, @sodium_mg, @caffeine_mg, @foods_json, @nutrient_sources_json, @source, @inferred_time, @meal_type_inferred, @created_ms, @updated_ms)`,
   ).run(toParams(meal));
 }
 
@@ -153,7 +161,7 @@ export function updateMeal(db: Db, meal: MealRecord): void {
   db.prepare(
     `UPDATE meals SET timestamp_ms = @timestamp_ms, utc_offset_min = @utc_offset_min, day = @day, meal_type = @meal_type,
        description = @description, calories = @calories, calories_source = @calories_source, protein_g = @protein_g, carbs_g = @carbs_g, fat_g = @fat_g,
-       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, inferred_time = @inferred_time, updated_ms = @updated_ms
+       fiber_g = @fiber_g, sodium_mg = @sodium_mg, caffeine_mg = @caffeine_mg, foods_json = @foods_json, nutrient_sources_json = @nutrient_sources_json, inferred_time = @inferred_time, meal_type_inferred = @meal_type_inferred, updated_ms = @updated_ms
      WHERE id = @id`,
   ).run(toParams(meal));
 }

@@ -476,4 +476,52 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'meals logged through MCP and MQTT say so; a meal type guessed from the time follows the time',
+    sql: `
+      -- SQLite cannot change a CHECK, so meals is rebuilt: the same columns (in the same order) and
+      -- rows, two more sources, and meal_type_inferred (1: the meal type was guessed from the time
+      -- of day, so moving the meal guesses again). Its indexes and sync triggers are made again,
+      -- meal_type_inferred among the synced columns: every device re-guesses a moved meal alike.
+      CREATE TABLE meals_rebuilt (
+        id TEXT PRIMARY KEY,
+        timestamp_ms INTEGER NOT NULL,
+        utc_offset_min INTEGER NOT NULL,
+        day TEXT NOT NULL,
+        meal_type TEXT NOT NULL CHECK (meal_type IN ('breakfast', 'lunch', 'dinner', 'snack')),
+        description TEXT NOT NULL DEFAULT '',
+        calories REAL NOT NULL,
+        protein_g REAL,
+        carbs_g REAL,
+        fat_g REAL,
+        fiber_g REAL,
+        sodium_mg REAL,
+        caffeine_mg REAL,
+        foods_json TEXT NOT NULL DEFAULT '[]',
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        calories_source TEXT NOT NULL DEFAULT 'logged' CHECK (calories_source IN ('logged', 'foods', 'macros')),
+        nutrient_sources_json TEXT NOT NULL DEFAULT '{}',
+        source TEXT NOT NULL DEFAULT 'manual'
+          CHECK (source IN ('manual', 'apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit', 'mcp', 'mqtt')),
+        inferred_time INTEGER NOT NULL DEFAULT 0 CHECK (inferred_time IN (0, 1)),
+        meal_type_inferred INTEGER NOT NULL DEFAULT 0 CHECK (meal_type_inferred IN (0, 1))
+      );
+      INSERT INTO meals_rebuilt (id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, protein_g, carbs_g, fat_g,
+          fiber_g, sodium_mg, caffeine_mg, foods_json, created_ms, updated_ms, calories_source, nutrient_sources_json, source, inferred_time)
+        SELECT id, timestamp_ms, utc_offset_min, day, meal_type, description, calories, protein_g, carbs_g, fat_g,
+          fiber_g, sodium_mg, caffeine_mg, foods_json, created_ms, updated_ms, calories_source, nutrient_sources_json, source, inferred_time
+        FROM meals;
+      DROP TABLE meals;
+      ALTER TABLE meals_rebuilt RENAME TO meals;
+      CREATE INDEX meals_by_time ON meals (timestamp_ms DESC, id DESC);
+      CREATE INDEX meals_by_day ON meals (day, timestamp_ms DESC, id DESC);
+      ${syncTriggers('meals', 'meal', byId, [
+        'timestamp_ms', 'utc_offset_min', 'meal_type', 'description', 'calories', 'protein_g', 'carbs_g', 'fat_g', 'fiber_g',
+        'sodium_mg', 'caffeine_mg', 'foods_json', 'created_ms', 'updated_ms', 'calories_source', 'nutrient_sources_json', 'source', 'inferred_time',
+        'meal_type_inferred',
+      ])}
+    `,
+  },
 ];

@@ -3,6 +3,8 @@ import { getFoods, knownFoodIds, type FoodRecord } from '../db/foods.js';
 import { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry } from '../db/meals.js';
 import { InvalidInputError } from '../domain-errors.js';
 import { ensureFoods } from './foods.js';
+import { countsFood, listedPortions, measureOf, naturalPortionIndex } from './portions.js';
+import { forms, words } from './search.js';
 import { gramsPerMlOf } from './volume.js';
 
 export { ENTRY_NUTRIENTS, type EntryNutrient, type FoodEntry };
@@ -35,6 +37,37 @@ export function gramsPerMl(food: FoodRecord): number | null {
   return gramsPerMlOf(food.portions);
 }
 
+/**
+ * The unit an entry is stored with: "g", "ml" or a portion id. Omitted, it is the food's natural
+ * unit (one egg, one slice: the portion listed first; a custom food's first portion); a word names a portion by its measure
+ * ("slices" → "1 slice", "medium" → "1 medium (…)") or the food itself ("eggs" for an egg: its
+ * natural unit), so "2 eggs" is two eggs, not two cups of egg.
+ */
+export function resolveUnit(food: FoodRecord, unit: string | undefined, param: string): string {
+  const listed = listedPortions(food);
+  if (unit === 'g' || unit === 'ml' || listed.some((p) => p.id === unit)) return unit!;
+  // A custom food's own portions ("1 serving" of a packet) count it even when their words do not say so.
+  const at = naturalPortionIndex(food.portions);
+  const natural = at >= 0 ? String(at + 1) : food.source === 'custom' ? listed[0]?.id : undefined;
+  if (unit === undefined) {
+    if (natural) return natural;
+    throw new InvalidInputError(`${param}.unit`, `${food.name} has no portion that counts it; give unit "g", "ml"${listed.length ? ` or a portion id (${listed.map((p) => p.id).join(', ')})` : ''}.`);
+  }
+  const stems = /^[a-z]{3,}$/i.test(unit) ? forms(unit.toLowerCase()) : [];
+  if (stems.length > 0) {
+    const nameWord = words(food.name)[0];
+    if (natural && nameWord !== undefined && forms(nameWord).some((s) => stems.includes(s))) return natural;
+    // Only portions that count the food: "2 cups" of a banana is mashed or sliced, which a word cannot say.
+    const portion = listed.find((p) => countsFood(p.label) && stems.some((s) => measureOf(p.label).startsWith(s)));
+    if (portion) return portion.id;
+  }
+  const ids = listed.map((p) => p.id);
+  throw new InvalidInputError(
+    `${param}.unit`,
+    `unit must be "g", "ml", one of this food's portion ids${ids.length ? ` (${ids.join(', ')})` : ' (it has none)'}, or a word of a portion that counts it ("slice").`,
+  );
+}
+
 function entryGrams(food: FoodRecord, quantity: number, unit: string, param: string): number {
   if (unit === 'g') return quantity;
   if (unit === 'ml') {
@@ -44,16 +77,12 @@ function entryGrams(food: FoodRecord, quantity: number, unit: string, param: str
     }
     return quantity * density;
   }
-  const portion = /^[1-9]\d*$/.test(unit) ? food.portions[Number(unit) - 1] : undefined;
-  if (!portion) {
-    const ids = food.portions.map((_, i) => String(i + 1));
-    throw new InvalidInputError(`${param}.unit`, `unit must be "g", "ml" or one of this food's portion ids${ids.length ? ` (${ids.join(', ')})` : ' (it has none)'}.`);
-  }
-  return quantity * portion.grams;
+  return quantity * food.portions[Number(unit) - 1]!.grams;
 }
 
 /** Builds an entry from a food and an amount: nutrients per 100 g scaled to the grams eaten. */
-export function entryFromFood(food: FoodRecord, quantity: number, unit: string, name: string | undefined, param: string): FoodEntry {
+export function entryFromFood(food: FoodRecord, quantity: number, unitAsSent: string | undefined, name: string | undefined, param: string): FoodEntry {
+  const unit = resolveUnit(food, unitAsSent, param);
   const grams = entryGrams(food, quantity, unit, param);
   const scale = (v: number | null) => (v === null ? null : round((v * grams) / 100, 2));
   const entry: FoodEntry = {
@@ -109,7 +138,6 @@ export function resolveFoodEntries(app: AppContext, inputs: readonly FoodEntryIn
     const food = foods.get(input.food_id);
     if (!food) throw new InvalidInputError(`${at}.food_id`, `No such food: '${input.food_id}'.`);
     if (input.quantity === undefined) throw new InvalidInputError(`${at}.quantity`, `Missing required parameter: ${at}.quantity.`);
-    if (input.unit === undefined) throw new InvalidInputError(`${at}.unit`, `Missing required parameter: ${at}.unit.`);
     return entryFromFood(food, input.quantity, input.unit, input.name, at);
   });
 }

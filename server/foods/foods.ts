@@ -18,6 +18,7 @@ import { InvalidInputError, ReadOnlyError } from '../domain-errors.js';
 import { previousAttributes } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
+import { listedPortions } from './portions.js';
 import { invalidateFoodSearch, prepareFoodSearch } from './search.js';
 import { ensureFoodTable, loadedTableState } from './table.js';
 
@@ -48,7 +49,7 @@ export function foodResource(f: FoodRecord, usage: FoodUsage | undefined): Recor
     brand: f.brand,
     source: f.source,
     nutrients: { ...f.nutrients },
-    portions: f.portions.map((p, i) => ({ id: String(i + 1), label: p.label, grams: p.grams })),
+    portions: listedPortions(f),
     usage: { count: usage?.count ?? 0, last_used_at: usage ? isoUtc(usage.lastUsedMs) : null },
     created_at: f.createdMs === null ? null : isoUtc(f.createdMs),
     updated_at: f.updatedMs === null ? null : isoUtc(f.updatedMs),

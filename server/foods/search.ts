@@ -272,7 +272,7 @@ function queryTerms(vocabulary: string[], queryWords: string[]): QueryTerm[] | n
 }
 
 /** The word and its singular forms: how a query word is looked up among synonyms and staples. */
-const forms = (word: string): string[] => [word, ...singulars(word)];
+export const forms = (word: string): string[] => [word, ...singulars(word)];
 
 /**
  * The value of `map` for `phrase` as typed or with any of its words in a singular form ("prawns"

@@ -4,7 +4,7 @@ import type { FoodEntry, MealRecord, MealType, RecordSource } from '../db/meals.
 import type { SleepRecord } from '../db/sleep.js';
 
 /** An app Chyme imports from (the `source` stored on each record it adds). */
-export type ImportSource = Exclude<RecordSource, 'manual'>;
+export type ImportSource = Exclude<RecordSource, 'manual' | 'mcp' | 'mqtt'>;
 export const IMPORT_SOURCES: readonly ImportSource[] = ['apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit'];
 
 /** What the person may name with --from / the API's `source`: an app, or Chyme's own export. */

@@ -64,6 +64,7 @@ export function createMcpSession(app: AppContext, principal: Principal): McpSess
     GetPromptRequestSchema,
     ListPromptsRequestSchema,
     ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
     ListToolsRequestSchema,
     ReadResourceRequestSchema,
     SubscribeRequestSchema,
@@ -102,6 +103,8 @@ export function createMcpSession(app: AppContext, principal: Principal): McpSess
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: RESOURCES.filter((r) => allowed(r.scope)).map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })),
   }));
+  // The resources capability is advertised, so its template list answers too: Chyme has no templates.
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => ({ contents: [readResource(app, principal, request.params.uri)] }));
 
   const subscribed = new Set<string>();

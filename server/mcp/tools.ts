@@ -20,9 +20,9 @@ import { DeletedSchema, listOf } from '../envelopes.js';
 import { idString, nonBlankText, parseDateTime } from '../fields.js';
 import { entryFromFood } from '../foods/entries.js';
 import { ensureFoods, foodResource } from '../foods/foods.js';
+import { listedPortions } from '../foods/portions.js';
 import { FoodEntrySchema, FoodSchema } from '../foods/schemas.js';
 import { searchFoods } from '../foods/search.js';
-import { guessMealType } from '../nutrition/meal-type.js';
 import {
   checkTimestamp,
   createMeal,
@@ -40,9 +40,8 @@ import {
 } from '../nutrition/meals.js';
 import { leftOut, mealNutrient, mealTotals } from '../nutrition/totals.js';
 import { allSavedMeals, logSavedMeal, savedMealResource, SavedMealSchema } from '../nutrition/saved-meals.js';
-import { currentSettings } from '../settings.js';
 import { createSleep, SleepCreateSchema, sleepInputFrom, sleepResource, SleepSessionSchema } from '../sleep/sessions.js';
-import { isoUtc, localMinuteOfDay } from '../time/tz.js';
+import { isoUtc } from '../time/tz.js';
 
 /**
  * The MCP tools: designed around what a person asks an assistant, each a thin layer over the same
@@ -116,19 +115,12 @@ function mealLine(m: MealRecord): string {
   return `${m.mealType} ${isoUtc(m.timestampMs)} (${m.day}): ${what}, ${calories === null ? 'calories unknown' : kcal(calories)} [${m.id}]`;
 }
 
-/** A minute of day where the meal was eaten: its written offset, else the user's time zone. */
-function localMinute(app: AppContext, ms: number, offsetMin: number | null): number {
-  if (offsetMin === null) return localMinuteOfDay(ms, currentSettings(app).timezone);
-  return (((Math.floor(ms / 60_000) + offsetMin) % 1440) + 1440) % 1440;
-}
-
-/** The instant (now, when not given) and the meal type (from the local time of day, when not given). */
-function mealTime(app: AppContext, timestamp: string | undefined, type: z.output<typeof mealType> | undefined, fallbackType?: z.output<typeof mealType> | null) {
+/** The instant a meal was eaten: now when not given. */
+function mealTime(app: AppContext, timestamp: string | undefined) {
   const now = app.clock.now();
   const t = timestamp === undefined ? { ms: now, offsetMin: null } : parseDateTime(timestamp);
   checkTimestamp(t.ms, now);
-  const resolvedType = type ?? fallbackType ?? guessMealType(localMinute(app, t.ms, t.offsetMin));
-  return { timestampMs: t.ms, utcOffsetMin: t.offsetMin, mealType: resolvedType, iso: timestamp ?? isoUtc(t.ms) };
+  return { timestampMs: t.ms, utcOffsetMin: t.offsetMin, iso: timestamp ?? isoUtc(t.ms) };
 }
 
 // ---- The tools ----------------------------------------------------------------------------------
@@ -146,7 +138,7 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'search_foods',
     description:
-      'Search the offline food table (USDA SR, plus the person\'s own custom foods) by name. Each food has nutrients per 100 g and its portions with the nutrients of one portion. Log one with log_meal foods: [{food_id, quantity, unit}] where unit is "g", "ml" or a portion id.',
+      'Search the offline food table (USDA SR, plus the person\'s own custom foods) by name; the everyday food comes first. Each food has nutrients per 100 g and its portions with the nutrients of one portion, the natural unit first (one egg, one slice, one medium fruit). Log one with log_meal foods: [{food_id, quantity, unit}] where unit is "g", "ml" or a portion id; for a count ("2 eggs") leave unit out and quantity counts the natural unit.',
     scope: 'nutrition:read',
     annotations: read('Search foods'),
     input: z.strictObject({
@@ -160,10 +152,10 @@ export const TOOLS: readonly ToolDef[] = [
       const found = searchFoods(app.db, args.query, args.limit ?? 10, app.clock.now());
       const data = found.map((r) => ({
         ...foodResource(r.food, r.usage),
-        per_portion: r.food.portions.map((_, i) => entryFromFood(r.food, 1, String(i + 1), undefined, 'unit')),
+        per_portion: listedPortions(r.food).map((p) => entryFromFood(r.food, 1, p.id, undefined, 'unit')),
       }));
       const lines = found.map((r) => {
-        const portions = r.food.portions.slice(0, 3).map((p, i) => `${i + 1} = ${p.label} (${p.grams} g)`);
+        const portions = listedPortions(r.food).slice(0, 3).map((p) => `${p.id} = ${p.label} (${p.grams} g)`);
         return `${r.food.name}${r.food.brand ? ` (${r.food.brand})` : ''} [${r.food.id}]: ${r.food.nutrients.calories ?? '?'} kcal per 100 g${portions.length ? `; portions ${portions.join(', ')}` : ''}`;
       });
       return {
@@ -175,7 +167,7 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'log_meal',
     description:
-      'Log a meal. Give foods from search_foods as {food_id, quantity, unit} (nutrients are computed from the food table) or as {name, calories}, and/or macros, and/or a description. timestamp defaults to now; meal_type defaults from the local time of day. Calories without macros.calories are the sum of the foods. Returns the stored meal.',
+      'Log a meal. Give foods from search_foods as {food_id, quantity, unit} (nutrients are computed from the food table; unit "g", "ml", a portion id, or left out so that quantity counts the food\'s natural unit: "2 eggs" is {food_id, quantity: 2}) or as {name, calories}, and/or macros, and/or a description. timestamp defaults to now; meal_type defaults from the local time of day. Calories without macros.calories are the sum of the foods. Returns the stored meal.',
     scope: 'nutrition:write',
     annotations: { title: 'Log a meal', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     input: MealCreateSchema.extend({
@@ -190,8 +182,9 @@ export const TOOLS: readonly ToolDef[] = [
       if (body.description === undefined && body.foods === undefined && body.macros === undefined) {
         throw new ToolError('parameter_missing', 'Say what was eaten: give foods, macros or a description.', 'foods');
       }
-      const at = mealTime(app, body.timestamp, body.meal_type);
-      const meal = createMeal(app, mealInputFrom({ ...body, timestamp: at.iso, meal_type: at.mealType }, app.clock.now()));
+      // Without a meal_type, the meal's is the one its local time suggests (and follows the time when moved).
+      const at = mealTime(app, body.timestamp);
+      const meal = createMeal(app, { ...mealInputFrom({ ...body, timestamp: at.iso }, app.clock.now()), source: 'mcp' });
       return { structured: mealResource(meal), text: `Logged ${mealLine(meal)}.` };
     },
   }),
@@ -302,8 +295,9 @@ export const TOOLS: readonly ToolDef[] = [
           ? new ToolError('resource_missing', `No such saved meal: '${args.saved_meal_id}'.`, 'saved_meal_id')
           : new ToolError('resource_missing', `No saved meal is named "${args.name}"; list_saved_meals shows their names.`, 'name');
       }
-      const at = mealTime(app, args.timestamp, args.meal_type, saved.mealType);
-      const meal = logSavedMeal(app, saved.id, at)!;
+      const at = mealTime(app, args.timestamp);
+      // An assistant has no form to ask for a meal type: the time of day's is taken.
+      const meal = logSavedMeal(app, saved.id, { ...at, mealType: args.meal_type, source: 'mcp', guessType: true })!;
       return { structured: mealResource(meal), text: `Logged ${mealLine(meal)}.` };
     },
   }),

@@ -4,7 +4,7 @@ import type { AppContext, Subsystem } from '../app-context.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings } from '../settings.js';
 import { verifiedTlsConnection } from '../webhooks/tls-pin.js';
-import { createCommandHandler } from './commands.js';
+import { createCommandHandler, type CommandOutcome } from './commands.js';
 import { applyMqttUpdate, readMqttConfig, writeMqttConfig, type MqttConfig, type MqttStatus, type MqttUpdate } from './config.js';
 import { discoveryConfigs, statePayloads, stateFingerprint, topicsFor } from './entities.js';
 
@@ -222,21 +222,28 @@ export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem
       return;
     }
     if (!config.commandsEnabled || paused || app.unavailable) return;
+    if (topic !== topics.logSavedMeal && topic !== topics.logMeal) return;
+    const command = topic === topics.logSavedMeal ? 'log_saved_meal' : 'log_meal';
+    let outcome: CommandOutcome;
     // A retained command would log its meal again at every reconnect: commands are presses, never state.
-    if (retained) {
-      app.log.warn('mqtt: a retained command was ignored; publish commands without retain', { topic });
-      return;
+    if (retained) outcome = { ignored: 'the command was published with retain; publish commands without it' };
+    else {
+      try {
+        outcome = command === 'log_saved_meal' ? commands.logSavedMeal(text) : commands.logMeal(text);
+      } catch (err) {
+        outcome = { ignored: (err as Error).message };
+      }
     }
-    let outcome;
-    try {
-      if (topic === topics.logSavedMeal) outcome = commands.logSavedMeal(text);
-      else if (topic === topics.logMeal) outcome = commands.logMeal(text);
-      else return;
-    } catch (err) {
-      outcome = { ignored: (err as Error).message };
+    const c = client;
+    if ('ignored' in outcome) {
+      app.log.warn('mqtt: a command was ignored; nothing was logged', { topic, reason: outcome.ignored });
+      c?.publish(topics.commandResult, JSON.stringify({ event_type: 'refused', command, reason: outcome.ignored }), { qos: 1 });
+    } else {
+      const meal = outcome.logged;
+      app.log.info('mqtt: meal logged from a command', { topic, meal_id: meal.id });
+      const logged = { event_type: 'logged', command, meal_id: meal.id, description: meal.description, calories: meal.calories, meal_type: meal.mealType };
+      c?.publish(topics.commandResult, JSON.stringify(logged), { qos: 1 });
     }
-    if ('ignored' in outcome) app.log.warn('mqtt: a command was ignored; nothing was logged', { topic, reason: outcome.ignored });
-    else app.log.info('mqtt: meal logged from a command', { topic, meal_id: outcome.logged.id });
   }
 
   function scheduleReconnect(): void {

@@ -1,10 +1,9 @@
 import type { AppContext } from '../app-context.js';
 import type { MealRecord } from '../db/meals.js';
-import { guessMealType } from '../nutrition/meal-type.js';
 import { createMeal, MAX_MEAL_CALORIES } from '../nutrition/meals.js';
-import { findSavedMeal, logSavedMeal } from '../nutrition/saved-meals.js';
+import { logSavedMeal } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
-import { localMinuteOfDay, offsetMinutes } from '../time/tz.js';
+import { offsetMinutes } from '../time/tz.js';
 
 /**
  * Meals logged from Home Assistant (only with commands_enabled): a button per saved meal, and a
@@ -20,28 +19,44 @@ const MAX_DESCRIPTION = 200;
 
 export type CommandOutcome = { logged: MealRecord } | { ignored: string };
 
+/**
+ * The one grammar of a described meal, "Description, 450 kcal": Chyme parses the "Log a meal"
+ * text with it, and Home Assistant's text entity gets it as its `pattern`, so Home Assistant
+ * refuses before sending exactly what Chyme would refuse. Written for both regex dialects (the
+ * browser's and Python's): no flags, no named groups, ASCII digits. The description is 1–200
+ * characters between spaces; calories 0–10000, with decimals, then "kcal" in any case or nothing;
+ * between them a comma or semicolon, spaces, or nothing where the description ends in no digit
+ * nor a minus ("Apple95"), so "Toast 123456" and "Toast -5" are refused, not read as "Toast 12" with 3456 kcal.
+ */
+export const MEAL_TEXT_PATTERN =
+  '^\\s*(\\S(?:.{0,198}?\\S)?)(?:\\s*[,;]\\s*|\\s+|(?<=[^0-9.,;\\-]))(10000(?:\\.0+)?|[0-9]{1,4}(?:\\.[0-9]+)?)\\s*(?:[kK][cC][aA][lL])?\\s*$';
+const MEAL_TEXT = new RegExp(MEAL_TEXT_PATTERN);
+
 /** "Oat porridge, 350 kcal", "Toast; 210", "Apple 95kcal" or {"description": "Apple", "calories": 95}. */
 export function parseMealText(payload: string): { description: string; calories: number } | string {
   const text = payload.trim();
   if (!text) return 'the payload is empty';
-  let description: unknown;
-  let calories: unknown;
-  if (text.startsWith('{')) {
-    try {
-      const parsed = JSON.parse(text) as Record<string, unknown>;
-      description = parsed.description;
-      calories = parsed.calories;
-    } catch {
-      return 'the payload starts with "{" but is not JSON';
-    }
-  } else {
-    const m = /^(.*?)[,;]?\s*(\d{1,5}(?:\.\d+)?)\s*(?:kcal)?$/i.exec(text);
-    if (!m) return 'expected "Description, 450 kcal"';
-    description = m[1]!.trim();
-    calories = Number(m[2]);
+  const m = MEAL_TEXT.exec(payload);
+  if (m) return { description: m[1]!, calories: Math.round(Number(m[2])) };
+  if (text.startsWith('{')) return parseMealJson(text);
+  // Refused: say why, as far as the shape lets us tell.
+  const loose = /^(.*?)[,;]?\s*(\d+(?:\.\d+)?)\s*(?:kcal)?$/i.exec(text);
+  if (!loose) return 'expected "Description, 450 kcal"';
+  if (loose[1]!.trim() === '') return 'the description is missing';
+  if (loose[1]!.trim().length > MAX_DESCRIPTION) return `the description is longer than ${MAX_DESCRIPTION} characters`;
+  return `calories must be a number from 0 to ${MAX_MEAL_CALORIES}`;
+}
+
+function parseMealJson(text: string): { description: string; calories: number } | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return 'the payload starts with "{" but is not JSON';
   }
+  const { description, calories } = (parsed ?? {}) as Record<string, unknown>;
   if (typeof description !== 'string' || description.trim() === '') return 'the description is missing';
-  if (description.length > MAX_DESCRIPTION) return `the description is longer than ${MAX_DESCRIPTION} characters`;
+  if (description.trim().length > MAX_DESCRIPTION) return `the description is longer than ${MAX_DESCRIPTION} characters`;
   if (typeof calories !== 'number' || !Number.isFinite(calories) || calories < 0 || calories > MAX_MEAL_CALORIES) {
     return `calories must be a number from 0 to ${MAX_MEAL_CALORIES}`;
   }
@@ -58,11 +73,10 @@ export function createCommandHandler(app: AppContext) {
     return false;
   }
 
-  /** The moment and meal type of a meal logged now, in the person's zone. */
+  /** The moment of a meal logged now, with its offset in the person's zone. */
   function now() {
     const ms = app.clock.now();
-    const zone = currentSettings(app).timezone;
-    return { ms, offset: offsetMinutes(ms, zone), mealType: guessMealType(localMinuteOfDay(ms, zone)) };
+    return { ms, offset: offsetMinutes(ms, currentSettings(app).timezone) };
   }
 
   return {
@@ -72,8 +86,7 @@ export function createCommandHandler(app: AppContext) {
       const at = now();
       if (repeated(`saved:${id}`, at.ms)) return { ignored: `the same saved meal was logged less than ${REPEAT_WINDOW_MS / 1000} s ago` };
       // A saved meal without a meal type gets the one the time of day suggests (the button has no form to ask).
-      const saved = findSavedMeal(app, id);
-      const meal = saved && logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, mealType: saved.mealType ?? at.mealType });
+      const meal = logSavedMeal(app, id, { timestampMs: at.ms, utcOffsetMin: at.offset, source: 'mqtt', guessType: true });
       if (!meal) {
         recent.delete(`saved:${id}`);
         return { ignored: `no saved meal ${id}` };
@@ -91,8 +104,9 @@ export function createCommandHandler(app: AppContext) {
       const meal = createMeal(app, {
         timestampMs: at.ms,
         utcOffsetMin: at.offset,
-        mealType: at.mealType,
+        // No meal type: the one the time of day suggests.
         description: parsed.description,
+        source: 'mqtt',
         macros: { calories: parsed.calories },
       });
       return { logged: meal };

@@ -8,6 +8,7 @@ import { mealTotals } from '../nutrition/totals.js';
 import { allSavedMeals } from '../nutrition/saved-meals.js';
 import { currentSettings } from '../settings.js';
 import { addDays, dayBounds, isoUtc, parseClock } from '../time/tz.js';
+import { MEAL_TEXT_PATTERN } from './commands.js';
 import type { MqttConfig } from './config.js';
 
 /**
@@ -25,6 +26,8 @@ export interface Topics {
   state(entity: string): string;
   logSavedMeal: string;
   logMeal: string;
+  /** What became of each command (not retained): Home Assistant's "Meal command" event entity. */
+  commandResult: string;
 }
 
 export function topicsFor(config: Pick<MqttConfig, 'discoveryPrefix' | 'topicPrefix'>): Topics {
@@ -35,6 +38,7 @@ export function topicsFor(config: Pick<MqttConfig, 'discoveryPrefix' | 'topicPre
     state: (entity) => `${base}/${entity}`,
     logSavedMeal: `${base}/command/log_saved_meal`,
     logMeal: `${base}/command/log_meal`,
+    commandResult: `${base}/command_result`,
   };
 }
 
@@ -161,6 +165,9 @@ function devicePayload(device: DeviceInfo): Record<string, unknown> {
   };
 }
 
+/** The event types of the "Meal command" entity: a command logged a meal, or Chyme refused it. */
+const COMMAND_RESULTS = ['logged', 'refused'] as const;
+
 /** Every discovery config for these settings: the sensors, and the command entities when allowed. */
 export function discoveryConfigs(app: AppContext, config: MqttConfig, device: DeviceInfo): DiscoveryConfig[] {
   const topics = topicsFor(config);
@@ -201,10 +208,23 @@ export function discoveryConfigs(app: AppContext, config: MqttConfig, device: De
         name: 'Log a meal',
         unique_id: `${node}_log_meal`,
         command_topic: topics.logMeal,
-        // "Description, 450 kcal": see docs/home-assistant.md.
-        pattern: '^.{1,200}[,;]? *[0-9]{1,5} *(kcal)?$',
+        // "Description, 450 kcal": Chyme's own grammar, so Home Assistant refuses what Chyme would.
+        pattern: MEAL_TEXT_PATTERN,
         max: 255,
         icon: 'mdi:pencil-plus',
+        ...common,
+      },
+    });
+    // A command Chyme refuses (an unknown saved meal, a retained message) is an event Home
+    // Assistant shows and automations can react to, not only a line in Chyme's log.
+    configs.push({
+      topic: `${config.discoveryPrefix}/event/${node}/command_result/config`,
+      payload: {
+        name: 'Meal command',
+        unique_id: `${node}_command_result`,
+        state_topic: topics.commandResult,
+        event_types: [...COMMAND_RESULTS],
+        icon: 'mdi:message-alert-outline',
         ...common,
       },
     });

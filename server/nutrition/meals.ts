@@ -25,6 +25,7 @@ import { entryFoodIds, entryTotals, resolveFoodEntries, type FoodEntryInput } fr
 import { FoodEntrySchema, NutrientSourcesSchema } from '../foods/schemas.js';
 import { boundedDateTime, foodIdField, isoDateTime, nonBlankText, parseDateTime, type FutureBound } from '../fields.js';
 import { newId } from '../ids.js';
+import { guessMealType } from './meal-type.js';
 import { currentSettings, type SettingsRecord } from '../settings.js';
 import { isoUtc, offsetMinutes } from '../time/tz.js';
 import type { MealNumbers } from './totals.js';
@@ -46,7 +47,7 @@ const bounded = (max: number) =>
   z.number({ message: 'must be a number' }).finite().min(0, { message: 'must not be negative' }).max(max, { message: `must be at most ${max}` });
 
 /**
- * A food entry: {name, calories} as before; {food_id, quantity, unit, name?} computed from the food;
+ * A food entry: {name, calories} as before; {food_id, quantity, unit?, name?} computed from the food;
  * or an entry exactly as a meal returned it (kept as sent, so re-sending a meal's foods never
  * rewrites them).
  */
@@ -56,7 +57,15 @@ export const foodEntryInput = z
     calories: bounded(MAX_MEAL_CALORIES).optional(),
     food_id: foodIdField.optional(),
     quantity: z.number({ message: 'must be a number' }).finite().gt(0, { message: 'must be more than 0' }).max(100_000).optional(),
-    unit: z.string().min(1).max(20).optional().meta({ description: '"g", "ml", or a portion id of the food' }),
+    unit: z
+      .string()
+      .min(1)
+      .max(20)
+      .optional()
+      .meta({
+        description:
+          '"g", "ml", a portion id of the food, or a word of a portion ("slice", "medium") or of the food ("eggs"). Omitted: quantity counts the food\'s natural unit, its first portion (2 eggs, 1 slice).',
+      }),
     grams: bounded(100_000).optional(),
     protein_g: bounded(2000).nullable().optional(),
     carbs_g: bounded(2000).nullable().optional(),
@@ -69,7 +78,8 @@ export const foodEntryInput = z
   .superRefine((entry, ctx) => {
     if (entry.food_id !== undefined) {
       if (entry.quantity === undefined) ctx.addIssue({ code: 'custom', path: ['quantity'], message: 'is required with food_id' });
-      else if (entry.unit === undefined) ctx.addIssue({ code: 'custom', path: ['unit'], message: 'is required with food_id' });
+      // Computed from the food, a missing unit is its natural one; an entry sent back says its own.
+      else if (entry.unit === undefined && entry.calories !== undefined) ctx.addIssue({ code: 'custom', path: ['unit'], message: 'is required with food_id' });
       return;
     }
     if (entry.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required without food_id' });
@@ -132,7 +142,11 @@ export interface MealInput {
   timestampMs: number;
   /** Offset the client wrote the timestamp with, if any; else the user's zone decides. */
   utcOffsetMin: number | null;
-  mealType: MealType;
+  /**
+   * Absent: the meal type the local time of day suggests (an assistant or Home Assistant gave
+   * none), guessed again whenever the meal is moved, until one is given.
+   */
+  mealType?: MealType | undefined;
   description?: string | undefined;
   macros?: Macros | undefined;
   micros?: Micros | undefined;
@@ -180,7 +194,10 @@ export function mealPatchFrom(body: z.output<typeof MealUpdateSchema>, nowMs: nu
   return out;
 }
 
-export function mealInputFrom(body: z.output<typeof MealCreateSchema>, nowMs: number): MealInput {
+export function mealInputFrom(
+  body: Omit<z.output<typeof MealCreateSchema>, 'meal_type'> & { meal_type?: MealType | undefined },
+  nowMs: number,
+): MealInput {
   return mealPatchFrom(body, nowMs) as MealInput;
 }
 
@@ -253,6 +270,7 @@ export function buildMeal(
   const foods = input.foods ?? [];
   const nutrients = mealNutrients(input, foods);
   const utcOffsetMin = input.utcOffsetMin ?? offsetMinutes(input.timestampMs, settings.timezone);
+  const localMinute = (((Math.floor(input.timestampMs / 60_000) + utcOffsetMin) % 1440) + 1440) % 1440;
   const energy =
     input.macros?.calories != null
       ? { calories: input.macros.calories, source: input.caloriesSource ?? ('logged' as const) }
@@ -262,7 +280,7 @@ export function buildMeal(
     timestampMs: input.timestampMs,
     utcOffsetMin,
     day: mealDay({ timestamp: input.timestampMs, utcOffsetMin }, settings),
-    mealType: input.mealType,
+    mealType: input.mealType ?? guessMealType(localMinute),
     description: input.description ?? '',
     calories: checkCalories(energy.calories),
     caloriesSource: energy.source,
@@ -270,6 +288,7 @@ export function buildMeal(
     foods,
     source: input.source ?? 'manual',
     inferredTime: input.inferredTime ?? false,
+    mealTypeInferred: input.mealType === undefined,
     nutrientSources: nutrients.sources,
     createdMs: meta.createdMs,
     updatedMs: meta.updatedMs,
@@ -301,7 +320,8 @@ function patchedInput(before: MealRecord, patch: Omit<MealPatch, 'foods'> & { fo
   return {
     timestampMs: patch.timestampMs ?? before.timestampMs,
     utcOffsetMin: patch.timestampMs !== undefined ? (patch.utcOffsetMin ?? null) : before.utcOffsetMin,
-    mealType: patch.mealType ?? before.mealType,
+    // A meal type given now is the person's; a guessed one is guessed again from the (new) time.
+    mealType: patch.mealType ?? (before.mealTypeInferred ? undefined : before.mealType),
     description: patch.description ?? before.description,
     macros: {
       calories: typedNow ? patch.macros!.calories : rederive ? null : before.calories,
@@ -439,7 +459,10 @@ export const MealSchema = z
     inferred_time: z.boolean().meta({
       description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
     }),
-    source: z.enum(RECORD_SOURCES).meta({ description: 'Where the meal came from: typed into Chyme (manual), or the app it was imported from.' }),
+    source: z.enum(RECORD_SOURCES).meta({
+      description:
+        'Where the meal came from: typed into Chyme or sent by a /v1 client (manual), an AI assistant through MCP (mcp), Home Assistant or another client through MQTT (mqtt), or the app it was imported from.',
+    }),
     created_at: isoDateTime,
     updated_at: isoDateTime,
   })

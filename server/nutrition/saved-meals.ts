@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../app-context.js';
-import type { MealRecord, MealType } from '../db/meals.js';
+import type { MealRecord, MealType, RecordSource } from '../db/meals.js';
 import {
   countSavedMeals,
   deleteSavedMeal,
@@ -141,13 +141,23 @@ export function allSavedMeals(app: AppContext): SavedMealRecord[] {
 export function logSavedMeal(
   app: AppContext,
   id: string,
-  at: { timestampMs: number; utcOffsetMin: number | null; mealType?: MealType | undefined },
+  at: {
+    timestampMs: number;
+    utcOffsetMin: number | null;
+    mealType?: MealType | undefined;
+    /** Where the request came from (default manual). */
+    source?: RecordSource | undefined;
+    /** Neither the request nor the saved meal has a meal type: guess it from the time (else refuse). */
+    guessType?: boolean | undefined;
+  },
 ): MealRecord | undefined {
   return app.bus.write(() => {
     const saved = getSavedMeal(app.db, id);
     if (!saved) return undefined;
-    const mealType = at.mealType ?? saved.mealType;
-    if (!mealType) throw new InvalidInputError('meal_type', 'This saved meal has no meal_type; send one (breakfast, lunch, dinner or snack).');
-    return createMeal(app, { timestampMs: at.timestampMs, utcOffsetMin: at.utcOffsetMin, mealType, description: saved.name, foods: saved.foods });
+    const mealType = at.mealType ?? saved.mealType ?? undefined;
+    if (!mealType && !at.guessType) {
+      throw new InvalidInputError('meal_type', 'This saved meal has no meal_type; send one (breakfast, lunch, dinner or snack).');
+    }
+    return createMeal(app, { timestampMs: at.timestampMs, utcOffsetMin: at.utcOffsetMin, mealType, description: saved.name, foods: saved.foods, source: at.source });
   });
 }

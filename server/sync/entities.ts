@@ -75,6 +75,7 @@ const meal: EntityDef = {
     'nutrient_sources_json',
     'source',
     'inferred_time',
+    'meal_type_inferred',
   ],
   // The month of the meal's local date where it was eaten: a month's meals are one document.
   shardKey: (row) => `meals/${monthOf(Number(row.timestamp_ms) + Number(row.utc_offset_min) * 60_000)}`,

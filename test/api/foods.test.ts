@@ -34,6 +34,21 @@ describe('foods API: the USDA table and search', () => {
     assert.equal(errorOf(missing).code, 'resource_missing');
   });
 
+  test('portions list the natural unit first (one egg, one slice, one medium fruit); ids stay the source\'s positions', async () => {
+    const first = async (id: string) => (await t.request('GET', `/v1/foods/${id}`)).body.portions as Array<{ id: string; label: string; grams: number }>;
+    const egg = await first('food_usda_01123');
+    assert.deepEqual(egg[0], { id: '4', label: '1 large', grams: 50 });
+    assert.deepEqual(egg.find((p) => p.id === '1'), { id: '1', label: '1 cup (4.86 large eggs)', grams: 243 }, 'the cup is still there, under its id');
+    assert.deepEqual(egg.map((p) => p.id), ['4', '1', '2', '3', '5', '6']);
+    assert.equal((await first('food_usda_18070'))[0]!.label, '1 slice');
+    assert.equal((await first('food_usda_09040'))[0]!.label, '1 medium (7" to 7-7/8" long)');
+    assert.equal((await first('food_usda_09003'))[0]!.label, '1 medium (3" dia)');
+    assert.equal((await first('food_usda_09200'))[0]!.label, '1 fruit (2-5/8" dia)');
+    assert.equal((await first('food_usda_11529'))[0]!.label, '1 medium whole (2-3/5" dia)');
+    // A food nothing counts keeps the source's order.
+    assert.deepEqual((await first('food_usda_01077')).map((p) => p.label), ['1 cup', '1 tbsp', '1 fl oz', '1 quart']);
+  });
+
   test('unknown values are null, never a silent 0 (SR28 carries no caffeine; this apple is not in SR24)', async () => {
     const r = await t.request('GET', '/v1/foods/food_usda_09503');
     assert.equal(r.status, 200);
@@ -109,6 +124,11 @@ describe('foods API: the USDA table and search', () => {
     ['lentils', 'Lentils, raw'],
     ['egg', 'Egg, whole, raw, fresh'],
     ['eggs', 'Egg, whole, raw, fresh'],
+    ['fried egg', 'Egg, whole, cooked, fried'],
+    ['boiled eggs', 'Egg, whole, cooked, hard-boiled'],
+    ['scrambled eggs', 'Egg, whole, cooked, scrambled'],
+    ['poached egg', 'Egg, whole, cooked, poached'],
+    ['omelette', 'Egg, whole, cooked, omelet'],
     ['chicken breast', 'Chicken, broilers or fryers, breast, meat only, raw'],
     ['chicken', 'Chicken, broilers or fryers, breast, meat only, raw'],
     ['turkey', 'Turkey, all classes, meat only, raw'],
@@ -128,6 +148,10 @@ describe('foods API: the USDA table and search', () => {
     ['rice', 'Rice, white, long-grain, regular, raw, enriched'],
     ['brown rice', 'Rice, brown, long-grain, raw'],
     ['bread', 'Bread, white, commercially prepared (includes soft bread crumbs)'],
+    ['toast', 'Bread, white, commercially prepared, toasted'],
+    ['white toast', 'Bread, white, commercially prepared, toasted'],
+    ['wholemeal toast', 'Bread, whole-wheat, commercially prepared, toasted'],
+    ['wholemeal bread', 'Bread, whole-wheat, commercially prepared'],
     ['bagel', 'Bagels, plain, enriched, with calcium propionate (includes onion, poppy, sesame)'],
     ['croissant', 'Croissants, butter'],
     ['pasta', 'Spaghetti, dry, enriched'],

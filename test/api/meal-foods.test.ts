@@ -79,11 +79,26 @@ describe('meals built from foods', () => {
     assert.deepEqual(Object.values(r.body.nutrient_sources), [null, null, null, null, null, null]);
   });
 
+  test('a count with a food is of its natural unit: "2 eggs" is two large eggs, not two cups', async () => {
+    const EGG = 'food_usda_01123'; // 143 kcal per 100 g; portions: 1 cup (4.86 large eggs) 243 g, …, 1 large 50 g (id 4)
+    const TOAST = 'food_usda_18070'; // 1 slice = 22 g (id 9), after "1 slice, large" and "1 slice crust not eaten"
+    for (const unit of [undefined, 'eggs', 'egg', 'large']) {
+      const r = await logMeal({ foods: [{ food_id: EGG, quantity: 2, ...(unit === undefined ? {} : { unit }) }] });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.deepEqual({ unit: r.body.foods[0].unit, grams: r.body.foods[0].grams, calories: r.body.macros.calories }, { unit: '4', grams: 100, calories: 143 }, String(unit));
+    }
+    const toast = await logMeal({ foods: [{ food_id: TOAST, quantity: 2, unit: 'slices' }, { food_id: BANANA, quantity: 1 }] });
+    assert.equal(toast.status, 201, JSON.stringify(toast.body));
+    assert.deepEqual(toast.body.foods.map((f: { unit: string; grams: number }) => [f.unit, f.grams]), [['9', 44], ['5', 118]]);
+  });
+
   test('bad entries are clear 400s naming the entry', async () => {
     const cases: Array<[unknown, string]> = [
       [{ food_id: 'food_usda_99999', quantity: 1, unit: 'g' }, 'foods.0.food_id'],
       [{ food_id: BANANA, quantity: 1, unit: '99' }, 'foods.0.unit'],
-      [{ food_id: BANANA, quantity: 1, unit: 'cup' }, 'foods.0.unit'],
+      [{ food_id: BANANA, quantity: 1, unit: 'cup' }, 'foods.0.unit'], // a cup of banana is mashed or sliced: a word cannot say which
+      [{ food_id: BANANA, quantity: 1, unit: 'eggs' }, 'foods.0.unit'],
+      [{ food_id: MILK, quantity: 1 }, 'foods.0.unit'], // milk has no portion that counts it
       [{ food_id: 'food_usda_05062', quantity: 100, unit: 'ml' }, 'foods.0.unit'], // chicken has no volume measure
       [{ food_id: BANANA, unit: 'g' }, 'foods.0.quantity'],
       [{ food_id: BANANA, quantity: 0, unit: 'g' }, 'foods.0.quantity'],

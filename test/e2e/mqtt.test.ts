@@ -55,6 +55,8 @@ describe('Home Assistant (MQTT) card', { skip: skip ?? false }, () => {
           await page.keyboard.press('Enter'); // submits: Save and connect
         }
         await card.getByTestId('mqtt-status').filter({ hasText: 'Connected' }).waitFor({ timeout: 20_000 });
+        // The refused test was about the form before the save: no old error stays beside the newer success.
+        assert.equal(await card.getByText('refused the user name or password').count(), 0);
         await card.screenshot({ path: join(dir, `mqtt-${scheme}.png`) });
         const found = await axe(page);
         assert.deepEqual(found, [], formatViolations(found));

@@ -65,12 +65,12 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     assert.equal(sub.status, 201);
     const found = await admin.callTool({ name: 'search_foods', arguments: { query: 'banana', limit: 3 } });
     assert.equal(found.isError, undefined);
-    const banana = (found.structuredContent as { data: Array<{ id: string; name: string; portions: unknown[]; per_portion: Array<{ calories: number; unit: string }> }> }).data[0]!;
+    const banana = (found.structuredContent as { data: Array<{ id: string; name: string; portions: Array<{ id: string }>; per_portion: Array<{ calories: number; unit: string }> }> }).data[0]!;
     assert.match(banana.name, /banana/i);
     assert.equal(banana.per_portion.length, banana.portions.length);
     const logged = await admin.callTool({
       name: 'log_meal',
-      arguments: { timestamp: '2026-11-22T12:30:00+01:00', foods: [{ food_id: banana.id, quantity: 1, unit: '1' }, { name: 'coffee', calories: 5 }] },
+      arguments: { timestamp: '2026-11-22T12:30:00+01:00', foods: [{ food_id: banana.id, quantity: 1, unit: banana.portions[0]!.id }, { name: 'coffee', calories: 5 }] },
     });
     assert.equal(logged.isError, undefined, textOf(logged as CallToolResult));
     const meal = logged.structuredContent as { id: string; meal_type: string; macros: { calories: number }; foods: unknown[] };
@@ -85,6 +85,42 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const queued = t.service.app.db.prepare('SELECT event_type, body FROM webhook_deliveries WHERE subscription_id = ?').all(sub.body.id) as Array<{ event_type: string; body: string }>;
     assert.ok(queued.some((d) => d.event_type === 'meal.created' && d.body.includes(meal.id)));
     await t.request('DELETE', `/v1/webhooks/${sub.body.id}`);
+  });
+
+  test('an assistant logs "2 eggs" as two eggs (~143 kcal), the meal says it came through MCP, and moving it re-guesses its type', async () => {
+    const found = await admin.callTool({ name: 'search_foods', arguments: { query: 'egg', limit: 3 } });
+    const egg = (found.structuredContent as { data: Array<{ id: string; portions: Array<{ id: string; label: string }>; per_portion: Array<{ calories: number; unit: string }> }> }).data[0]!;
+    assert.equal(egg.id, 'food_usda_01123');
+    assert.equal(egg.portions[0]!.label, '1 large', 'the natural unit first');
+    assert.equal(egg.per_portion[0]!.unit, egg.portions[0]!.id);
+    assert.match(textOf(found as CallToolResult), /portions 4 = 1 large \(50 g\)/);
+    const logged = await admin.callTool({ name: 'log_meal', arguments: { timestamp: '2026-11-22T08:00:00+01:00', foods: [{ food_id: egg.id, quantity: 2 }] } });
+    assert.equal(logged.isError, undefined, textOf(logged as CallToolResult));
+    const meal = logged.structuredContent as { id: string; meal_type: string; source: string; macros: { calories: number }; foods: Array<{ unit: string; grams: number }> };
+    assert.deepEqual([meal.macros.calories, meal.foods[0]!.unit, meal.foods[0]!.grams, meal.meal_type, meal.source], [143, '4', 100, 'breakfast', 'mcp']);
+    // Its type was guessed from 08:00: moved to 13:00 it is lunch; once a type is given, it stays.
+    const moved = await admin.callTool({ name: 'update_meal', arguments: { meal_id: meal.id, timestamp: '2026-11-22T13:00:00+01:00' } });
+    assert.equal((moved.structuredContent as { meal_type: string }).meal_type, 'lunch');
+    await admin.callTool({ name: 'update_meal', arguments: { meal_id: meal.id, meal_type: 'snack' } });
+    const kept = await admin.callTool({ name: 'update_meal', arguments: { meal_id: meal.id, timestamp: '2026-11-22T08:30:00+01:00' } });
+    assert.equal((kept.structuredContent as { meal_type: string }).meal_type, 'snack');
+    // A type given when logging is the person's: moving the meal keeps it.
+    const typed = await admin.callTool({ name: 'log_meal', arguments: { timestamp: '2026-11-22T08:00:00+01:00', meal_type: 'breakfast', description: 'toast' } });
+    const typedId = (typed.structuredContent as { id: string }).id;
+    const typedMoved = await t.request('PATCH', `/v1/nutrition/meals/${typedId}`, { body: { timestamp: '2026-11-22T19:00:00+01:00' } });
+    assert.equal(typedMoved.body.meal_type, 'breakfast');
+    // A saved meal without a type, logged by an assistant: the time's type, source mcp.
+    const saved = await t.request('POST', '/v1/nutrition/saved_meals', { body: { name: 'Eggs on toast', foods: [{ food_id: egg.id, quantity: 2 }] } });
+    assert.equal(saved.status, 201, saved.text);
+    const fromSaved = await admin.callTool({ name: 'log_saved_meal', arguments: { name: 'eggs on toast', timestamp: '2026-11-22T19:00:00+01:00' } });
+    assert.deepEqual(
+      [(fromSaved.structuredContent as { meal_type: string }).meal_type, (fromSaved.structuredContent as { source: string }).source, (fromSaved.structuredContent as { macros: { calories: number } }).macros.calories],
+      ['dinner', 'mcp', 143],
+    );
+    // Over REST the same saved meal still needs a type (a form can ask for one).
+    assert.equal((await t.request('POST', `/v1/nutrition/saved_meals/${saved.body.id}/log`, { body: { timestamp: '2026-11-22T19:00:00+01:00' } })).status, 400);
+    for (const id of [meal.id, typedId, (fromSaved.structuredContent as { id: string }).id]) await t.request('DELETE', `/v1/nutrition/meals/${id}`);
+    await t.request('DELETE', `/v1/nutrition/saved_meals/${saved.body.id}`);
   });
 
   test('a write with an idempotency key, retried, returns the first answer and writes once; other arguments with it are refused', async () => {
@@ -330,5 +366,83 @@ describe('/mcp and the rate limit', () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe('MCP edges: resource templates, arguments that are not an object, revoked keys', () => {
+  // A heartbeat far beyond the test: a stream that ends did so because its key was revoked.
+  let t: TestService;
+  before(async () => {
+    t = await startTestService({ webhooks: { heartbeatMs: 600_000 } });
+  });
+  after(() => t.stop());
+
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+
+  /** Opens a session by hand; the headers every later request of it carries. */
+  async function session(key: string): Promise<Record<string, string>> {
+    const opened = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${key}` }, body: JSON.stringify(init) });
+    assert.equal(opened.status, 200);
+    const inSession = { ...headers, authorization: `Bearer ${key}`, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    return inSession;
+  }
+
+  /** A streaming GET whose end is recorded. */
+  async function stream(url: string, requestHeaders: Record<string, string>): Promise<{ ended: () => boolean; abort: () => void }> {
+    const controller = new AbortController();
+    const res = await fetch(url, { headers: requestHeaders, signal: controller.signal });
+    assert.equal(res.status, 200, url);
+    let ended = false;
+    void (async () => {
+      try {
+        for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>);
+      } catch {
+        // aborted
+      }
+      ended = true;
+    })();
+    return { ended: () => ended, abort: () => controller.abort() };
+  }
+
+  test('resources/templates/list answers an empty list (the resources capability is advertised)', async () => {
+    const client = await httpClient(t.baseUrl, t.adminKey);
+    assert.deepEqual(await client.listResourceTemplates(), { resourceTemplates: [] });
+    await client.close();
+  });
+
+  test('tools/call with arguments that are not an object: -32602 and one sentence, no schema dump', async () => {
+    const inSession = await session(t.adminKey);
+    for (const [n, args] of [[2, 'banana'], [3, ['banana']], [4, 5], [5, null]] as const) {
+      const request = { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'search_foods', arguments: args } };
+      // One request alone takes the endpoint's direct path; a batch of one goes through the SDK's transport.
+      for (const body of [request, [request]]) {
+        const r = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify(body) });
+        const text = await r.text();
+        const answer = JSON.parse(text.startsWith('event:') || text.startsWith('data:') ? text.slice(text.indexOf('data: ') + 6).split('\n')[0]! : text) as unknown;
+        const { id, error } = (Array.isArray(answer) ? answer[0] : answer) as { id: number; error?: { code: number; message: string } };
+        assert.equal(id, n);
+        assert.equal(error?.code, -32602, text);
+        assert.match(error!.message, /^tools\/call arguments must be an object/);
+        assert.doesNotMatch(error!.message.replace('{"query": "banana"}', ''), /[[{]/, 'a sentence, not a schema dump');
+      }
+    }
+  });
+
+  test('revoking a key closes its MCP notification streams and its /v1/events/stream', async () => {
+    const created = await t.request('POST', '/v1/api_keys', { body: { name: 'streams', scopes: ['nutrition:read'] } });
+    const key = created.body.secret as string;
+    const inSession = await session(key);
+    const mcp = await stream(`${t.baseUrl}/mcp`, { ...inSession, accept: 'text/event-stream' });
+    const events = await stream(`${t.baseUrl}/v1/events/stream`, { authorization: `Bearer ${key}`, accept: 'text/event-stream' });
+    assert.equal((await t.request('DELETE', `/v1/api_keys/${created.body.id}`)).status, 200);
+    // The watch looks every 250 ms; the bound only ends the wait for a failure (a busy machine may be slow).
+    const start = Date.now();
+    while ((!mcp.ended() || !events.ended()) && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(mcp.ended(), 'the MCP GET stream ended');
+    assert.ok(events.ended(), 'the event stream ended');
+    const again = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) });
+    assert.equal(again.status, 401);
   });
 });

@@ -169,6 +169,14 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
     assert.equal(cfg.payload_press, saved.body.id);
     const text = await seen.until(() => [...seen.latest].find(([k, v]) => k.startsWith('homeassistant/text/') && v), 'the text config');
     const textCfg = JSON.parse(text[1]);
+    // Home Assistant refuses in the text box what Chyme would refuse.
+    const pattern = new RegExp(textCfg.pattern, 'v');
+    assert.ok(pattern.test('Banana, 105 kcal') && !pattern.test('Cake, 99999 kcal') && !pattern.test('Toast 123456'));
+    // What became of each command is an event entity: refusals show in Home Assistant, not only in Chyme's log.
+    const event = await seen.until(() => [...seen.latest].find(([k, v]) => k.startsWith('homeassistant/event/') && v), 'the event config');
+    const eventCfg = JSON.parse(event[1]);
+    assert.deepEqual([eventCfg.name, eventCfg.state_topic, eventCfg.event_types], ['Meal command', 'chyme/command_result', ['logged', 'refused']]);
+    const results = await watch(sub, 'chyme/command_result');
 
     const created: string[] = [];
     const off = t.service.app.bus.subscribe((e) => e.type === 'meal.created' && created.push(e.id));
@@ -197,9 +205,30 @@ describe('MQTT with Home Assistant discovery (real Mosquitto)', { skip }, () => 
     } finally {
       off();
     }
-    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30&limit=100')).body.data.map((m: any) => `${m.description}:${m.macros.calories}:${m.meal_type}`).sort();
-    assert.deepEqual(meals, ['Banana:105:lunch', 'Retained cake:300:lunch', 'Second sentinel:2:lunch', 'Sentinel apple:1:lunch', 'Smoothie:180:lunch', 'Usual breakfast:300:breakfast']);
+    const meals = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-30&limit=100')).body.data.map((m: any) => `${m.description}:${m.macros.calories}:${m.meal_type}:${m.source}`).sort();
+    assert.deepEqual(meals, [
+      'Banana:105:lunch:mqtt',
+      'Retained cake:300:lunch:mqtt',
+      'Second sentinel:2:lunch:mqtt',
+      'Sentinel apple:1:lunch:mqtt',
+      'Smoothie:180:lunch:mqtt',
+      'Usual breakfast:300:breakfast:mqtt',
+    ]);
     assert.equal(created.length, 6, 'events (and so webhooks) for each meal logged');
+    const outcomes = results.all.map((m) => JSON.parse(m.payload) as { event_type: string; command: string; reason?: string; description?: string });
+    assert.ok(results.all.every((m) => !m.retain), 'results are events, never retained');
+    assert.equal(outcomes.filter((o) => o.event_type === 'logged').length, 6);
+    const reasons = outcomes.filter((o) => o.event_type === 'refused').map((o) => `${o.command}: ${o.reason}`);
+    for (const expected of [
+      /^log_saved_meal: the same saved meal was logged less than 60 s ago$/,
+      /^log_meal: the payload is empty$/,
+      /^log_meal: expected "Description, 450 kcal"$/,
+      /^log_meal: the description is missing$/,
+      /^log_meal: calories must be a number from 0 to 10000$/,
+      /^log_meal: the command was published with retain/,
+    ]) {
+      assert.ok(reasons.some((r) => expected.test(r)), `${expected}: ${reasons.join(' | ')}`);
+    }
   });
 
   test('commands are not listened to unless enabled', async () => {

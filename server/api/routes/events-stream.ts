@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { getApiKey } from '../../db/api-keys.js';
+import { onKeyRevoked } from '../../auth/revocation.js';
 import { getEvent, latestEventSeq, listEventsAfter } from '../../db/events.js';
 import { eventEnvelope, type EventRecord } from '../../events/bus.js';
 import { mayRead, STREAM_SCOPES } from '../../events/visibility.js';
@@ -131,22 +131,14 @@ export function eventStreamRoutes({ notices, trackStream, heartbeatMs }: EventSt
           const body = { object: 'notice', type: 'database.restored', created: new Date(app.clock.now()).toISOString(), data: { object: { object: 'restore' } } };
           write(`id: ${lastSeq}\nevent: database.restored\ndata: ${JSON.stringify(body)}\n\n`);
         });
-        const heartbeat = setInterval(() => {
-          // A revoked key loses its stream too.
-          try {
-            if (principal.kind === 'api_key' && getApiKey(app.db, principal.id)?.revokedMs != null) {
-              res.end();
-              return;
-            }
-          } catch {
-            return; // the database is closing with the service
-          }
-          write(': keep-alive\n\n');
-        }, heartbeatMs);
+        // A revoked key loses its stream too, within a second (auth/revocation.ts).
+        const offRevoked = onKeyRevoked(app, principal, () => res.end());
+        const heartbeat = setInterval(() => write(': keep-alive\n\n'), heartbeatMs);
         heartbeat.unref();
         res.on('close', () => {
           closed = true;
           clearInterval(heartbeat);
+          offRevoked();
           offEvents();
           offNotices();
           offRestored();

@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { errorMessage } from '../../api/client';
 import { getMqtt, testMqtt, updateMqtt } from '../../api/mqtt';
 import type { MqttSettings, MqttSettingsUpdate, MqttTest } from '../../api/types';
@@ -60,16 +60,26 @@ export function MqttCard() {
   const [form, setForm] = useState<Form | null>(null);
   const [tested, setTested] = useState<MqttTest | null>(null);
   const { errors, busy, send } = useApiForm((p) => p in (form ?? {}) || p === 'tls_certificate_sha256');
+  // Bumped when a change is sent and when its answer arrives: a poll asked before then answers
+  // with the settings (and the error) from before the change, and must not cover the newer answer.
+  const changes = useRef(0);
+  const changed = (s: MqttSettings) => {
+    changes.current++;
+    setSettings(s);
+  };
 
   // The live status: polled while the card is shown (connecting → connected takes a moment).
   useEffect(() => {
     const ctrl = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
+      const asked = changes.current;
       try {
         const s = await getMqtt(ctrl.signal);
-        setSettings(s);
-        setForm((f) => f ?? formOf(s));
+        if (asked === changes.current) {
+          setSettings(s);
+          setForm((f) => f ?? formOf(s));
+        }
       } catch {
         // shown as it was; the next poll tries again
       }
@@ -98,9 +108,12 @@ export function MqttCard() {
   async function save(enabled: boolean, e?: FormEvent) {
     e?.preventDefault();
     await send(async () => {
+      changes.current++;
       const s = await updateMqtt({ ...changeOf(form!), enabled });
-      setSettings(s);
+      changed(s);
       setForm(formOf(s));
+      // A test result was about the form before this save; the status now speaks for the settings.
+      setTested(null);
       app.toast(enabled ? 'MQTT saved: connecting to the broker.' : 'MQTT turned off; Home Assistant’s Chyme device is removed.');
     });
   }
@@ -112,8 +125,9 @@ export function MqttCard() {
 
   async function trust(fingerprint: string) {
     try {
+      changes.current++;
       const s = await updateMqtt({ ...changeOf(form!), tls_certificate_sha256: fingerprint });
-      setSettings(s);
+      changed(s);
       setTested(null);
       app.toast('Certificate trusted: Chyme connects only to a broker presenting it.');
     } catch (err) {
