@@ -72,7 +72,7 @@ function meal(): MealRecord {
   const ts = Date.parse('2026-11-03T12:30:00Z');
   return {
     id: 'meal_phone_1', timestampMs: ts, utcOffsetMin: 60, day: '2026-11-03', mealType: 'lunch', description: 'Lentil soup on the phone', calories: 420, caloriesSource: 'logged',
-    proteinG: 21.5, carbsG: null, fatG: null, fiberG: 9, sodiumMg: null, caffeineMg: null, foods: [{ name: 'Lentils', calories: 300 }], source: 'manual', inferredTime: false, nutrientSources: { protein_g: 'logged' }, createdMs: ts, updatedMs: ts,
+    proteinG: 21.5, carbsG: null, fatG: null, fiberG: 9, sodiumMg: null, caffeineMg: null, foods: [{ name: 'Lentils', calories: 300 }], source: 'manual', inferredTime: false, mealTypeInferred: false, nutrientSources: { protein_g: 'logged' }, createdMs: ts, updatedMs: ts,
   };
 }
 
