@@ -6,7 +6,8 @@
  * better-sqlite3 floor (bench/floor.ts, same file, same JSON) are loaded with autocannon at 10
  * connections. For every request: requests/s, p50, p99, the single-request time (sequential, on
  * a kept-alive connection), the server CPU time per request, and for the meal reads the ratios to
- * the floor measured in the same run. Then cold start (spawn → first 200), resident memory after
+ * the floor measured in the same run. Then cold start (spawn → first 200; on an empty database also
+ * against a bare node:http + better-sqlite3 server in the same run, bench/cold-start.ts), resident memory after
  * the load, the 1 → 10-year growth, the event loop's fairness (state while first-time 90-day fills
  * run) and the webhook fan-out (bench/webhooks.ts). Nothing is asserted: the report is written to
  * bench/results/latest.md. BENCH_SECONDS sets the seconds of load per request (default 3);
@@ -23,6 +24,7 @@ import { addDays, dayOf } from '../server/time/tz.js';
 import { loadResultOf, runLoad, startServerProcess, type LoadResult } from './load.js';
 import { historyImportDocument } from './seed.js';
 import { seedThroughImport, type SeedFigures } from './seed-hold.js';
+import { coldStartReport, coldStartVsBare } from './cold-start.js';
 import { benchKey, cpuMsOf, rssOf, startServe, type Serve } from './serve.js';
 import { fanOutReport, fanOutRuns } from './webhooks.js';
 
@@ -224,6 +226,7 @@ const started = performance.now();
 const results: Array<HistoryResult & { fairness?: Fairness }> = [];
 for (const days of HISTORIES) results.push(await measureHistory(days));
 const hooks = await fanOutRuns(SMOKE);
+const coldVsBare = await coldStartVsBare(SMOKE ? 1 : 8);
 
 // ---- Report ----------------------------------------------------------------------------------
 
@@ -276,6 +279,7 @@ if (results.length > 1) {
   }
   lines.push('', `Cold start ${first.coldStartMs.toFixed(0)} → ${last.coldStartMs.toFixed(0)} ms; memory ${first.rssMb.toFixed(0)} → ${last.rssMb.toFixed(0)} MB.`);
 }
+lines.push('', coldStartReport(coldVsBare));
 lines.push('', ...fanOutReport(hooks));
 lines.push('', `Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
 

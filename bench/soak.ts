@@ -317,7 +317,7 @@ const lastMinute = window(elapsed - 60, elapsed + 1);
 const rssDrift = (lastMinute - secondMinute) / secondMinute;
 // Memory that follows the stored history (the derived-data cache holds more days, V8 compiles more
 // of the code) is not a leak: an hour with heap snapshots an hour apart measured ~1 KB of live heap
-// per meal added, 1.3 of its 2.4 MB compiled code (docs/performance.md, "Memory over hours"). So
+// per meal added, 1.3 of its 2.4 MB compiled code (docs/performance.md, "Memory"). So
 // the check allows 10 % plus MEMORY_PER_MEAL_KB per meal added since the second minute; growth
 // beyond that is memory held too long.
 const MEMORY_PER_MEAL_KB = 2;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { Db } from '../db/connection.js';
+import { relaxedCommit, type Db } from '../db/connection.js';
 import { findActiveKeyByHash, getApiKey, insertApiKey, revokeApiKey, touchApiKey, type ActiveKey, type ApiKeyRecord } from '../db/api-keys.js';
 import { NotFoundError } from '../domain-errors.js';
 import { isoUtc } from '../time/tz.js';
@@ -84,7 +84,9 @@ export const SESSION_TTL_MS = 30 * 24 * 3600_000;
 /** A one-time token for the `App:` URL that `chyme serve` prints. */
 export function createLaunchToken(db: Db, nowMs: number): string {
   const token = randomToken(32);
-  insertUiToken(db, hashSecret(token), 'launch', nowMs, nowMs + LAUNCH_TOKEN_TTL_MS);
+  // Not waiting for the disk (`chyme serve` makes one on every start): a power cut that undoes it
+  // has ended the server it opens too; `chyme link` gives another.
+  relaxedCommit(db, () => insertUiToken(db, hashSecret(token), 'launch', nowMs, nowMs + LAUNCH_TOKEN_TTL_MS));
   return token;
 }
 

@@ -1,4 +1,4 @@
-import type { Db } from '../db/connection.js';
+import { relaxedCommit, type Db } from '../db/connection.js';
 import { deleteServiceState, readServiceState, writeServiceState } from '../db/service-state.js';
 
 /**
@@ -23,7 +23,9 @@ export class ServerAlreadyRunningError extends Error {
 }
 
 export function recordServerInstance(db: Db, url: string, nowMs: number): void {
-  writeServiceState(db, KEY, { url, pid: process.pid, startedMs: nowMs } satisfies ServerInstance);
+  // Not waiting for the disk (it is on every start's path): a power cut that undoes the record
+  // ends the server it names too.
+  relaxedCommit(db, () => writeServiceState(db, KEY, { url, pid: process.pid, startedMs: nowMs } satisfies ServerInstance));
 }
 
 export function clearServerInstance(db: Db, url: string): void {

@@ -20,7 +20,14 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  packages: 'external',
+  // Packages are bundled too: loading express, zod and the rest file by file was most of `chyme
+  // serve`'s cold start (~400 small CommonJS and ES modules, each resolved, read and compiled;
+  // docs/performance.md, "Cold start"). Left in node_modules: better-sqlite3, a native addon;
+  // Automerge, which finds its WebAssembly beside its own files; and the MCP SDK, loaded only for
+  // MCP (server/mcp/sdk.ts), with its own copy of zod.
+  external: ['better-sqlite3', '@automerge/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
+  // Bundled CommonJS packages call require() for Node's own modules, which an ES module lacks.
+  banner: { js: "import { createRequire as __chymeCreateRequire } from 'node:module'; const require = __chymeCreateRequire(import.meta.url);" },
   // The sync engine (and Automerge's wasm with it) is imported only once sync is on
   // (server/sync/index.ts): splitting puts it in a chunk of its own, loaded at run time, instead of
   // being folded in here and loaded by every command. It used to be left external as tsc wrote it,

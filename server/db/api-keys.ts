@@ -1,4 +1,4 @@
-import { dataVersion, type Db } from './connection.js';
+import { dataVersion, relaxedCommit, type Db } from './connection.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -125,11 +125,10 @@ export function touchApiKey(db: Db, id: string, atMs: number): void {
   const last = touched?.get(id);
   // Stamped by this process less than a minute ago: the UPDATE below would change nothing.
   if (last !== undefined && atMs >= last && atMs - last < TOUCH_INTERVAL_MS) return;
-  db.prepare('UPDATE api_keys SET last_used_ms = ? WHERE id = ? AND (last_used_ms IS NULL OR last_used_ms < ?)').run(
-    atMs,
-    id,
-    atMs - TOUCH_INTERVAL_MS,
-  );
+  const stamp = () => db.prepare('UPDATE api_keys SET last_used_ms = ? WHERE id = ? AND (last_used_ms IS NULL OR last_used_ms < ?)').run(atMs, id, atMs - TOUCH_INTERVAL_MS);
+  // A key's first request after start does not wait for the disk for a stamp a power cut may undo.
+  if (db.inTransaction) stamp();
+  else relaxedCommit(db, stamp);
   touched?.set(id, atMs);
 }
 

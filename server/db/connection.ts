@@ -104,7 +104,7 @@ export function neverWaitInBusyHandler(db: Db): Db {
  * (SQLITE_DEFAULT_CACHE_SIZE=-16000), and the cache only fills: on a long-running server it grew
  * with every page the history and the webhook outbox touched, which the soak run saw as the main
  * thread's malloc heap rising ~0.6 MB a minute for 15 minutes (page cache, by heaptrack;
- * docs/performance.md, "The soak run"). The pages that matter are few (the indexes' upper levels,
+ * docs/performance.md, "Memory"). The pages that matter are few (the indexes' upper levels,
  * the recent days; derived data is cached above SQLite), and a page the cache lacks is one read
  * from the OS's file cache.
  */

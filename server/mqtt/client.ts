@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { connect as mqttConnect, MqttClient, type IClientOptions } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import type { AppContext, Subsystem } from '../app-context.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings } from '../settings.js';
@@ -124,12 +124,14 @@ async function openClient(config: MqttConfig, options: IClientOptions, onPeer: (
     keepalive: 30,
     clean: true,
   };
+  // Loaded once a broker is set, not with the service (package.ts says why).
+  const mqtt = await import('./package.js');
   if (url.protocol === 'mqtts:') {
     const socket = await verifiedTlsSocket(url, config.tlsPinSha256, onPeer);
-    return new MqttClient(() => socket, base);
+    return new mqtt.MqttClient(() => socket, base);
   }
   // mqtt:// and ws(s):// (wss verified against the certificate authorities as usual).
-  return mqttConnect(config.brokerUrl!, base);
+  return mqtt.connect(config.brokerUrl!, base);
 }
 
 export function createMqtt(app: AppContext, options: MqttOptions): MqttSubsystem {

@@ -19,7 +19,7 @@ test('npm run bench runs end to end (smoke mode)', () => {
   });
   assert.equal(r.status, 0, `bench/run.ts failed:\n${r.stdout}\n${r.stderr}`);
   const report = readFileSync(join(ROOT, 'bench', 'results', 'smoke.md'), 'utf8');
-  for (const part of ['one meal', 'snapshot?days=90', 'Cold start', 'Fairness', 'Webhook fan-out']) {
+  for (const part of ['one meal', 'snapshot?days=90', 'Cold start', 'Cold start, empty database', 'bare node:http', 'Fairness', 'Webhook fan-out']) {
     assert.ok(report.includes(part), `the report has ${part}`);
   }
 });

@@ -15,7 +15,7 @@ import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { CLI, runCli, startServe } from '../helpers/cli.js';
+import { cliReachableByAll, runCli, startServe } from '../helpers/cli.js';
 import { errorOf, startTestService } from '../helpers/service.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -50,9 +50,10 @@ async function seededDatabase(dir: string): Promise<{ dbPath: string; mealId: st
   return { dbPath, mealId, key };
 }
 
-/** `chyme serve` as the unprivileged user nobody (root ignores file permissions). */
-function serveAsNobody(dbPath: string): { status: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, 'serve', '--port', '0', '--db', dbPath, '--quiet'], {
+/** `chyme serve` as the unprivileged user nobody (root ignores file permissions), from a copy of
+ * the CLI nobody can reach wherever the checkout sits. */
+function serveAsNobody(cli: string, dbPath: string): { status: number | null; stderr: string } {
+  const r = spawnSync(process.execPath, [cli, 'serve', '--port', '0', '--db', dbPath, '--quiet'], {
     uid: NOBODY,
     gid: NOBODY,
     encoding: 'utf8',
@@ -67,10 +68,12 @@ describe('a read-only database file or folder', { skip: isRoot ? false : 'needs 
     const dir = tempDir();
     const { dbPath, mealId } = await seededDatabase(dir);
     chmodSync(dir, 0o755);
+    const reachable = cliReachableByAll();
+    dirs.push(reachable.dir);
     const before = sha256(dbPath);
 
     // The file is root's, the folder too: nobody may read but not write either.
-    const readOnlyFolder = serveAsNobody(dbPath);
+    const readOnlyFolder = serveAsNobody(reachable.cli, dbPath);
     assert.equal(readOnlyFolder.status, 6, readOnlyFolder.stderr);
     assert.match(readOnlyFolder.stderr, /read-only|cannot be used/i);
     assert.match(readOnlyFolder.stderr, /SQLITE_(READONLY|CANTOPEN)/);
@@ -79,7 +82,7 @@ describe('a read-only database file or folder', { skip: isRoot ? false : 'needs 
     // its files 0600; made readable here so that the fault is "read-only", not "cannot open".)
     chownSync(dir, NOBODY, NOBODY);
     for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o644);
-    const readOnlyFile = serveAsNobody(dbPath);
+    const readOnlyFile = serveAsNobody(reachable.cli, dbPath);
     assert.equal(readOnlyFile.status, 6, readOnlyFile.stderr);
     assert.match(readOnlyFile.stderr, /read-only/i);
     assert.equal(sha256(dbPath), before, 'the database file was not changed');

@@ -1,5 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -78,4 +80,46 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): P
       return code;
     },
   };
+}
+
+/**
+ * A copy of the built CLI and of what it loads at run time (package.json, build/server,
+ * build/native and the packages it depends on) in a new folder under the system's temp folder
+ * that every user may enter, for running `chyme` as another user. The checkout itself may sit in
+ * a folder only its owner can enter (a clone under /root or in `mktemp -d`), where that user
+ * would find no main.js at all. Files are hard-linked where they are readable by all, and copied
+ * (then made readable) where they are not or the temp folder is on another device; the caller
+ * removes `dir`.
+ */
+export function cliReachableByAll(): { dir: string; cli: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'chyme-cli-'));
+  chmodSync(dir, 0o755);
+  const place = (from: string, to: string, skipNodeModules: boolean): void => {
+    if (statSync(from).isDirectory()) {
+      mkdirSync(to, { recursive: true, mode: 0o755 });
+      // Nested node_modules are packages of their own: placed (or left out) by their lockfile entry.
+      for (const entry of readdirSync(from)) if (!(skipNodeModules && entry === 'node_modules')) place(join(from, entry), join(to, entry), skipNodeModules);
+      return;
+    }
+    if (statSync(from).mode & 0o004) {
+      try {
+        linkSync(from, to);
+        return;
+      } catch {
+        // another device, or links not allowed here: copied below
+      }
+    }
+    copyFileSync(from, to);
+    chmodSync(to, 0o644);
+  };
+  place(join(ROOT, 'package.json'), join(dir, 'package.json'), false);
+  place(join(ROOT, 'build', 'server'), join(dir, 'build', 'server'), false);
+  if (existsSync(join(ROOT, 'build', 'native'))) place(join(ROOT, 'build', 'native'), join(dir, 'build', 'native'), false);
+  // The installed packages the service may load: those the lockfile marks neither dev nor optional.
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean; optional?: boolean }> };
+  for (const [path, pkg] of Object.entries(lock.packages)) {
+    if (path === '' || pkg.dev || pkg.devOptional || pkg.optional || !existsSync(join(ROOT, path))) continue;
+    place(join(ROOT, path), join(dir, path), true);
+  }
+  return { dir, cli: join(dir, 'build', 'server', 'cli', 'main.js') };
 }
