@@ -518,4 +518,331 @@ describe('the sealed protocol', () => {
       await relay.stop();
     }
   });
+
+  test('a snapshot marks the chunks it covers: a pull from 0 gets the snapshot and the tail only; a snapshot covering less is refused', TIMEOUT, async () => {
+    const relay = await freshRelay();
+    try {
+      const keys = await newKeys();
+      const { peer } = await Peer.hello(relay.url, keys, relay.token);
+      const [x, y] = [await keys.oid('root'), await keys.oid('shard:2026-11:dev_a')];
+      const change = async (oid: string, name: string) => keys.seal(oid, 'change', name, new Uint8Array(32));
+      const x1 = ackSeq(await peer.push(1, x, 'change', await change(x, 'root')));
+      const x2 = ackSeq(await peer.push(2, x, 'change', await change(x, 'root')));
+      const x3 = ackSeq(await peer.push(3, x, 'change', await change(x, 'root')));
+      const y1 = ackSeq(await peer.push(4, y, 'change', await change(y, 'shard:2026-11:dev_a')));
+      const snapshot = ackSeq(await peer.push(5, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), x2));
+
+      const { peer: reader } = await Peer.hello(relay.url, keys);
+      const live = (await reader.pull(0)).chunks.map((c) => [c.seq, c.oid, c.kind]);
+      assert.deepEqual(live, [
+        [x3, x, 'change'],
+        [y1, y, 'change'],
+        [snapshot, x, 'snapshot'],
+      ]);
+      // Covered, not yet deleted (the grace period is a week by default).
+      assert.deepEqual(
+        storedChunks(relay.data).map((r) => [r.seq, r.covered_by]),
+        [[x1, snapshot], [x2, snapshot], [x3, null], [y1, null], [snapshot, null]],
+      );
+
+      const smaller = await peer.push(6, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), x1);
+      assert.deepEqual(smaller, { t: 'error', code: 'snapshot_refused', message: `a snapshot must cover at least what the current one covers (seq ${x2})`, rid: 6 });
+      const withoutCovers = await peer.push(7, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)));
+      assert.equal(withoutCovers.t === 'error' && withoutCovers.rid, 7);
+      const pastLatest = await peer.push(8, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), snapshot + 100);
+      assert.equal(pastLatest.t === 'error' && pastLatest.code, 'snapshot_refused');
+      // A refused push refuses that push only: the connection goes on, and a later snapshot covering more replaces the first.
+      const second = ackSeq(await peer.push(9, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), x3));
+      assert.deepEqual((await reader.next('the notify of the second snapshot')).header, { t: 'notify', seq: second });
+      assert.deepEqual(
+        (await reader.pull(0)).chunks.map((c) => c.seq),
+        [y1, second],
+      );
+      assert.equal(storedChunks(relay.data).find((r) => r.seq === snapshot)?.covered_by, second);
+      peer.close();
+      reader.close();
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test('with CHYME_RELAY_COMPACT_GRACE_MS=200 the covered chunks are deleted and the file gives their space back', TIMEOUT, async () => {
+    const relay = await freshRelay({ CHYME_RELAY_COMPACT_GRACE_MS: '200' });
+    try {
+      const keys = await newKeys();
+      const { peer } = await Peer.hello(relay.url, keys, relay.token);
+      const oid = await keys.oid('root');
+      const random = prng(2711);
+      let last = 0;
+      // 3 MB of changes (random bytes, as sealed chunks are: nothing compresses).
+      for (let i = 0; i < 96; i++) {
+        const body = Uint8Array.from({ length: 32 * 1024 }, () => Math.floor(random() * 256));
+        last = ackSeq(await peer.push(i + 1, oid, 'change', await keys.seal(oid, 'change', 'root', body)));
+      }
+      const full = storedSize(relay.data);
+      assert.ok(full.bytes > 3 * 1024 * 1024, `${full.bytes} bytes with every change`);
+
+      const snapshot = ackSeq(await peer.push(1000, oid, 'snapshot', await keys.seal(oid, 'snapshot', 'root', new Uint8Array(1024)), last));
+      await waitFor('the covered chunks deleted', () => {
+        const rows = storedChunks(relay.data);
+        return rows.length === 1 && rows[0]!.seq === snapshot;
+      });
+      await waitFor('the deletion in the log', () => /deleted 96 chunks that snapshots cover/.test(relay.stderr()));
+      const compacted = storedSize(relay.data);
+      assert.equal(compacted.freePages, 0, 'incremental vacuum gave the free pages back');
+      assert.ok(compacted.bytes < full.bytes / 10, `${compacted.bytes} bytes after, ${full.bytes} before`);
+      peer.close();
+      assert.equal(await relay.stop('SIGTERM'), 0);
+      // Closed, the relay's file is that size on disk (its WAL written back and removed).
+      assert.equal(statSync(join(relay.data, RELAY_DB_FILE)).size, compacted.bytes);
+      assert.ok(!existsSync(join(relay.data, `${RELAY_DB_FILE}-wal`)));
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test("say is passed to the space's other connections as heard, never to another space, and never stored", TIMEOUT, async () => {
+    const relay = await freshRelay();
+    try {
+      const a = await newKeys();
+      const b = await newKeys();
+      const { peer: speaker } = await Peer.hello(relay.url, a, relay.token);
+      const { peer: listener } = await Peer.hello(relay.url, a);
+      const { peer: stranger } = await Peer.hello(relay.url, b, relay.token);
+      // A marker that would be found in the relay's files if the note were written anywhere.
+      const note = Uint8Array.from({ length: 96 }, (_, i) => (i * 73 + 11) & 0xff);
+      speaker.send({ t: 'say' }, note);
+      const heard = await listener.next('the heard note');
+      assert.equal(heard.header.t, 'heard');
+      assert.deepEqual(Buffer.from(heard.body!), Buffer.from(note));
+      // Nothing comes back to the speaker, nothing reaches the other space: each one's pull is answered by its end alone.
+      assert.deepEqual(await speaker.pull(0), { chunks: [], end: 0 });
+      assert.deepEqual(await stranger.pull(0), { chunks: [], end: 0 });
+      assert.deepEqual(await listener.pull(0), { chunks: [], end: 0 });
+      assert.deepEqual(storedChunks(relay.data), []);
+      for (const p of [speaker, listener, stranger]) p.close();
+      assert.equal(await relay.stop('SIGTERM'), 0);
+      for (const file of readdirSync(relay.data)) assert.equal(readFileSync(join(relay.data, file)).indexOf(Buffer.from(note)), -1, file);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test('every acknowledged chunk survives a SIGKILL right after its ack (20 seeded push/kill cycles)', { timeout: 240_000 }, async () => {
+    const data = join(tempDir(), 'relay');
+    const keys = await newKeys();
+    const names = ['root', 'shard:2026-11:dev_a', 'shard:2026-10:dev_a'];
+    const oids = await Promise.all(names.map((n) => keys.oid(n)));
+    const random = prng(27);
+    const acked = new Map<number, { oid: string; bytes: Buffer }>();
+    let port = 0;
+    for (let cycle = 0; cycle < 20; cycle++) {
+      const relay = await startRelayProcess(['--port', String(port), '--data', data]);
+      port = relay.port;
+      try {
+        const { peer, answer } = await Peer.hello(relay.url, keys, relay.token);
+        assert.equal(answer.t, 'welcome');
+        // Pushes sent back to back, without waiting; the relay is killed as the seeded one's ack arrives, others still in flight.
+        const count = 1 + Math.floor(random() * 12);
+        const killAt = Math.floor(random() * count);
+        const sent = new Map<number, { oid: string; bytes: Buffer }>();
+        let acks = 0;
+        const killed = new Promise<void>((resolve) => {
+          peer.onFrame = ({ header }) => {
+            if (header.t !== 'ack') return;
+            acked.set(header.seq, sent.get(header.rid)!);
+            if (acks++ === killAt) {
+              relay.child.kill('SIGKILL');
+              resolve();
+            }
+          };
+        });
+        for (let rid = 0; rid < count; rid++) {
+          const i = Math.floor(random() * oids.length);
+          const body = Uint8Array.from({ length: 1 + Math.floor(random() * 20_000) }, () => Math.floor(random() * 256));
+          const bytes = Buffer.from(await keys.seal(oids[i]!, 'change', names[i]!, body));
+          sent.set(rid, { oid: oids[i]!, bytes });
+          peer.send({ t: 'push', rid, oid: oids[i]!, kind: 'change' }, bytes);
+        }
+        await killed;
+        await relay.stop();
+        assert.equal(relay.child.signalCode, 'SIGKILL');
+        await peer.closed;
+      } finally {
+        await relay.stop('SIGKILL');
+      }
+      const stored = new Map(storedChunks(data).map((r) => [r.seq, r]));
+      for (const [seq, chunk] of acked) {
+        const row = stored.get(seq);
+        assert.ok(row, `cycle ${cycle}: acknowledged chunk ${seq} is missing`);
+        assert.equal(row.oid, chunk.oid);
+        assert.ok(row.bytes.equals(chunk.bytes), `cycle ${cycle}: chunk ${seq} holds other bytes`);
+      }
+    }
+    assert.ok(acked.size >= 20, `${acked.size} acknowledged chunks checked`);
+  });
+});
+
+/** A device's RelayConnection over ws, recording its statuses and notifies. */
+function device(url: string, keys: Pick<HistoryKeys, 'sid' | 'auth'>, options: Partial<RelayConnectionOptions> = {}) {
+  const statuses: RelayStatus[] = [];
+  const notified: number[] = [];
+  const connection = new RelayConnection(url, {
+    socketFactory: (target) => new WebSocket(target) as unknown as SocketLike,
+    sid: keys.sid,
+    auth: keys.auth,
+    retryIntervalMs: 200,
+    onStatus: (s) => statuses.push(s),
+    onChunk: () => undefined,
+    onEnd: () => undefined,
+    onNotify: (seq) => notified.push(seq),
+    ...options,
+  });
+  connection.start();
+  return { connection, statuses, notified };
+}
+
+describe('RelayConnection', () => {
+  test('a wrong token is reported as a sentence; a relay gone is "connection refused"', TIMEOUT, async () => {
+    const relay = await freshRelay();
+    const keys = await newKeys();
+    const wrong = device(relay.url, keys, { token: 'not-the-token' });
+    const good = device(relay.url, keys, { token: relay.token });
+    try {
+      await waitFor('the refusal', () => wrong.connection.status.lastError);
+      assert.deepEqual(wrong.connection.status, { connected: false, lastError: 'The relay refused the token (401).' });
+      assert.deepEqual(wrong.statuses, [{ connected: false, lastError: 'The relay refused the token (401).' }]);
+      await waitFor('the good device connected', () => good.connection.connected);
+      await relay.stop('SIGKILL');
+      await waitFor('unreachable reported', () => /^Could not reach the relay at ws:\/\/127\.0\.0\.1:\d+: connection refused\.$/.test(good.connection.status.lastError ?? ''));
+      assert.equal(good.connection.connected, false);
+      assert.ok(good.statuses.some((s) => /^The connection to the relay at ws:\/\/127\.0\.0\.1:\d+ (closed; reconnecting|was reset)\.$/.test(s.lastError ?? '')), JSON.stringify(good.statuses));
+    } finally {
+      wrong.connection.stop();
+      good.connection.stop();
+      await relay.stop();
+    }
+  });
+
+  test("a key the relay does not know, or the wrong key for a space, is the pairing code's sentence", TIMEOUT, async () => {
+    const relay = await freshRelay();
+    const keys = await newKeys();
+    const unknown = device(relay.url, keys);
+    let owner: ReturnType<typeof device> | undefined;
+    let wrongKey: ReturnType<typeof device> | undefined;
+    try {
+      await waitFor('the refusal', () => unknown.connection.status.lastError);
+      assert.deepEqual(unknown.connection.status, { connected: false, lastError: "The pairing code's key does not match any history on this relay." });
+      owner = device(relay.url, keys, { token: relay.token });
+      await waitFor('the space created', () => owner!.connection.connected);
+      wrongKey = device(relay.url, { sid: keys.sid, auth: (await newKeys()).auth });
+      await waitFor('the refusal', () => wrongKey!.connection.status.lastError);
+      assert.deepEqual(wrongKey.connection.status, { connected: false, lastError: "The pairing code's key does not match this history." });
+      assert.deepEqual(wrongKey.statuses, [wrongKey.connection.status]);
+    } finally {
+      for (const d of [unknown, owner, wrongKey]) d?.connection.stop();
+      await relay.stop();
+    }
+  });
+
+  test('an unreachable relay is reported, and the connection opens once a relay starts on that port', TIMEOUT, async () => {
+    const port = await freePort();
+    const keys = await newKeys();
+    const { connection, statuses } = device(`ws://127.0.0.1:${port}`, keys, { token: 'the-relay-token' });
+    let relay: RelayProcess | undefined;
+    try {
+      await waitFor('unreachable reported', () => connection.status.lastError);
+      assert.equal(connection.status.lastError, `Could not reach the relay at ws://127.0.0.1:${port}: connection refused.`);
+      assert.equal(connection.relayUrl, `ws://127.0.0.1:${port}`, 'the address shown holds no token');
+      await assert.rejects(connection.push(await keys.oid('root'), 'change', new Uint8Array(40)), /^Error: not connected$/);
+
+      relay = await startRelayProcess(['--port', String(port), '--data', join(tempDir(), 'relay'), '--token', 'the-relay-token']);
+      await waitFor('connected', () => connection.connected);
+      assert.deepEqual(connection.status, { connected: true, lastError: null });
+      assert.deepEqual(statuses.at(-1), { connected: true, lastError: null });
+      // Connected means the relay accepted the space: a push is stored.
+      const oid = await keys.oid('root');
+      const seq = await connection.push(oid, 'change', await keys.seal(oid, 'change', 'root', new Uint8Array(40)));
+      assert.equal(seq, 1);
+    } finally {
+      connection.stop();
+      await relay?.stop();
+    }
+  });
+
+  test('after the relay restarts on the same port it reconnects, hears the latest seq, and its pushes are acknowledged', TIMEOUT, async () => {
+    const data = join(tempDir(), 'relay');
+    let relay = await startRelayProcess(['--port', '0', '--data', data]);
+    const keys = await newKeys();
+    const oid = await keys.oid('root');
+    const { connection, statuses, notified } = device(relay.url, keys, { token: relay.token });
+    try {
+      await waitFor('connected', () => connection.connected);
+      const first = await connection.push(oid, 'change', await keys.seal(oid, 'change', 'root', new Uint8Array(40)));
+      await relay.stop('SIGKILL');
+      await waitFor('the drop seen', () => !connection.connected);
+      relay = await startRelayProcess(['--port', String(relay.port), '--data', data]);
+      await waitFor('reconnected', () => connection.connected);
+      assert.ok(statuses.some((s) => !s.connected && s.lastError), 'the drop was reported');
+      assert.deepEqual(statuses.at(-1), { connected: true, lastError: null });
+      // The welcome of each connection is a notify with the relay's latest seq: the engine pulls what it missed.
+      assert.deepEqual(notified, [0, first]);
+      const second = await connection.push(oid, 'change', await keys.seal(oid, 'change', 'root', new Uint8Array(40)));
+      assert.ok(second > first);
+    } finally {
+      connection.stop();
+      await relay.stop();
+    }
+  });
+
+  test('push() rejects when the connection drops before the ack', TIMEOUT, async () => {
+    const relay = await freshRelay();
+    const keys = await newKeys();
+    const oid = await keys.oid('root');
+    const { connection } = device(relay.url, keys, { token: relay.token });
+    try {
+      await waitFor('connected', () => connection.connected);
+      // Stopped, the relay reads nothing: the push waits in its socket's buffer until the process is killed.
+      relay.child.kill('SIGSTOP');
+      const pushed = connection.push(oid, 'change', await keys.seal(oid, 'change', 'root', new Uint8Array(40)));
+      relay.child.kill('SIGKILL');
+      await assert.rejects(pushed, /^Error: the connection to the relay closed$/);
+      assert.equal(connection.connected, false);
+      assert.deepEqual(storedChunks(relay.data), []);
+    } finally {
+      connection.stop();
+      await relay.stop('SIGKILL');
+    }
+  });
+
+  test('relayUrlWithToken URL-encodes the token and keeps the rest of the query', () => {
+    assert.equal(relayUrlWithToken('ws://relay.lan:7651', 'a b&c/d'), 'ws://relay.lan:7651/?token=a+b%26c%2Fd');
+    assert.equal(relayUrlWithToken('wss://example.org/sync?x=1&token=old', 'new'), 'wss://example.org/sync?x=1&token=new');
+    assert.throws(() => relayUrlWithToken('http://relay.lan', 't'), /must be a ws:\/\/ or wss:\/\/ URL/);
+  });
+});
+
+/** The files the CLI bundle loads before any command runs: cli.js and the chunks it imports statically. */
+function staticBundleFiles(): Map<string, string> {
+  const dir = join(ROOT, 'build/server/cli');
+  const files = new Map<string, string>();
+  const visit = (name: string) => {
+    if (files.has(name)) return;
+    const text = readFileSync(join(dir, name), 'utf8');
+    files.set(name, text);
+    for (const m of text.matchAll(/^\s*import\s[^;]*?from\s+["']\.\/(bundle-[^"']+)["']/gm)) visit(m[1]!);
+  };
+  visit('cli.js');
+  return files;
+}
+
+test('the built CLI bundle loads automerge only through import(), so the relay and other commands start without its wasm', { skip: existsSync(join(ROOT, 'build/server/cli/cli.js')) ? false : 'not built' }, () => {
+  const files = staticBundleFiles();
+  for (const [name, text] of files) assert.deepEqual([...text.matchAll(/^\s*import\s[^;]*?from\s+["']@automerge\/[^"']*["']/gm)].map((m) => `${name}: ${m[0]}`), []);
+  const all = [...files.values()].join('\n');
+  // The engine, which imports Automerge, is a chunk of the bundle loaded on demand.
+  const engine = /import\("\.\/(bundle-engine-[^"]+\.js)"\)/.exec(all);
+  assert.ok(engine, 'the bundle imports its engine chunk with import()');
+  assert.ok(!files.has(engine[1]!), 'the engine chunk is not loaded at start');
+  assert.match(readFileSync(join(ROOT, 'build/server/cli', engine[1]!), 'utf8'), /from "@automerge\/automerge"/);
 });
