@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { WebSocket } from 'ws';
 import { authDigest, deriveKeys, newHistorySecret, type HistoryKeys } from '../../server/sync/crypto.js';
 import { decodeFrame, encodeFrame, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from '../../server/sync/protocol.js';
-import { DEFAULT_MAX_CONNECTIONS, MAX_BAD_TOKENS_PER_MINUTE, RELAY_DB_FILE } from '../../server/sync/relay.js';
+import { DEFAULT_MAX_CONNECTIONS, MAX_BAD_TOKENS_PER_MINUTE, RELAY_DB_FILE, startRelay } from '../../server/sync/relay.js';
 import { RelayConnection, relayUrlWithToken, type RelayConnectionOptions, type RelayStatus, type SocketLike } from '../../server/sync/relay-client.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
@@ -680,6 +680,33 @@ describe('the sealed protocol', () => {
       }
     }
     assert.ok(acked.size >= 20, `${acked.size} acknowledged chunks checked`);
+  });
+});
+
+describe('keepalive', () => {
+  test('the relay pings every connection; one that answers stays, one that never answers is cut off', TIMEOUT, async () => {
+    const lines: string[] = [];
+    const relay = await startRelay({ dataDir: join(tempDir(), 'relay'), port: 0, token: 'keepalive-token', keepaliveMs: 100, log: (l) => lines.push(l) });
+    const keys = await newKeys();
+    try {
+      const { peer: answering, answer } = await Peer.hello(relay.url, keys, relay.token);
+      assert.equal(answer.t, 'welcome');
+      let pings = 0;
+      answering.ws.on('ping', () => (pings += 1));
+      const silent = new WebSocket(relay.url, { autoPong: false });
+      silent.on('error', () => undefined);
+      await once(silent, 'open');
+      silent.send(encodeFrame({ t: 'hello', v: PROTOCOL_VERSION, sid: keys.sid, auth: keys.auth }));
+      const [code] = (await once(silent, 'close')) as [number];
+      assert.equal(code, 1006, 'terminated, without a closing handshake');
+      assert.ok(lines.some((l) => /^connection from \S+ answered no ping; cut off$/.test(l)), lines.join('\n'));
+      // Past two intervals without a pong the silent one went; the answering one has had more pings than that, and stays.
+      await waitFor('five pings answered', () => pings >= 5);
+      assert.equal(answering.ws.readyState, WebSocket.OPEN);
+      answering.close();
+    } finally {
+      await relay.close();
+    }
   });
 });
 
