@@ -412,6 +412,15 @@ describe('chyme relay', () => {
   });
 });
 
+/** Two spaces on a relay: A with two connections (the first created it), B with one. */
+async function twoSpaces(relay: RelayProcess) {
+  const [a, b] = [await newKeys(), await newKeys()];
+  const { peer: a1 } = await Peer.hello(relay.url, a, relay.token);
+  const { peer: a2 } = await Peer.hello(relay.url, a);
+  const { peer: b1 } = await Peer.hello(relay.url, b, relay.token);
+  return { a, b, a1, a2, b1 };
+}
+
 describe('the sealed protocol', () => {
   test('only a connection with the token creates a space; afterwards the auth proof alone opens it, and 20 wrong proofs get 429', TIMEOUT, async () => {
     const relay = await freshRelay();
@@ -472,11 +481,7 @@ describe('the sealed protocol', () => {
   test("pull after N streams exactly the space's live chunks after N in order, then end; the space's other connection is notified, another space's is not", TIMEOUT, async () => {
     const relay = await freshRelay();
     try {
-      const a = await newKeys();
-      const b = await newKeys();
-      const { peer: a1 } = await Peer.hello(relay.url, a, relay.token);
-      const { peer: a2 } = await Peer.hello(relay.url, a);
-      const { peer: b1 } = await Peer.hello(relay.url, b, relay.token);
+      const { a, b, a1, a2, b1 } = await twoSpaces(relay);
       const names = ['root', 'shard:2026-11:dev_a', 'root', 'shard:2026-10:dev_a', 'root'];
       const pushed: Array<{ seq: number; oid: string; name: string; body: string }> = [];
       for (const [i, name] of names.entries()) {
@@ -604,11 +609,7 @@ describe('the sealed protocol', () => {
   test("say is passed to the space's other connections as heard, never to another space, and never stored", TIMEOUT, async () => {
     const relay = await freshRelay();
     try {
-      const a = await newKeys();
-      const b = await newKeys();
-      const { peer: speaker } = await Peer.hello(relay.url, a, relay.token);
-      const { peer: listener } = await Peer.hello(relay.url, a);
-      const { peer: stranger } = await Peer.hello(relay.url, b, relay.token);
+      const { a1: speaker, a2: listener, b1: stranger } = await twoSpaces(relay);
       // A marker that would be found in the relay's files if the note were written anywhere.
       const note = Uint8Array.from({ length: 96 }, (_, i) => (i * 73 + 11) & 0xff);
       speaker.send({ t: 'say' }, note);
