@@ -46,6 +46,14 @@ const PULL_BUFFER_BYTES = 8 * 1024 * 1024;
  */
 export const DEFAULT_COMPACT_GRACE_MS = 7 * 24 * 3600_000;
 const PURGE_INTERVAL_MS = 60_000;
+/**
+ * Every connection is pinged this often: a reverse proxy keeps an idle sync connection open (nginx
+ * closes one silent for 60 s), and a device gone without a goodbye (asleep, off the network) is
+ * cut off after two unanswered pings, unless the relay is still handing it data (a slow device's
+ * pull, whose pongs queue behind it), so that it stops counting against the connection cap.
+ */
+export const DEFAULT_KEEPALIVE_MS = 5000;
+const MISSED_PINGS = 2;
 
 /** Tokens are sent in a URL query or a header, and typed or pasted by people: printable ASCII, no spaces. */
 const TOKEN_PATTERN = /^[\x21-\x7e]{8,200}$/;
@@ -65,6 +73,8 @@ export interface RelayOptions {
   log?: (line: string) => void;
   /** Covered chunks are deleted after this long (ms; default DEFAULT_COMPACT_GRACE_MS, else $CHYME_RELAY_COMPACT_GRACE_MS). */
   compactGraceMs?: number;
+  /** Between pings (ms; default DEFAULT_KEEPALIVE_MS). */
+  keepaliveMs?: number;
 }
 
 export interface Relay {
@@ -203,6 +213,8 @@ interface Connection {
   sid: string | null;
   /** Pulls are answered one after the other, in order. */
   pulling: Promise<void>;
+  /** Pings sent since the connection last sent anything (a pong or a message). */
+  missedPings: number;
 }
 
 /** Plain HTTP on the relay's port: a health check for monitoring, and a hint for anything else. */
@@ -294,7 +306,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const fail = (c: Connection, code: string, message: string, rid?: number) => send(c, { t: 'error', code, message, ...(rid === undefined ? {} : { rid }) });
 
   function accept(ws: WebSocket, address: string, admin: boolean): void {
-    const c: Connection = { ws, address, admin, sid: null, pulling: Promise.resolve() };
+    const c: Connection = { ws, address, admin, sid: null, pulling: Promise.resolve(), missedPings: 0 };
     connections.add(c);
     log(`connection from ${address} (${connections.size} open)`);
     const helloTimer = setTimeout(() => {
@@ -308,7 +320,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       connections.delete(c);
       log(`connection from ${address} closed (${connections.size} open)`);
     });
+    ws.on('pong', () => (c.missedPings = 0));
     ws.on('message', (data, isBinary) => {
+      c.missedPings = 0;
       try {
         if (!isBinary) throw new Error('a text message');
         const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
@@ -408,10 +422,26 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   }, Math.max(50, Math.min(PURGE_INTERVAL_MS, Math.floor(graceMs / 2) || 50)));
   purgeTimer.unref();
 
+  const keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+  const keepaliveTimer = setInterval(() => {
+    for (const c of connections) {
+      if (c.ws.readyState !== c.ws.OPEN) continue;
+      if (c.missedPings >= MISSED_PINGS && c.ws.bufferedAmount === 0) {
+        log(`connection from ${c.address} answered no ping; cut off`);
+        c.ws.terminate();
+        continue;
+      }
+      c.missedPings += 1;
+      c.ws.ping();
+    }
+  }, keepaliveMs);
+  keepaliveTimer.unref();
+
   try {
     await listen(server, port, host);
   } catch (err) {
     clearInterval(purgeTimer);
+    clearInterval(keepaliveTimer);
     wss.close();
     store.close();
     throw err;
@@ -423,6 +453,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const close = () => {
     closing ??= (async () => {
       clearInterval(purgeTimer);
+      clearInterval(keepaliveTimer);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // 1001 "going away": devices retry, and find the relay again once it is back.
