@@ -20,6 +20,8 @@ const subtle = (): typeof globalThis.crypto.subtle => {
 };
 
 export const SECRET_BYTES = 16;
+/** WebCrypto's typings take bytes over an ArrayBuffer only (DOM lib); ours are always that. */
+const buf = (u: Uint8Array): Uint8Array<ArrayBuffer> => u as Uint8Array<ArrayBuffer>;
 const SEALED_VERSION = 0x02;
 const NONCE_BYTES = 12;
 const HKDF_SALT = new TextEncoder().encode('chyme-sync-v2');
@@ -52,7 +54,7 @@ export function newHistorySecret(): Uint8Array {
 }
 
 async function hkdf(secret: Uint8Array, info: string): Promise<Uint8Array> {
-  const base = await subtle().importKey('raw', secret, 'HKDF', false, ['deriveBits']);
+  const base = await subtle().importKey('raw', buf(secret), 'HKDF', false, ['deriveBits']);
   const bits = await subtle().deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: HKDF_SALT, info: new TextEncoder().encode(info) }, base, 256);
   return new Uint8Array(bits);
 }
@@ -60,8 +62,8 @@ async function hkdf(secret: Uint8Array, info: string): Promise<Uint8Array> {
 export async function deriveKeys(secret: Uint8Array): Promise<HistoryKeys> {
   if (secret.length < SECRET_BYTES) throw new Error(`A history secret has at least ${SECRET_BYTES} bytes.`);
   const [encRaw, nameRaw, authRaw] = await Promise.all([hkdf(secret, 'chyme/enc'), hkdf(secret, 'chyme/name'), hkdf(secret, 'chyme/auth')]);
-  const encKey = await subtle().importKey('raw', encRaw, 'AES-GCM', false, ['encrypt', 'decrypt']);
-  const nameKey = await subtle().importKey('raw', nameRaw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const encKey = await subtle().importKey('raw', buf(encRaw), 'AES-GCM', false, ['encrypt', 'decrypt']);
+  const nameKey = await subtle().importKey('raw', buf(nameRaw), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const name = async (label: string) => base32(new Uint8Array(await subtle().sign('HMAC', nameKey, new TextEncoder().encode(label)))).slice(0, 26).toLowerCase();
   const sid = await name('space');
   const oids = new Map<string, string>();
@@ -97,7 +99,7 @@ export async function deriveKeys(secret: Uint8Array): Promise<HistoryKeys> {
       let plain: Uint8Array;
       try {
         plain = new Uint8Array(
-          await subtle().decrypt({ name: 'AES-GCM', iv: sealed.subarray(1, 1 + NONCE_BYTES), additionalData: aad(oid, kind) }, encKey, sealed.subarray(1 + NONCE_BYTES)),
+          await subtle().decrypt({ name: 'AES-GCM', iv: buf(sealed.subarray(1, 1 + NONCE_BYTES)), additionalData: aad(oid, kind) }, encKey, buf(sealed.subarray(1 + NONCE_BYTES))),
         );
       } catch {
         throw new IntegrityError('it fails authentication: changed on the relay, or stored under another document');

@@ -1,5 +1,5 @@
 import * as A from '@automerge/automerge';
-import type { AppContext } from '../app-context.js';
+import { notifyDataChanged, type AppContext } from '../app-context.js';
 import {
   addDocTail,
   countDirtyDocs,
@@ -35,7 +35,7 @@ import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
 import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
-import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type EntityDef, type ProjectedChange } from './entities.js';
+import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
 import type { RelayConnection } from './relay-client.js';
 
 /** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
@@ -52,6 +52,8 @@ const MIN_COMPACT_TAIL_BYTES = 2048;
 const PRESENCE_INTERVAL_MS = 30_000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
 const PRESENCE_NAME = 'presence';
+/** How often the engine looks for work nobody announced (an import's worker writes on its own connection), and retries after a failure. */
+const RETRY_MS = 1000;
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync ${new Date().toISOString().slice(11, 23)}: ${line}\n`) : undefined;
 
 export interface EngineOptions {
@@ -125,6 +127,7 @@ export class SyncEngine {
   private pushQueued = false;
   private readonly presence = new Map<string, number>();
   private presenceTimer: ReturnType<typeof setInterval> | undefined;
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
   private lastSeenTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolves the waiters of a pull that reached the relay's latest seq. */
   private caughtUp: Array<() => void> = [];
@@ -142,7 +145,14 @@ export class SyncEngine {
     this.rootOid = keys.oid(ROOT_NAME);
     this.connection = options.connection?.({
       onChunk: (seq, oid, kind, sealed) => this.incoming.push({ seq, oid, kind, sealed }),
-      onEnd: (seq) => void this.exclusive(() => this.applyIncoming(seq)).catch((err: unknown) => this.fail('applying changes from the relay failed', err)),
+      onEnd: (seq) =>
+        void this.exclusive(() => this.applyIncoming(seq)).catch((err: unknown) => {
+          // Nothing past the cursor counts as applied: the same chunks come again with the next pull
+          // (after a database another program locked, say).
+          this.pulling = false;
+          this.fail('applying changes from the relay failed; trying again shortly', err);
+          setTimeout(() => this.pullSoon(), RETRY_MS).unref();
+        }),
       onNotify: (seq) => {
         this.relaySeq = Math.max(this.relaySeq, seq);
         this.pullSoon();
@@ -249,6 +259,19 @@ export class SyncEngine {
     this.lastSeenTimer.unref();
     this.presenceTimer = setInterval(() => this.sayPresence(), PRESENCE_INTERVAL_MS);
     this.presenceTimer.unref();
+    this.sweepTimer = setInterval(() => {
+      if (this.closed) return;
+      try {
+        // Writers on other connections (an import's worker) do not pass through this process's
+        // bus; a drain or push that failed (a locked database) is tried again.
+        if (countOutbox(this.app.db) > 0) this.kick();
+        if (this.inFlight.size === 0 && countDirtyDocs(this.app.db) > 0) this.pushSoon();
+        this.pullSoon();
+      } catch {
+        // A locked database: the next tick looks again.
+      }
+    }, RETRY_MS);
+    this.sweepTimer.unref();
     void this.exclusive(async () => {
       // Changes that arrived before a crash but were not all written to SQLite yet.
       for (const oid of listUnprojectedDocs(this.app.db)) {
@@ -341,6 +364,7 @@ export class SyncEngine {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.presenceTimer);
+    clearInterval(this.sweepTimer);
     clearInterval(this.lastSeenTimer);
     await this.chain.catch(() => undefined);
     this.connection?.stop();
@@ -468,6 +492,8 @@ export class SyncEngine {
         // The document before this change is outdated now (Automerge): the cache keeps the new one.
         this.remember(oid, name, doc);
         if (!have || A.getHeads(doc).join() !== before) changed.set(oid, { name, doc });
+        // A bulk change (an import) touches many documents: between two, the service answers requests.
+        if (byDoc.size > 1) await new Promise((r) => setImmediate(r));
       }
       let root: A.Doc<RootDoc> | undefined;
       if (settingsTouched) {
@@ -750,13 +776,14 @@ export class SyncEngine {
       app.bus.write((emit) =>
         this.withoutCapture(() => {
           const located: Array<[string, string]> = [];
+          const touched: ChangedTimes = { mealTimes: [], sleepEnds: [] };
           for (const id of batch) {
             const def = entityOfId(id);
             const rec = recordIn(doc, id);
             if (!def || !rec) continue;
             located.push([id, oid]);
             try {
-              const changed = this.projectRecord(def, id, rec, emit);
+              const changed = this.projectRecord(def, id, rec, emit, touched);
               if (changed && def.kind === 'saved_meal') savedMeals = true;
               if (!isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
             } catch (err) {
@@ -764,6 +791,7 @@ export class SyncEngine {
             }
           }
           saveRecordDocs(app.db, located);
+          if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
         }),
       );
       if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
@@ -771,7 +799,7 @@ export class SyncEngine {
     }
   }
 
-  private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit): boolean {
+  private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit, touched: ChangedTimes): boolean {
     const app = this.app;
     const db = app.db;
     // A local change the documents do not hold yet is newer than what they say: it goes out first
@@ -787,7 +815,7 @@ export class SyncEngine {
       if (!current) return false;
       const change: ProjectedChange = { id, kind: 'deleted', before: def.snapshot(app, id) };
       deleteRow(db, def.table, id);
-      def.after(app, emit, change, announce);
+      def.after(app, emit, change, announce, touched);
       return true;
     }
     const wanted: Row = { id };
@@ -795,7 +823,7 @@ export class SyncEngine {
     if (current && def.columns.every((c) => current[c] === wanted[c])) return false;
     const change: ProjectedChange = { id, kind: current ? 'updated' : 'created', before: current ? def.snapshot(app, id) : undefined };
     upsertRow(db, def.table, { ...wanted, ...def.derived?.(app, wanted) });
-    def.after(app, emit, change, announce);
+    def.after(app, emit, change, announce, touched);
     return true;
   }
 

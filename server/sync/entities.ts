@@ -1,4 +1,4 @@
-import { notifyDataChanged, type AppContext } from '../app-context.js';
+import type { AppContext } from '../app-context.js';
 import { getFood, recountFoodUsage } from '../db/foods.js';
 import { getMeal, type MealRecord } from '../db/meals.js';
 import { getSleep } from '../db/sleep.js';
@@ -39,9 +39,19 @@ export interface EntityDef {
    * The record's consequences after the projector wrote it: usage counts, derived data, search,
    * and the event a local write of the same change would have announced (when `announce`).
    */
-  after(app: AppContext, emit: Emit, change: ProjectedChange, announce: boolean): void;
+  after(app: AppContext, emit: Emit, change: ProjectedChange, announce: boolean, changed: ChangedTimes): void;
   /** Captured before a projected write, for the event of a deletion and the cache's old instants. */
   snapshot(app: AppContext, id: string): unknown;
+}
+
+/**
+ * The instants a batch of projected records touched: the derived data (digestion cache, day
+ * scores) is told once per batch, not once per record (a two-year import arriving from another
+ * device is thousands of records).
+ */
+export interface ChangedTimes {
+  mealTimes: number[];
+  sleepEnds: number[];
 }
 
 export interface ProjectedChange {
@@ -81,11 +91,11 @@ const meal: EntityDef = {
   shardKey: (row) => `meals/${monthOf(Number(row.timestamp_ms) + Number(row.utc_offset_min) * 60_000)}`,
   derived: (app, row) => ({ day: mealDay({ timestamp: Number(row.timestamp_ms), utcOffsetMin: Number(row.utc_offset_min) }, currentSettings(app)) }),
   snapshot: (app, id) => getMeal(app.db, id),
-  after(app, emit, change, announce) {
+  after(app, emit, change, announce, changed) {
     const before = change.before as MealRecord | undefined;
     const after = change.kind === 'deleted' ? undefined : getMeal(app.db, change.id);
     recountFoodUsage(app.db, [...entryFoodIds(before?.foods ?? []), ...entryFoodIds(after?.foods ?? [])]);
-    notifyDataChanged(app, emit, { mealTimes: [before, after].filter((m) => m !== undefined).map((m) => m.timestampMs) });
+    for (const m of [before, after]) if (m) changed.mealTimes.push(m.timestampMs);
     if (!announce) return;
     if (after) emit(change.kind === 'created' ? 'meal.created' : 'meal.updated', mealResource(after));
     else if (before) emit('meal.deleted', { ...mealResource(before), deleted: true });
@@ -100,10 +110,10 @@ const sleep: EntityDef = {
   shardKey: (row) => `sleep/${monthOf(Number(row.end_ms)).slice(0, 4)}`,
   derived: (app, row) => ({ day: sleepDay(app, Number(row.end_ms)) }),
   snapshot: (app, id) => getSleep(app.db, id),
-  after(app, emit, change) {
+  after(app, _emit, change, _announce, changed) {
     const before = change.before as { endMs: number } | undefined;
     const after = change.kind === 'deleted' ? undefined : getSleep(app.db, change.id);
-    notifyDataChanged(app, emit, { sleepEnds: [before, after].filter((s) => s !== undefined).map((s) => s.endMs) });
+    for (const x of [before, after]) if (x) changed.sleepEnds.push(x.endMs);
   },
 };
 
