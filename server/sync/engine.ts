@@ -76,6 +76,14 @@ interface Cached {
   usedMs: number;
 }
 
+/** A chunk of a pull, opened: its document's name and body, or why it could not be. */
+interface Opened {
+  ch: Incoming;
+  name?: string;
+  body?: Uint8Array;
+  error?: unknown;
+}
+
 interface Incoming {
   seq: number;
   oid: string;
@@ -131,6 +139,8 @@ export class SyncEngine {
   private lastSeenTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolves the waiters of a pull that reached the relay's latest seq. */
   private caughtUp: Array<() => void> = [];
+  /** The next push of documents a drain changed (preparePush). */
+  private readonly prepared = new Map<string, { heads: string; body: Uint8Array; since: string }>();
   /** Records a projection passed over because a local change of theirs was in the outbox. */
   private readonly heldBack = new Set<string>();
   /** Chunks skipped for failing authentication in this process's life. */
@@ -510,7 +520,10 @@ export class SyncEngine {
       const rootOid = await this.rootOid;
       db.transaction(() => {
         saveRecordDocs(db, newDocs);
-        for (const [oid, { name, doc }] of changed) this.store(oid, name, doc, { dirty: true, unprojected: false });
+        for (const [oid, { name, doc }] of changed) {
+          this.store(oid, name, doc, { dirty: true, unprojected: false });
+          this.preparePush(oid, doc);
+        }
         if (root) this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
         deleteOutboxThrough(db, maxSeq);
       })();
@@ -536,6 +549,18 @@ export class SyncEngine {
 
   // ---- Out: the pusher ------------------------------------------------------------------------
 
+  /**
+   * What the next push of a document sends, computed while the drain holds it in memory: a bulk
+   * change touches more documents than the cache keeps, and loading each again to push it cost
+   * more than the change itself.
+   */
+  private preparePush(oid: string, doc: A.Doc<unknown>): void {
+    const row = getDoc(this.app.db, oid);
+    if (!row) return;
+    const synced = JSON.parse(row.syncedHeads) as string[];
+    this.prepared.set(oid, { heads: headsText(A.getHeads(doc)), body: synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced), since: row.syncedHeads });
+  }
+
   private pushSoon(): void {
     if (this.pushQueued || this.closed) return;
     this.pushQueued = true;
@@ -560,11 +585,18 @@ export class SyncEngine {
       if (!row) continue;
       this.inFlight.add(oid);
       void (async () => {
-        const doc = this.cache.get(oid)?.doc ?? A.load(row.bytes);
-        const heads = headsText(A.getHeads(doc));
-        const synced = JSON.parse(row.syncedHeads) as string[];
-        // A first push sends the whole document (compact); later ones what the relay lacks.
-        const body = synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced);
+        let heads: string;
+        let body: Uint8Array;
+        const ready = this.prepared.get(oid);
+        this.prepared.delete(oid);
+        if (ready && ready.heads === row.heads && ready.since === row.syncedHeads) ({ heads, body } = ready);
+        else {
+          const doc = this.cache.get(oid)?.doc ?? A.load(row.bytes);
+          heads = headsText(A.getHeads(doc));
+          const synced = JSON.parse(row.syncedHeads) as string[];
+          // A first push sends the whole document (compact); later ones what the relay lacks.
+          body = synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced);
+        }
         const sealed = await this.keys.seal(oid, 'change', row.name, body);
         const seq = await conn.push(oid, 'change', sealed);
         this.ownSeqs.add(seq);
@@ -640,13 +672,36 @@ export class SyncEngine {
       list.push(ch);
     }
     const rootOid = await this.rootOid;
-    // The root first: a join needs the history's settings before its records.
-    const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : 0));
+    // The root first (a join needs the history's settings before its records), then the newest
+    // documents: this month's shards, where a meal just logged elsewhere is, come before the years
+    // an import brought, and Today is right first.
+    // Opened first (cheap, and the names are sealed): the order below needs them.
+    const opened = new Map<string, Opened[]>();
+    const names = new Map<string, string>();
+    for (const [oid, list] of byDoc) {
+      const out: Opened[] = [];
+      for (const ch of list) {
+        try {
+          const o = await this.keys.open(oid, ch.kind, ch.sealed);
+          // The name is sealed too: a document is only ever the one its id was derived from.
+          if ((await this.keys.oid(o.name)) !== oid) throw new IntegrityError('it names another document');
+          out.push({ ch, name: o.name, body: o.body });
+          names.set(oid, o.name);
+        } catch (err) {
+          out.push({ ch, error: err });
+        }
+      }
+      opened.set(oid, out);
+      if (!names.has(oid)) names.set(oid, this.cache.get(oid)?.name ?? getDoc(db, oid)?.name ?? '');
+    }
+    const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : shardAge(names.get(a)!) - shardAge(names.get(b)!)));
     for (const oid of order) {
       if (this.closed) return;
-      await this.applyDoc(oid, byDoc.get(oid)!);
-      // Between two documents the service answers requests.
+      await this.applyDoc(oid, opened.get(oid)!);
+      // Between two documents the service answers requests, and local writes made meanwhile go
+      // out without waiting for the rest of a long catch-up.
       await new Promise((r) => setImmediate(r));
+      if (countOutbox(db) > 0 && !this.app.writes.closed) await this.drainLocked();
     }
     if (this.closed) return;
     writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq));
@@ -663,7 +718,7 @@ export class SyncEngine {
     this.compactSoon();
   }
 
-  private async applyDoc(oid: string, chunks: Incoming[]): Promise<void> {
+  private async applyDoc(oid: string, chunks: Opened[]): Promise<void> {
     const db = this.app.db;
     const have = this.load(oid);
     let doc: A.Doc<unknown> = have?.doc ?? A.init();
@@ -672,12 +727,11 @@ export class SyncEngine {
     let tail = 0;
     let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
     const synced = JSON.parse(getDoc(db, oid)?.syncedHeads ?? '[]') as string[];
-    for (const ch of chunks) {
+    for (const { ch, name: chunkName, body, error } of chunks) {
       let opened: { name: string; body: Uint8Array };
       try {
-        opened = await this.keys.open(oid, ch.kind, ch.sealed);
-        // The name is sealed too: a document is only ever the one its id was derived from.
-        if ((await this.keys.oid(opened.name)) !== oid) throw new IntegrityError('it names another document');
+        if (error !== undefined) throw error;
+        opened = { name: chunkName!, body: body! };
         if (name !== undefined && opened.name !== name) throw new IntegrityError('it names another document');
         doc = A.loadIncremental(doc, opened.body);
       } catch (err) {
@@ -690,8 +744,9 @@ export class SyncEngine {
       name = opened.name;
       if (ch.kind === 'snapshot') {
         tail = 0;
-        const snapDoc = A.load(opened.body);
-        snapshot = { bytes: ch.sealed.length, heads: A.getHeads(snapDoc), lacksOurs: synced.length > 0 && !A.hasHeads(snapDoc, synced) };
+        // Loaded alone only when this device has acknowledged changes the snapshot must hold.
+        const snapDoc = synced.length > 0 ? A.load(opened.body) : undefined;
+        snapshot = { bytes: ch.sealed.length, heads: snapDoc ? A.getHeads(snapDoc) : [], lacksOurs: snapDoc !== undefined && !A.hasHeads(snapDoc, synced) };
       } else tail += ch.sealed.length;
     }
     if (name === undefined) return;
@@ -783,9 +838,12 @@ export class SyncEngine {
             if (!def || !rec) continue;
             located.push([id, oid]);
             try {
-              const changed = this.projectRecord(def, id, rec, emit, touched);
-              if (changed && def.kind === 'saved_meal') savedMeals = true;
-              if (!isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
+              const outcome = this.projectRecord(def, id, rec, emit, touched);
+              if (outcome !== 'same' && outcome !== 'held' && def.kind === 'saved_meal') savedMeals = true;
+              // A clash needs two writes of one field: a record this device is only now given
+              // (created here) has none of its own, so only records it had are looked at. The
+              // side whose value won sees no change of its row ('same'), only the other arriving.
+              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
             } catch (err) {
               app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
             }
@@ -799,7 +857,7 @@ export class SyncEngine {
     }
   }
 
-  private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit, touched: ChangedTimes): boolean {
+  private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit, touched: ChangedTimes): 'created' | 'updated' | 'deleted' | 'same' | 'held' {
     const app = this.app;
     const db = app.db;
     // A local change the documents do not hold yet is newer than what they say: it goes out first
@@ -807,24 +865,24 @@ export class SyncEngine {
     // are projected once the drain has written the local change into the document.
     if (hasOutboxEntry(db, id)) {
       this.heldBack.add(id);
-      return false;
+      return 'held';
     }
     const current = readRows(db, def.table, def.columns, [id], def.where).get(id);
     const announce = !this.quiet && changeTime(rec) >= this.config.enabledMs;
     if (isDeleted(rec)) {
-      if (!current) return false;
+      if (!current) return 'same';
       const change: ProjectedChange = { id, kind: 'deleted', before: def.snapshot(app, id) };
       deleteRow(db, def.table, id);
       def.after(app, emit, change, announce, touched);
-      return true;
+      return 'deleted';
     }
     const wanted: Row = { id };
     for (const c of def.columns) wanted[c] = toColumn(rec[c]);
-    if (current && def.columns.every((c) => current[c] === wanted[c])) return false;
+    if (current && def.columns.every((c) => current[c] === wanted[c])) return 'same';
     const change: ProjectedChange = { id, kind: current ? 'updated' : 'created', before: current ? def.snapshot(app, id) : undefined };
     upsertRow(db, def.table, { ...wanted, ...def.derived?.(app, wanted) });
     def.after(app, emit, change, announce, touched);
-    return true;
+    return change.kind;
   }
 
   private noteConflicts(def: EntityDef, id: string, rec: DocRecord): void {
@@ -889,6 +947,16 @@ function initialDoc<T>(oid: string, content: T): A.Doc<T> {
 function newShard(oid: string, name: string, deviceId: string): A.Doc<ShardDoc> {
   const key = name.slice('shard:'.length, name.lastIndexOf(':'));
   return initialDoc<ShardDoc>(oid, { schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: deviceId, records: {}, deleted: {} });
+}
+
+/**
+ * Sorts document names newest first: `shard:meals/2026-11:…` and `shard:sleep/2026:…` by their
+ * month or year (a document not yet known here, whose name arrives sealed, sorts last).
+ */
+function shardAge(name: string): number {
+  const m = /^shard:\w+\/(\d{4})(?:-(\d\d))?:/.exec(name);
+  if (!m) return name === '' ? Number.MAX_SAFE_INTEGER : 0;
+  return -(Number(m[1]) * 12 + Number(m[2] ?? 12));
 }
 
 /** Applies one outbox entry to its record in a shard: only the fields that changed, never undeleting. */
