@@ -30,6 +30,7 @@ import {
   type Row,
   type SyncConfig,
 } from '../db/sync.js';
+import { relaxedCommit } from '../db/commit.js';
 import type { Emit } from '../events/bus.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
@@ -38,8 +39,12 @@ import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, t
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
 import type { RelayConnection } from './relay-client.js';
 
-/** How many outbox entries go into one round of document changes: an import of up to this many records is one change per shard. */
-const OUTBOX_BATCH = 20_000;
+/**
+ * How many outbox entries go into one round of document changes (one change per document each
+ * round). Bounded so that a round holds a few dozen documents in memory, not ten years of them:
+ * set-up on a ten-year history peaked at 563 MB with 20,000.
+ */
+const OUTBOX_BATCH = 2_000;
 /** Records projected per SQLite transaction: between two, the service answers requests (a hard bound on pauses). */
 const PROJECT_BATCH = 100;
 /** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
@@ -139,6 +144,8 @@ export class SyncEngine {
   private lastSeenTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolves the waiters of a pull that reached the relay's latest seq. */
   private caughtUp: Array<() => void> = [];
+  /** A quiet projection (a join) changed records: the derived data is told once, after the pull. */
+  private quietChanges = false;
   /** The next push of documents a drain changed (preparePush). */
   private readonly prepared = new Map<string, { heads: string; body: Uint8Array; since: string }>();
   /** Records a projection passed over because a local change of theirs was in the outbox. */
@@ -518,7 +525,9 @@ export class SyncEngine {
       // The documents, where each new record lives, and the end of the outbox entries: one
       // transaction, so a crash leaves either all of it or none (and then the same drain again).
       const rootOid = await this.rootOid;
-      db.transaction(() => {
+      // Not waiting for the disk (relaxedCommit): a power cut that undoes this commit brings the
+      // outbox rows back with it, and the same drain runs again.
+      relaxedCommit(db, () => {
         saveRecordDocs(db, newDocs);
         for (const [oid, { name, doc }] of changed) {
           this.store(oid, name, doc, { dirty: true, unprojected: false });
@@ -526,7 +535,7 @@ export class SyncEngine {
         }
         if (root) this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
         deleteOutboxThrough(db, maxSeq);
-      })();
+      });
       // A record deleted on another device was edited here meanwhile: the deletion wins. And a
       // record a projection held back for its local change now gets the other fields that arrived.
       const again = new Map<string, string[]>();
@@ -600,7 +609,8 @@ export class SyncEngine {
         const sealed = await this.keys.seal(oid, 'change', row.name, body);
         const seq = await conn.push(oid, 'change', sealed);
         this.ownSeqs.add(seq);
-        markDocSynced(db, oid, heads, sealed.length);
+        // Losing this note to a power cut only sends the same changes again.
+        relaxedCommit(db, () => markDocSynced(db, oid, heads, sealed.length));
         debug?.(`pushed ${row.name} seq=${seq} ${sealed.length} B`);
       })()
         .catch((err: unknown) => debug?.(`push of ${row.name} failed: ${String(err)}`))
@@ -704,7 +714,11 @@ export class SyncEngine {
       if (countOutbox(db) > 0 && !this.app.writes.closed) await this.drainLocked();
     }
     if (this.closed) return;
-    writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq));
+    if (this.quietChanges) {
+      this.quietChanges = false;
+      this.app.bus.write((emit) => notifyDataChanged(this.app, emit));
+    }
+    relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq)));
     for (const s of this.ownSeqs) if (s <= endSeq) this.ownSeqs.delete(s);
     this.pulling = false;
     debug?.(`pulled ${chunks.length} chunks up to ${endSeq}`);
@@ -756,7 +770,9 @@ export class SyncEngine {
     this.remember(oid, name, doc);
     if (oid === (await this.rootOid) && (doc as { kind?: unknown }).kind === 'chyme.root') this.root = doc as A.Doc<RootDoc>;
     const row = getDoc(db, oid);
-    db.transaction(() => {
+    // What came from the relay is still there if a power cut undoes this commit: the cursor
+    // (written after it) goes back too, and the same chunks come again.
+    relaxedCommit(db, () => {
       if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed });
       if (snapshot) {
         markDocSnapshot(db, oid, snapshot.bytes);
@@ -768,7 +784,7 @@ export class SyncEngine {
       // What arrived is on the relay: unless this device has changes of its own not sent yet, the relay holds all of it.
       const now = getDoc(db, oid)!;
       if (!now.dirty) markDocSynced(db, oid, headsText(after), 0);
-    })();
+    });
     if (!changed) return;
     if (oid === (await this.rootOid)) {
       this.root = doc as A.Doc<RootDoc>;
@@ -849,7 +865,9 @@ export class SyncEngine {
             }
           }
           saveRecordDocs(app.db, located);
-          if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
+          // A join's history is told to the derived data once, at the end of its catch-up.
+          if (this.quiet) this.quietChanges = true;
+          else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
         }),
       );
       if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();

@@ -44,7 +44,7 @@ async function relay(argv: string[]): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log(`received ${signal}; closing connections and writing documents to disk`);
+    log(`received ${signal}; closing connections and the store`);
     running.close().then(
       () => process.exit(0),
       (err: unknown) => {
