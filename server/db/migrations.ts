@@ -456,6 +456,9 @@ export const migrations: Migration[] = [
         name TEXT NOT NULL,
         bytes BLOB NOT NULL,
         heads TEXT NOT NULL,
+        -- bytes is a save() of base_bytes, then the changes since, appended (saved again whole
+        -- once they outgrow it): storing a change costs the change, not the document.
+        base_bytes INTEGER NOT NULL DEFAULT 0,
         synced_heads TEXT NOT NULL DEFAULT '[]',
         dirty INTEGER NOT NULL DEFAULT 0,
         unprojected INTEGER NOT NULL DEFAULT 0,

@@ -153,12 +153,24 @@ export function hasDoc(db: Db, oid: string): boolean {
   return db.prepare('SELECT 1 FROM sync_docs WHERE oid = ?').get(oid) !== undefined;
 }
 
-/** Stores a document's new state; `dirty` and `unprojected` are only ever raised here. */
+/** Stores a document's new state whole (a save()); `dirty` and `unprojected` are only ever raised here. */
 export function saveDoc(db: Db, d: { oid: string; name: string; bytes: Uint8Array; heads: string; dirty: boolean; unprojected: boolean }): void {
   db.prepare(
-    `INSERT INTO sync_docs (oid, name, bytes, heads, dirty, unprojected) VALUES (@oid, @name, @bytes, @heads, @dirty, @unprojected)
-     ON CONFLICT (oid) DO UPDATE SET bytes = excluded.bytes, heads = excluded.heads,
+    `INSERT INTO sync_docs (oid, name, bytes, base_bytes, heads, dirty, unprojected) VALUES (@oid, @name, @bytes, @base, @heads, @dirty, @unprojected)
+     ON CONFLICT (oid) DO UPDATE SET bytes = excluded.bytes, base_bytes = excluded.base_bytes, heads = excluded.heads,
        dirty = MAX(dirty, excluded.dirty), unprojected = MAX(unprojected, excluded.unprojected)`,
+  ).run({ ...d, base: d.bytes.length, dirty: d.dirty ? 1 : 0, unprojected: d.unprojected ? 1 : 0 });
+}
+
+/** The stored heads and sizes of a document, to decide between appending and saving it whole. */
+export function docStorage(db: Db, oid: string): { heads: string; bytes: number; baseBytes: number } | undefined {
+  return db.prepare('SELECT heads, LENGTH(bytes) AS bytes, base_bytes AS baseBytes FROM sync_docs WHERE oid = ?').get(oid) as { heads: string; bytes: number; baseBytes: number } | undefined;
+}
+
+/** Appends the changes since the stored heads (Automerge loads a save followed by such chunks). */
+export function appendDoc(db: Db, d: { oid: string; changes: Uint8Array; heads: string; dirty: boolean; unprojected: boolean }): void {
+  db.prepare(
+    `UPDATE sync_docs SET bytes = bytes || @changes, heads = @heads, dirty = MAX(dirty, @dirty), unprojected = MAX(unprojected, @unprojected) WHERE oid = @oid`,
   ).run({ ...d, dirty: d.dirty ? 1 : 0, unprojected: d.unprojected ? 1 : 0 });
 }
 

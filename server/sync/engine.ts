@@ -2,6 +2,8 @@ import * as A from '@automerge/automerge';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
 import {
   addDocTail,
+  appendDoc,
+  docStorage,
   countDirtyDocs,
   countOutbox,
   CURSOR_KEY,
@@ -421,9 +423,17 @@ export class SyncEngine {
     }
   }
 
-  /** Stores a document's state (inside the caller's transaction) and keeps it in the cache. */
-  private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }): void {
-    saveDoc(this.app.db, { oid, name, bytes: A.save(doc), heads: headsText(A.getHeads(doc)), ...flags });
+  /**
+   * Stores a document's state (inside the caller's transaction) and keeps it in the cache: the
+   * changes since `since` appended when those are the stored heads, else the whole document.
+   */
+  private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }, since?: A.Heads): void {
+    const db = this.app.db;
+    const heads = headsText(A.getHeads(doc));
+    const stored = since ? docStorage(db, oid) : undefined;
+    if (since && stored && stored.heads === headsText(since) && stored.bytes < 2 * stored.baseBytes + 4096) {
+      appendDoc(db, { oid, changes: A.saveSince(doc, since), heads, ...flags });
+    } else saveDoc(db, { oid, name, bytes: A.save(doc), heads, ...flags });
     this.remember(oid, name, doc);
   }
 
@@ -496,11 +506,12 @@ export class SyncEngine {
       }
       const now = this.app.clock.now();
       const refused: Array<{ oid: string; id: string }> = [];
-      const changed = new Map<string, { name: string; doc: A.Doc<unknown> }>();
+      const changed = new Map<string, { name: string; doc: A.Doc<unknown>; since: A.Heads | undefined }>();
       for (const [oid, { name, list }] of byDoc) {
         const have = this.load(oid);
         let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
-        const before = A.getHeads(doc).join();
+        const beforeHeads = A.getHeads(doc);
+        const before = beforeHeads.join();
         doc = A.change(doc, (d) => {
           for (const { entry, def } of list) {
             if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
@@ -508,7 +519,7 @@ export class SyncEngine {
         });
         // The document before this change is outdated now (Automerge): the cache keeps the new one.
         this.remember(oid, name, doc);
-        if (!have || A.getHeads(doc).join() !== before) changed.set(oid, { name, doc });
+        if (!have || A.getHeads(doc).join() !== before) changed.set(oid, { name, doc, since: have ? beforeHeads : undefined });
         // A bulk change (an import) touches many documents: between two, the service answers requests.
         if (byDoc.size > 1) await new Promise((r) => setImmediate(r));
       }
@@ -529,8 +540,8 @@ export class SyncEngine {
       // outbox rows back with it, and the same drain runs again.
       relaxedCommit(db, () => {
         saveRecordDocs(db, newDocs);
-        for (const [oid, { name, doc }] of changed) {
-          this.store(oid, name, doc, { dirty: true, unprojected: false });
+        for (const [oid, { name, doc, since }] of changed) {
+          this.store(oid, name, doc, { dirty: true, unprojected: false }, since);
           this.preparePush(oid, doc);
         }
         if (root) this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
@@ -641,7 +652,8 @@ export class SyncEngine {
       this.inFlight.add(oid);
       const covers = this.cursor();
       void (async () => {
-        const sealed = await this.keys.seal(oid, 'snapshot', row.name, row.bytes);
+        // Saved whole: the stored bytes may be a save followed by appended changes.
+        const sealed = await this.keys.seal(oid, 'snapshot', row.name, A.save(this.cache.get(oid)?.doc ?? A.load(row.bytes)));
         const seq = await conn.push(oid, 'snapshot', sealed, covers);
         this.ownSeqs.add(seq);
         markDocSnapshot(db, oid, sealed.length);
@@ -773,7 +785,7 @@ export class SyncEngine {
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
-      if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed });
+      if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed }, row ? before : undefined);
       if (snapshot) {
         markDocSnapshot(db, oid, snapshot.bytes);
         // A snapshot made without some of this device's acknowledged changes (a device that had

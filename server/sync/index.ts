@@ -146,10 +146,13 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
       const hostChanged = before?.webhook_host?.device_id !== runtime.webhook_host?.device_id;
       const joined = Object.keys(runtime.devices).filter((id) => !before?.devices[id] && id !== e.config.deviceId);
       const left = Object.keys(runtime.devices).filter((id) => runtime.devices[id]!.left_ms !== undefined && before?.devices[id] && before.devices[id]!.left_ms === undefined);
+      // Written when something a person or the next process needs changed: the last sync time
+      // moves with every push, and is kept to the minute here (the running engine knows it exactly).
       const same =
         before &&
         before.connected === runtime.connected &&
-        before.last_synced_ms === runtime.last_synced_ms &&
+        Math.abs((before.last_synced_ms ?? 0) - (runtime.last_synced_ms ?? 0)) < 60_000 &&
+        (before.last_synced_ms === null) === (runtime.last_synced_ms === null) &&
         before.last_error === runtime.last_error &&
         JSON.stringify(before.webhook_host) === JSON.stringify(runtime.webhook_host) &&
         JSON.stringify(before.devices) === JSON.stringify(runtime.devices);
