@@ -522,7 +522,7 @@ export class SyncEngine {
         const body = synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced);
         const sealed = await this.keys.seal(oid, 'change', row.name, body);
         const seq = await conn.push(oid, 'change', sealed);
-        this.ownSeqs.add(seq);
+        this.ownOnRelay(seq);
         markDocSynced(db, oid, heads, sealed.length);
         debug?.(`pushed ${row.name} seq=${seq} ${sealed.length} B`);
       })()
@@ -531,11 +531,26 @@ export class SyncEngine {
           this.inFlight.delete(oid);
           if (this.pendingCount() === 0 && this.inFlight.size === 0 && this.connected && !this.pulling && this.relaySeq <= this.cursor()) this.lastSyncedMs = this.app.clock.now();
           this.options.onStatus?.();
-          // More to send (changed meanwhile, or past the in-flight limit): go on.
+          // More to send (changed meanwhile, or past the in-flight limit): go on; else the pull
+          // past this device's own chunks, after which compaction may cover them.
           if (countDirtyDocs(db) > this.inFlight.size) this.pushSoon();
-          else this.compactSoon();
+          else {
+            this.pullSoon();
+            this.compactSoon();
+          }
         });
     }
+  }
+
+  /**
+   * The relay stored one of this device's chunks at `seq`. The cursor must pass it before a
+   * snapshot can cover it (a snapshot covers only up to the cursor), and the relay tells only the
+   * other connections: without a pull past its own chunks, a device that writes alone never
+   * compacts them. The pull skips applying them again (ownSeqs).
+   */
+  private ownOnRelay(seq: number): void {
+    this.ownSeqs.add(seq);
+    this.relaySeq = Math.max(this.relaySeq, seq);
   }
 
   /**
@@ -556,7 +571,7 @@ export class SyncEngine {
       void (async () => {
         const sealed = await this.keys.seal(oid, 'snapshot', row.name, row.bytes);
         const seq = await conn.push(oid, 'snapshot', sealed, covers);
-        this.ownSeqs.add(seq);
+        this.ownOnRelay(seq);
         markDocSnapshot(db, oid, sealed.length);
         debug?.(`snapshot of ${row.name} seq=${seq} covers=${covers} ${sealed.length} B`);
       })()
