@@ -255,9 +255,10 @@ export function automergeText(bytes: Uint8Array): string | null {
 
 /**
  * Where each needle shows in `bytes`: directly (any encoding), inside a compressed stream at any
- * offset, or in the history of the blob loaded as an Automerge document.
+ * offset, or in the history of the blob loaded as an Automerge document. `streams: false` looks
+ * only for the direct encodings (a large database whose compressed parts are scanned as blobs).
  */
-export function scanBytes(bytes: Uint8Array, needles: string[], where: string): Hit[] {
+export function scanBytes(bytes: Uint8Array, needles: string[], where: string, options: { streams?: boolean } = {}): Hit[] {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const patterns = needles.map((needle) => ({ needle, encoded: encodings(needle) }));
   const hits: Hit[] = [];
@@ -267,6 +268,7 @@ export function scanBytes(bytes: Uint8Array, needles: string[], where: string): 
     }
   };
   look(buf, '');
+  if (options.streams === false) return hits;
   const shortest = Math.min(...needles.map((n) => Buffer.byteLength(n)));
   for (const s of inflatedStreams(buf, shortest)) look(s.out, ` in a ${s.kind} stream at offset ${s.offset}`);
   const text = automergeText(buf);
@@ -280,16 +282,24 @@ export function filesUnder(path: string): string[] {
   return readdirSync(path).flatMap((e) => filesUnder(join(path, e)));
 }
 
-/** Every file under `dir`, scanned whole. */
-export function scanFolder(dir: string, needles: string[]): Hit[] {
-  return filesUnder(dir).flatMap((f) => scanBytes(readFileSync(f), needles, f));
+/** Every file under `dir` (or the file `dir`), scanned whole. */
+export function scanFolder(dir: string, needles: string[], options: { streams?: boolean } = {}): Hit[] {
+  return filesUnder(dir).flatMap((f) => scanBytes(readFileSync(f), needles, f, options));
 }
 
-/** Rows of a table's blob column (a database that nothing writes meanwhile, opened read-only). */
+/**
+ * Rows of `SELECT label, bytes …` from a database. Opened for writing (a closed database in WAL
+ * mode cannot be opened read-only) but never written: scan its files before.
+ */
 export function blobs(dbPath: string, sql: string): Array<{ label: string; bytes: Buffer }> {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  return withDb(dbPath, (db) => (db.prepare(sql).all() as Array<{ label: unknown; bytes: Buffer }>).map((r) => ({ label: String(r.label), bytes: r.bytes })));
+}
+
+/** Runs `fn` on a database file (opened for writing: a closed database in WAL mode cannot be opened read-only). */
+export function withDb<T>(path: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(path, { fileMustExist: true });
   try {
-    return (db.prepare(sql).all() as Array<{ label: unknown; bytes: Buffer }>).map((r) => ({ label: String(r.label), bytes: r.bytes }));
+    return fn(db);
   } finally {
     db.close();
   }

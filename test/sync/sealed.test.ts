@@ -6,11 +6,10 @@ import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import * as Automerge from '@automerge/automerge';
-import Database from 'better-sqlite3';
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { converged, history, startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
-import { blobs, describeHits, filesUnder, scanBytes, scanFolder } from './scan.js';
+import { blobs, describeHits, filesUnder, scanBytes, scanFolder, withDb } from './scan.js';
 
 /**
  * Issue 27, "A relay that cannot read your history" (PHONE-PEER.md §E4, criteria 1, 2, 3, 5, 7 and 8):
@@ -29,16 +28,6 @@ function assertOneSentence(text: string, about: RegExp): void {
   assert.match(line, /^[A-Z/].*[.!?]$/, `not a sentence: ${JSON.stringify(line)}`);
   assert.doesNotMatch(line, /[.!?]\s+[A-Z]/, `more than one sentence: ${JSON.stringify(line)}`);
   assert.match(line, about);
-}
-
-/** Runs `fn` on a database file (read and write: a closed database in WAL mode cannot be opened read-only). */
-function withDb<T>(path: string, fn: (db: Database.Database) => T): T {
-  const db = new Database(path, { fileMustExist: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
 }
 
 test('the scanner finds text as UTF-8, UTF-16LE, base64 at any alignment, in zlib, gzip and raw DEFLATE streams at any offset, and in an Automerge history', () => {
