@@ -603,8 +603,13 @@ export class SyncEngine {
     this.incoming = [];
     const db = this.app.db;
     const byDoc = new Map<string, Incoming[]>();
+    /** This device's own changes in this pull, by document (merged already: not applied again). */
+    const ownBytes = new Map<string, number>();
     for (const ch of chunks) {
-      if (this.ownSeqs.has(ch.seq) && ch.kind === 'change') continue;
+      if (this.ownSeqs.has(ch.seq) && ch.kind === 'change') {
+        ownBytes.set(ch.oid, (ownBytes.get(ch.oid) ?? 0) + ch.sealed.length);
+        continue;
+      }
       let list = byDoc.get(ch.oid);
       if (!list) byDoc.set(ch.oid, (list = []));
       list.push(ch);
@@ -614,7 +619,7 @@ export class SyncEngine {
     const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : 0));
     for (const oid of order) {
       if (this.closed) return;
-      await this.applyDoc(oid, byDoc.get(oid)!);
+      await this.applyDoc(oid, byDoc.get(oid)!, ownBytes.get(oid) ?? 0);
       // Between two documents the service answers requests.
       await new Promise((r) => setImmediate(r));
     }
@@ -633,7 +638,7 @@ export class SyncEngine {
     this.compactSoon();
   }
 
-  private async applyDoc(oid: string, chunks: Incoming[]): Promise<void> {
+  private async applyDoc(oid: string, chunks: Incoming[], ownBytes: number): Promise<void> {
     const db = this.app.db;
     const have = this.load(oid);
     let doc: A.Doc<unknown> = have?.doc ?? A.init();
@@ -679,7 +684,11 @@ export class SyncEngine {
         // not seen them): they are sent again, so that they cannot be lost with the covered chunks.
         if (snapshot.lacksOurs) markDocResend(db, oid, headsText(snapshot.heads));
       }
-      if (tail > 0) addDocTail(db, oid, tail);
+      // A snapshot empties the tail, but it does not cover this device's own changes that came in
+      // the same pull (those after it, and maybe those before, which its covers may not reach):
+      // they count again, or they would stay on the relay uncovered until the tail grew anew.
+      const addTail = tail + (snapshot ? ownBytes : 0);
+      if (addTail > 0) addDocTail(db, oid, addTail);
       // What arrived is on the relay: unless this device has changes of its own not sent yet, the relay holds all of it.
       const now = getDoc(db, oid)!;
       if (!now.dirty) markDocSynced(db, oid, headsText(after), 0);
