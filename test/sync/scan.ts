@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { constants, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { constants, inflateRawSync, inflateSync } from 'node:zlib';
 import * as Automerge from '@automerge/automerge';
 import Database from 'better-sqlite3';
 
@@ -68,7 +68,9 @@ export function* inflatedStreams(bytes: Uint8Array, minLength: number): Generato
     const b1 = buf[i + 1]!;
     const rest = buf.subarray(i, i + STREAM_WINDOW);
     if (b0 === 0x1f && b1 === 0x8b) {
-      const found = attempt('gzip', i, () => gunzipSync(rest, FLUSH));
+      // The member's DEFLATE data after its header, so that bytes after the member do not spoil it.
+      const start = gzipDataStart(buf, i);
+      const found = start === null ? undefined : attempt('gzip', i, () => inflateRawSync(buf.subarray(start, start + STREAM_WINDOW), FLUSH));
       if (found) yield found;
     }
     if ((b0 & 0x0f) === 8 && (b0 >> 4) <= 7 && (b0 * 256 + b1) % 31 === 0) {
@@ -79,6 +81,22 @@ export function* inflatedStreams(bytes: Uint8Array, minLength: number): Generato
     const found = attempt('raw deflate', i, () => inflateRawSync(rest, FLUSH));
     if (found) yield found;
   }
+}
+
+/** Where a gzip member's compressed data begins (RFC 1952: after the optional fields its flags announce), or null. */
+function gzipDataStart(buf: Buffer, at: number): number | null {
+  if (at + 10 > buf.length || buf[at + 2] !== 8) return null;
+  const flags = buf[at + 3]!;
+  let pos = at + 10;
+  if (flags & 4) pos += 2 + (pos + 2 <= buf.length ? buf.readUInt16LE(pos) : 0);
+  for (const flag of [8, 16]) {
+    if (!(flags & flag)) continue;
+    const end = buf.indexOf(0, pos);
+    if (end < 0) return null;
+    pos = end + 1;
+  }
+  if (flags & 2) pos += 2;
+  return pos < buf.length ? pos : null;
 }
 
 /** Symbols of fixed-code blocks decoded before zlib is asked (random bytes rarely get this far). */
