@@ -619,7 +619,7 @@ export class SyncEngine {
         }
         const sealed = await this.keys.seal(oid, 'change', row.name, body);
         const seq = await conn.push(oid, 'change', sealed);
-        this.ownSeqs.add(seq);
+        this.ownOnRelay(seq);
         // Losing this note to a power cut only sends the same changes again.
         relaxedCommit(db, () => markDocSynced(db, oid, heads, sealed.length));
         debug?.(`pushed ${row.name} seq=${seq} ${sealed.length} B`);
@@ -629,11 +629,26 @@ export class SyncEngine {
           this.inFlight.delete(oid);
           if (this.pendingCount() === 0 && this.inFlight.size === 0 && this.connected && !this.pulling && this.relaySeq <= this.cursor()) this.lastSyncedMs = this.app.clock.now();
           this.options.onStatus?.();
-          // More to send (changed meanwhile, or past the in-flight limit): go on.
+          // More to send (changed meanwhile, or past the in-flight limit): go on; else the pull
+          // past this device's own chunks, after which compaction may cover them.
           if (countDirtyDocs(db) > this.inFlight.size) this.pushSoon();
-          else this.compactSoon();
+          else {
+            this.pullSoon();
+            this.compactSoon();
+          }
         });
     }
+  }
+
+  /**
+   * The relay stored one of this device's chunks at `seq`. The cursor must pass it before a
+   * snapshot can cover it (a snapshot covers only up to the cursor), and the relay tells only the
+   * other connections: without a pull past its own chunks, a device that writes alone never
+   * compacts them. The pull skips applying them again (ownSeqs).
+   */
+  private ownOnRelay(seq: number): void {
+    this.ownSeqs.add(seq);
+    this.relaySeq = Math.max(this.relaySeq, seq);
   }
 
   /**
@@ -655,7 +670,7 @@ export class SyncEngine {
         // Saved whole: the stored bytes may be a save followed by appended changes.
         const sealed = await this.keys.seal(oid, 'snapshot', row.name, A.save(this.cache.get(oid)?.doc ?? A.load(row.bytes)));
         const seq = await conn.push(oid, 'snapshot', sealed, covers);
-        this.ownSeqs.add(seq);
+        this.ownOnRelay(seq);
         markDocSnapshot(db, oid, sealed.length);
         debug?.(`snapshot of ${row.name} seq=${seq} covers=${covers} ${sealed.length} B`);
       })()
@@ -687,8 +702,13 @@ export class SyncEngine {
     this.incoming = [];
     const db = this.app.db;
     const byDoc = new Map<string, Incoming[]>();
+    /** This device's own changes in this pull, by document (merged already: not applied again). */
+    const ownBytes = new Map<string, number>();
     for (const ch of chunks) {
-      if (this.ownSeqs.has(ch.seq) && ch.kind === 'change') continue;
+      if (this.ownSeqs.has(ch.seq) && ch.kind === 'change') {
+        ownBytes.set(ch.oid, (ownBytes.get(ch.oid) ?? 0) + ch.sealed.length);
+        continue;
+      }
       let list = byDoc.get(ch.oid);
       if (!list) byDoc.set(ch.oid, (list = []));
       list.push(ch);
@@ -719,7 +739,7 @@ export class SyncEngine {
     const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : shardAge(names.get(a)!) - shardAge(names.get(b)!)));
     for (const oid of order) {
       if (this.closed) return;
-      await this.applyDoc(oid, opened.get(oid)!);
+      await this.applyDoc(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
       // Between two documents the service answers requests, and local writes made meanwhile go
       // out without waiting for the rest of a long catch-up.
       await new Promise((r) => setImmediate(r));
@@ -744,7 +764,7 @@ export class SyncEngine {
     this.compactSoon();
   }
 
-  private async applyDoc(oid: string, chunks: Opened[]): Promise<void> {
+  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
     const db = this.app.db;
     const have = this.load(oid);
     let doc: A.Doc<unknown> = have?.doc ?? A.init();
@@ -792,7 +812,11 @@ export class SyncEngine {
         // not seen them): they are sent again, so that they cannot be lost with the covered chunks.
         if (snapshot.lacksOurs) markDocResend(db, oid, headsText(snapshot.heads));
       }
-      if (tail > 0) addDocTail(db, oid, tail);
+      // A snapshot empties the tail, but it does not cover this device's own changes that came in
+      // the same pull (those after it, and maybe those before, which its covers may not reach):
+      // they count again, or they would stay on the relay uncovered until the tail grew anew.
+      const addTail = tail + (snapshot ? ownBytes : 0);
+      if (addTail > 0) addDocTail(db, oid, addTail);
       // What arrived is on the relay: unless this device has changes of its own not sent yet, the relay holds all of it.
       const now = getDoc(db, oid)!;
       if (!now.dirty) markDocSynced(db, oid, headsText(after), 0);

@@ -335,7 +335,8 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
     if (!(await e.waitUntilConnected(CONNECT_TIMEOUT_MS))) {
       const why = e.lastError ?? `No answer from the relay at ${config.relayUrl} within ${CONNECT_TIMEOUT_MS / 1000} s.`;
       await e.close();
-      throw new UpstreamError('relay_unreachable', `${why} Nothing was changed.`);
+      // One sentence (the command line prints it as its one line): the reason, then what it left.
+      throw new UpstreamError('relay_unreachable', `${why.replace(/\.$/, '')}; nothing was changed.`);
     }
     return e;
   }

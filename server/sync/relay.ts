@@ -261,8 +261,8 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   // The relay of the first, unencrypted protocol kept automerge-repo's files in documents/.
   if (existsSync(join(options.dataDir, 'documents'))) {
     throw new RelayConfigError(
-      `${options.dataDir} holds a relay of the old, unencrypted format (its documents/ folder): this relay stores only sealed chunks. ` +
-        'Start it with an empty --data folder (move the old one away or delete it), then set sync up again on your devices.',
+      `${options.dataDir} holds a relay of the old, unencrypted format (its documents/ folder), while this relay stores only sealed chunks: ` +
+        'start it with an empty --data folder (move the old one away or delete it), then set sync up again on your devices.',
     );
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });

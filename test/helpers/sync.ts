@@ -23,8 +23,8 @@ export interface RelayProcess {
   restart(): Promise<void>;
 }
 
-async function spawnRelay(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; token: string; port: number }> {
-  const child = spawn(process.execPath, [CLI, 'relay', '--port', String(port), '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function spawnRelay(dataDir: string, port: number, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; token: string; port: number }> {
+  const child = spawn(process.execPath, [CLI, 'relay', '--port', String(port), '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   let err = '';
   child.stderr!.on('data', (c) => (err += c));
@@ -45,8 +45,10 @@ async function spawnRelay(dataDir: string, port: number): Promise<{ child: Child
   });
 }
 
-export async function startRelay(dataDir: string): Promise<RelayProcess> {
-  const first = await spawnRelay(dataDir, 0);
+/** `env`: added to the relay's environment (CHYME_RELAY_COMPACT_GRACE_MS), also after a restart. */
+export async function startRelay(dataDir: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<RelayProcess> {
+  const env = options.env ?? {};
+  const first = await spawnRelay(dataDir, 0, env);
   const relay: RelayProcess = {
     ...first,
     dataDir,
@@ -61,7 +63,7 @@ export async function startRelay(dataDir: string): Promise<RelayProcess> {
       // The port was just freed; another process could take it, so a few tries.
       for (let i = 0; ; i++) {
         try {
-          relay.child = (await spawnRelay(dataDir, relay.port)).child;
+          relay.child = (await spawnRelay(dataDir, relay.port, env)).child;
           return;
         } catch (err) {
           if (i >= 20) throw err;

@@ -1,63 +1,27 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as Automerge from '@automerge/automerge';
 import { runCli } from '../helpers/cli.js';
 import { converged, pair, startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
+import { blobs, describeHits, scanBytes, scanFolder, withDb } from './scan.js';
 
 /**
- * Issue 22 / SYNC.md §6 and §8 case 5, "secrets stay per device": after a run with webhooks, API
- * keys and an MQTT password on A, nothing of them is in the relay's storage or anywhere in B's
- * files (its database, WAL, and sync storage). The documents are Automerge binaries whose large
- * columns are DEFLATE-compressed, so the scanner also decodes every document's whole history
- * (every change's operations, overwritten values included) and searches that text; it is shown to
- * work by finding the secrets in A's own database and a meal's description in the relay's documents.
+ * Issue 22 / SYNC.md §6 and §8 case 5, "secrets stay per device", with the sealed relay of issue 27:
+ * after a run with webhooks, API keys and an MQTT password on A, nothing of them is in the relay's
+ * folder (relay.db: sealed chunks) nor anywhere in B's files (its database and WAL, where its copies
+ * of the documents are, in sync_docs). The scanner (scan.ts) looks for each secret in every encoding
+ * and compressed stream it knows, and in the decoded history of every document B holds; it is shown
+ * to work by finding the secrets in A's own database and a meal's description in B's documents.
+ *
+ * The history secret itself is not device-local: every device of the history keeps it, in its
+ * sync_config row (base32), since every key of the history is derived from it. The relay never has it.
  */
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function filesUnder(path: string): string[] {
-  if (!existsSync(path)) return [];
-  if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).flatMap((e) => filesUnder(join(path, e)));
-}
-
-/** The text of every change of every Automerge document stored under `dir` (NodeFS layout: xx/rest/kind/hash). */
-function decodedDocuments(dir: string): Map<string, string> {
-  const byDoc = new Map<string, string[]>();
-  for (const f of filesUnder(dir)) {
-    const parts = relative(dir, f).split(sep);
-    const kind = parts.at(-2);
-    if (kind !== 'snapshot' && kind !== 'incremental') continue;
-    const doc = parts.slice(0, -2).join(sep);
-    byDoc.set(doc, [...(byDoc.get(doc) ?? []), f]);
-  }
-  const out = new Map<string, string>();
-  for (const [doc, files] of byDoc) {
-    let d = Automerge.init<unknown>();
-    for (const f of files) d = Automerge.loadIncremental(d, new Uint8Array(readFileSync(f)));
-    const changes = Automerge.getAllChanges(d).map((c) => Automerge.decodeChange(c));
-    out.set(join(dir, doc), JSON.stringify({ state: d, changes }));
-  }
-  return out;
-}
-
-/** Where each needle occurs: in a file's bytes, or in a decoded document's history. */
-function scan(paths: string[], needles: string[], decodeUnder: string[] = []): string[] {
-  const hits: string[] = [];
-  for (const f of paths.flatMap(filesUnder)) {
-    const bytes = readFileSync(f);
-    for (const n of needles) if (bytes.includes(Buffer.from(n, 'utf8'))) hits.push(`${n} in ${f}`);
-  }
-  for (const dir of decodeUnder) {
-    for (const [doc, text] of decodedDocuments(dir)) for (const n of needles) if (text.includes(n)) hits.push(`${n} in the history of ${doc}`);
-  }
-  return hits;
-}
 
 describe('sync: secrets stay on their device', () => {
   let dir: string;
@@ -129,31 +93,47 @@ describe('sync: secrets stay on their device', () => {
     ];
   };
   const bFiles = () => readdirSync(dir).filter((f) => f.startsWith(basename(b.dbPath))).map((f) => join(dir, f));
+  /** B's copies of the documents (read after its files were scanned: opening the database may add a WAL). */
+  const bDocuments = () => blobs(b.dbPath, 'SELECT name AS label, bytes FROM sync_docs');
 
   test('the scanner finds what A keeps: its webhook secrets, MQTT password and key prefixes are in its own files', () => {
-    const aFiles = readdirSync(dir).filter((f) => f.startsWith(basename(a.dbPath)) && !f.endsWith('.sync')).map((f) => join(dir, f));
-    const hits = scan(aFiles, [secrets.whsecGenerated!, secrets.customWebhook!, secrets.mqttPassword!, secrets.keyA2!.slice(0, 10)]);
-    for (const n of [secrets.whsecGenerated!, secrets.customWebhook!, secrets.mqttPassword!, secrets.keyA2!.slice(0, 10)]) {
-      assert.ok(hits.some((h) => h.startsWith(`${n} in `)), `${n} not found in A's database: the scanner does not work`);
-    }
+    const aFiles = readdirSync(dir).filter((f) => f.startsWith(basename(a.dbPath))).map((f) => join(dir, f));
+    const needles = [secrets.whsecGenerated!, secrets.customWebhook!, secrets.mqttPassword!, secrets.keyA2!.slice(0, 10)];
+    const hits = aFiles.flatMap((f) => scanFolder(f, needles, { streams: false }));
+    for (const n of needles) assert.ok(hits.some((h) => h.needle === n), `${n} not found in A's database: the scanner does not work`);
   });
 
-  test('the scanner reads the documents: the meal description is in the relay\'s and in B\'s sync storage', () => {
-    const relayDocs = join(relay.dataDir, 'documents');
-    assert.ok(scan([], [marker], [relayDocs]).length > 0, 'the relay\'s documents do not decode to the meal that was synced');
-    assert.ok(scan([], [`${marker} edited`], [`${b.dbPath}.sync`]).length > 0, 'B\'s sync storage does not decode to its own meal');
-    assert.ok(existsSync(`${b.dbPath}.sync`) && filesUnder(`${b.dbPath}.sync`).length > 0);
-  });
-
-  test('no secret of A is in the relay\'s data folder', () => {
+  test('no secret of A is in the relay\'s data folder (relay.db, every chunk in it opened as it is stored)', () => {
     const needles = [...aNeedles(), 'chy_'];
-    assert.deepEqual(scan([relay.dataDir], needles, [join(relay.dataDir, 'documents')]), []);
+    assert.equal(describeHits(scanFolder(relay.dataDir, needles)), '');
+    const chunks = blobs(join(relay.dataDir, 'relay.db'), 'SELECT seq AS label, bytes FROM chunks');
+    assert.ok(chunks.length > 0);
+    assert.equal(describeHits(chunks.flatMap((c) => scanBytes(c.bytes, needles, `chunk ${c.label}`))), '');
   });
 
-  test('no secret of A is in B\'s database, WAL or sync storage', () => {
+  test('no secret of A is in B\'s database or WAL, nor in the history of any document B holds', () => {
     const files = bFiles();
-    assert.ok(files.some((f) => f.endsWith('.db')) && files.some((f) => f.endsWith('.db.sync')), files.join(', '));
-    assert.deepEqual(scan(files, aNeedles(), [`${b.dbPath}.sync`]), []);
+    assert.ok(files.some((f) => f.endsWith('.db')), files.join(', '));
+    // The documents are in B's database: there is no sync folder beside it any more.
+    assert.ok(!existsSync(`${b.dbPath}.sync`), `${b.dbPath}.sync exists`);
+    assert.equal(describeHits(files.flatMap((f) => scanFolder(f, aNeedles(), { streams: false }))), '');
+    const docs = bDocuments();
+    assert.ok(docs.some((d) => d.label === 'root') && docs.some((d) => d.label.startsWith('shard:meals/')), docs.map((d) => d.label).join(', '));
+    assert.equal(describeHits(docs.flatMap((d) => scanBytes(d.bytes, aNeedles(), `B's document ${d.label}`))), '');
+  });
+
+  test('the scanner reads the documents: the meal description is in B\'s documents, and not in the relay\'s folder', () => {
+    const inB = bDocuments().flatMap((d) => scanBytes(d.bytes, [`${marker} edited`], d.label));
+    assert.ok(inB.length > 0, 'B\'s documents do not decode to its own meal');
+    assert.equal(describeHits(scanFolder(relay.dataDir, [marker])), '');
+  });
+
+  test('the history secret is in each device\'s sync_config (the same on both), and nowhere in the relay\'s folder', () => {
+    const secretOf = (d: Device) => withDb(d.dbPath, (db) => db.prepare('SELECT history_secret FROM sync_config').pluck().get() as string | undefined);
+    const secret = secretOf(b);
+    assert.match(String(secret), /^[A-Z2-7]{26}$/);
+    assert.equal(secretOf(a), secret);
+    assert.equal(describeHits(scanFolder(relay.dataDir, [secret!])), '');
   });
 
   test('B lists only its own API keys, and none of A\'s subscriptions or MQTT set-up', async () => {
