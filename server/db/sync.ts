@@ -167,10 +167,13 @@ export function docStorage(db: Db, oid: string): { heads: string; bytes: number;
   return db.prepare('SELECT heads, LENGTH(bytes) AS bytes, base_bytes AS baseBytes FROM sync_docs WHERE oid = ?').get(oid) as { heads: string; bytes: number; baseBytes: number } | undefined;
 }
 
-/** Appends the changes since the stored heads (Automerge loads a save followed by such chunks). */
+/**
+ * Appends the changes since the stored heads (Automerge loads a save followed by such chunks).
+ * `||` makes TEXT of its operands: the CAST keeps the column a BLOB, byte for byte.
+ */
 export function appendDoc(db: Db, d: { oid: string; changes: Uint8Array; heads: string; dirty: boolean; unprojected: boolean }): void {
   db.prepare(
-    `UPDATE sync_docs SET bytes = bytes || @changes, heads = @heads, dirty = MAX(dirty, @dirty), unprojected = MAX(unprojected, @unprojected) WHERE oid = @oid`,
+    `UPDATE sync_docs SET bytes = CAST(bytes || @changes AS BLOB), heads = @heads, dirty = MAX(dirty, @dirty), unprojected = MAX(unprojected, @unprojected) WHERE oid = @oid`,
   ).run({ ...d, dirty: d.dirty ? 1 : 0, unprojected: d.unprojected ? 1 : 0 });
 }
 

@@ -287,7 +287,7 @@ describe('chyme relay', () => {
     const r = runCli(['relay', '--port', '0', '--data', data]);
     assert.equal(r.status, 2);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^chyme: [^\n]+ holds a relay of the old, unencrypted format \(its documents\/ folder\): [^\n]+\.\n$/);
+    assert.match(r.stderr, /^chyme: [^\n]+ holds a relay of the old, unencrypted format \(its documents\/ folder\)[^\n]+\.\n$/);
     assert.deepEqual(snapshotFolder(data), before);
   });
 
