@@ -14,8 +14,8 @@ import { converged, startDevice, startSyncedPair, until, type Device, type Synce
  */
 
 const LOG_EVERY_MS = 2000;
-/** A meal logged on one device must reach the other within this (a bound on hangs; the target is 5 s). */
-const ARRIVAL_BOUND_MS = 20_000;
+/** A meal logged on one device must reach the other within this (a bound on hangs on a loaded machine; the target, 5 s, is the bench's). */
+const ARRIVAL_BOUND_MS = 60_000;
 /** No request may take longer than this (a bound on hangs; the target is 200 ms). */
 const REQUEST_BOUND_MS = 10_000;
 
