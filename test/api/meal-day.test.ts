@@ -49,9 +49,10 @@ describe("a meal's day after a time zone change", () => {
     const list = (await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-26&end_date=2026-11-26')).body.data.map((m: any) => m.id);
     assert.deepEqual(list, [ny.body.id, berlin.body.id]);
 
-    // The daily score of 25 Nov has no meals (UNSCORABLE); 26 Nov's counts both.
+    // The meals stay on 26 Nov; the toast, eaten in the night before 26 Nov began, belongs to 25
+    // Nov's eating window (docs/model.md, "Eating in the night"), so 25 Nov is scored too.
     const scores = (await t.request('GET', '/v1/digestion/scores/daily?start_date=2026-11-25&end_date=2026-11-26')).body.data;
-    assert.equal(scores[0].score_state, 'UNSCORABLE');
+    assert.equal(scores[0].score_state, 'SCORED');
     assert.equal(scores[1].score_state, 'PENDING');
   });
 

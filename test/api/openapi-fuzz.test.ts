@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { errorOf, startTestService, type HttpReply, type TestService } from '../helpers/service.js';
 import { SCOPES, type Scope } from '../../server/auth/scopes.js';
 import { arbitraryFor, durationMs, isUri, resolve, type JsonSchema, type SchemaContext } from '../helpers/schema-arbitrary.js';
+import { encodePairingCode } from '../../server/sync/index.js';
 
 /**
  * Issue #10 item 6: the OpenAPI document says what the server enforces. For every operation that
@@ -96,7 +97,7 @@ function brokerOnLoopback(body: any): any {
  * leaves this machine and each answer is a prompt 502. A pairing code's inside is stated in prose
  * (the code another device shows), so join gets a well-formed code for such a relay.
  */
-const LOOPBACK_PAIRING_CODE = `chyme-sync:${Buffer.from(JSON.stringify({ v: 1, relay: 'ws://127.0.0.1:1', token: 'fuzz-token', root: 'automerge:2Dn6PQn3ofcbdvjZXm1ZdS539cv3' })).toString('base64url')}`;
+const LOOPBACK_PAIRING_CODE = encodePairingCode({ relay: 'ws://127.0.0.1:1', secret: new Uint8Array(16).fill(7) });
 function syncOnLoopback(operationId: string | undefined, body: any): any {
   if (operationId === 'setupSync' && typeof body?.relay === 'string') return { ...body, relay: 'ws://127.0.0.1:1' };
   if (operationId === 'joinSync' && body) return { ...body, pairing_code: LOOPBACK_PAIRING_CODE };

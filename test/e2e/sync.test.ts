@@ -148,7 +148,7 @@ describe('Sync card', { skip: skip ?? false }, () => {
         try {
           await page.goto(`${b.url}/#/integrations`);
           const card = await cardIn(page, 'off');
-          assert.match(await card.innerText(), /relay stores your data unencrypted/);
+          assert.match(await card.innerText(), /end-to-end encrypted: the relay stores only sealed changes/);
           assert.match(await card.innerText(), /API keys, webhook secrets and MQTT passwords never leave this device/);
           await card.scrollIntoViewIfNeeded();
           if (width === 390) {

@@ -209,7 +209,7 @@ function SyncOff({ show, reload }: { show: (s: SyncStatus, switched?: boolean) =
         <code>chyme relay</code> on a home server, a NAS or a small VPS.
       </p>
       <p className="muted small">
-        The relay stores your data unencrypted, so run it on hardware you own. API keys, webhook secrets and MQTT passwords never leave this device.
+        Sync is end-to-end encrypted: the relay stores only sealed changes that nobody without your pairing code can read, so it may run on a rented server. API keys, webhook secrets and MQTT passwords never leave this device.
       </p>
       <div className="sync__forms">
         <form className="stack sync__form" onSubmit={(e) => void submitSetup(e)} noValidate aria-labelledby={`${ids}-setup-title`} aria-describedby={setupForm.errors[''] ? setupErrId : undefined} data-testid="sync-setup">
@@ -534,7 +534,7 @@ function PairingCode() {
         {open && code ? (
           <div className="sync__pairing-body">
             <p className="row__warn">
-              <strong>This code is a password.</strong> Anyone who has it can read and change all your data through your relay: give it only to your own computers.
+              <strong>This code is a password.</strong> It holds the key to your history: anyone who has it can read and change all your data through your relay, so give it only to your own devices, and keep a copy somewhere safe: without it and your devices, the history cannot be recovered from the relay.
             </p>
             <div className="sync__code-row">
               <code className="sync__code" data-testid="sync-pairing-code">
