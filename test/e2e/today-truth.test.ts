@@ -52,6 +52,8 @@ describe('Today tells the truth (issue 28)', { skip: skip ?? false }, () => {
         await waitForToday(page);
         const kcal = page.getByTestId('so-far-kcal');
         await kcal.waitFor();
+        // The card shows before the day's meals have loaded (0 kcal): wait for them (a bound on hangs).
+        for (const deadline = Date.now() + 15_000; /^0\s*kcal$/.test((await kcal.innerText()).trim()) && Date.now() < deadline; ) await page.waitForTimeout(100);
         assert.match(await kcal.innerText(), /^500\s*kcal$/, 'the snack at 11:00 is not eaten yet');
         assert.equal(await page.getByTestId('so-far-protein_g').innerText(), '–');
         assert.equal(await page.getByText(/P 0 g/).count(), 0, 'no meal reads 0 g of a protein nobody gave');
