@@ -208,6 +208,11 @@ export function listUnprojectedDocs(db: Db): string[] {
   return db.prepare('SELECT oid FROM sync_docs WHERE unprojected = 1').pluck().all() as string[];
 }
 
+/** Local changes the relay has not confirmed: outbox entries, and documents with changes not yet sent. */
+export function countPendingChanges(db: Db): number {
+  return countOutbox(db) + countDirtyDocs(db);
+}
+
 export function countDirtyDocs(db: Db): number {
   return db.prepare('SELECT COUNT(*) FROM sync_docs WHERE dirty = 1').pluck().get() as number;
 }

@@ -6,6 +6,7 @@ import {
   docStorage,
   countDirtyDocs,
   countOutbox,
+  countPendingChanges,
   CURSOR_KEY,
   deleteOutboxThrough,
   deleteRow,
@@ -152,8 +153,6 @@ export class SyncEngine {
   private readonly prepared = new Map<string, { heads: string; body: Uint8Array; since: string }>();
   /** Records a projection passed over because a local change of theirs was in the outbox. */
   private readonly heldBack = new Set<string>();
-  /** Chunks skipped for failing authentication in this process's life. */
-  integrityProblems = 0;
 
   constructor(
     private readonly app: AppContext,
@@ -228,10 +227,6 @@ export class SyncEngine {
     if (doc.kind !== 'chyme.root') throw new Error('That document is not a Chyme history.');
     this.root = doc;
     return true;
-  }
-
-  hasRoot(): boolean {
-    return this.root !== undefined;
   }
 
   /** Adds this device to the history's device list (or marks it there again, after leaving). */
@@ -351,7 +346,7 @@ export class SyncEngine {
 
   /** Local changes the relay has not confirmed: outbox entries and documents with unsent changes. */
   pendingCount(): number {
-    return countOutbox(this.app.db) + countDirtyDocs(this.app.db);
+    return countPendingChanges(this.app.db);
   }
 
   /** Resolves once the relay has every local change, or after timeoutMs (false). */
@@ -766,13 +761,17 @@ export class SyncEngine {
 
   private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
     const db = this.app.db;
+    // Awaited first: from the row read below to its commit nothing else runs (an acknowledgement
+    // arriving between would otherwise change what the row says).
+    const isRoot = oid === (await this.rootOid);
     const have = this.load(oid);
     let doc: A.Doc<unknown> = have?.doc ?? A.init();
     let name = have?.name;
     const before = A.getHeads(doc);
     let tail = 0;
     let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
-    const synced = JSON.parse(getDoc(db, oid)?.syncedHeads ?? '[]') as string[];
+    const row = getDoc(db, oid);
+    const synced = JSON.parse(row?.syncedHeads ?? '[]') as string[];
     for (const { ch, name: chunkName, body, error } of chunks) {
       let opened: { name: string; body: Uint8Array };
       try {
@@ -782,7 +781,6 @@ export class SyncEngine {
         doc = A.loadIncremental(doc, opened.body);
       } catch (err) {
         const problem = err instanceof IntegrityError ? `A chunk failed authentication: ${err.message}.` : `A chunk could not be read: ${(err as Error)?.message ?? String(err)}.`;
-        this.integrityProblems += 1;
         this.app.log.warn('sync: skipped a chunk from the relay', { seq: ch.seq, problem });
         recordIntegrityProblem(db, { oid, relaySeq: ch.seq, problem, detectedMs: this.app.clock.now() });
         continue;
@@ -797,11 +795,10 @@ export class SyncEngine {
     }
     if (name === undefined) return;
     const after = A.getHeads(doc);
-    const changed = before.join() !== A.getHeads(doc).join();
+    const changed = before.join() !== after.join();
     // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
     this.remember(oid, name, doc);
-    if (oid === (await this.rootOid) && (doc as { kind?: unknown }).kind === 'chyme.root') this.root = doc as A.Doc<RootDoc>;
-    const row = getDoc(db, oid);
+    if (isRoot) this.root = doc as A.Doc<RootDoc>;
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
@@ -818,12 +815,10 @@ export class SyncEngine {
       const addTail = tail + (snapshot ? ownBytes : 0);
       if (addTail > 0) addDocTail(db, oid, addTail);
       // What arrived is on the relay: unless this device has changes of its own not sent yet, the relay holds all of it.
-      const now = getDoc(db, oid)!;
-      if (!now.dirty) markDocSynced(db, oid, headsText(after), 0);
+      if (!row?.dirty && !snapshot?.lacksOurs) markDocSynced(db, oid, headsText(after), 0);
     });
     if (!changed) return;
-    if (oid === (await this.rootOid)) {
-      this.root = doc as A.Doc<RootDoc>;
+    if (isRoot) {
       this.projectRoot(before.length === 0 ? null : A.diff(doc, before, after));
       setDocProjected(db, oid);
       return;

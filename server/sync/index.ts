@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { AppContext, DeviceRole, Subsystem } from '../app-context.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
-import { clearSyncState, countDirtyDocs, countOutbox, forgetSyncConfig, getSyncConfig, hasDoc, listConflicts, listIntegrityProblems, saveSyncConfig, type SyncConfig } from '../db/sync.js';
+import { clearSyncState, countPendingChanges, forgetSyncConfig, getSyncConfig, hasDoc, listConflicts, listIntegrityProblems, saveSyncConfig, type SyncConfig } from '../db/sync.js';
 import { ConflictError, InvalidInputError, UpstreamError } from '../domain-errors.js';
 import { randomToken } from '../ids.js';
 import { currentSettings } from '../settings.js';
@@ -269,7 +269,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
       relay: config.relayUrl,
       connected,
       last_synced_at: lastSynced === null ? null : isoUtc(lastSynced),
-      pending_changes: engine ? engine.pendingCount() : countOutbox(app.db) + countDirtyDocs(app.db),
+      pending_changes: engine ? engine.pendingCount() : countPendingChanges(app.db),
       webhook_host: hostResource(host),
       is_webhook_host: host?.device_id === config.deviceId,
       peers: Object.entries(devices)
