@@ -84,15 +84,18 @@ describe("a meal's day after a time zone change, on every screen", { skip: skip 
       const api = await server.api<{ data: Array<{ meal_id: string }> }>('GET', '/v1/digestion/timeline?start_date=2026-11-26&end_date=2026-11-26');
       assert.deepEqual(api.body.data.map((e) => e.meal_id).sort(), [ids.berlin, ids.ny].sort());
       await page.goto(`${server.url}/#/timeline?day=2026-11-26&view=day`);
-      const day = page.getByTestId('timeline-day');
+      const day = page.locator('[data-testid="timeline-day"][data-day="2026-11-26"]');
       await day.locator(`[data-testid="timeline-bar"][data-meal-id="${ids.berlin}"]`).waitFor();
       assert.match(await day.locator(`[data-meal-id="${ids.berlin}"] .row-label__time`).textContent() ?? '', /^0:20 \(UTC\+1\)$/);
       const dayOrder = await day.getByTestId('timeline-bar').evaluateAll((bars) => bars.map((b) => b.getAttribute('data-meal-id')));
       assert.deepEqual(dayOrder.filter((id) => id !== ids.dinner), [ids.berlin, ids.ny]);
       await day.screenshot({ path: join(dir, 'timeline-day.png') });
+      // A hash change keeps the page, so the 26th's chart (which carries the dinner over) may still
+      // be drawn: wait for the 25th's own chart before reading it.
       await page.goto(`${server.url}/#/timeline?day=2026-11-25&view=day`);
-      await page.getByTestId('timeline-day').locator(`[data-meal-id="${ids.dinner}"]`).waitFor();
-      assert.equal(await page.getByTestId('timeline-day').locator(`[data-meal-id="${ids.berlin}"]`).count(), 0, 'not on 25 Nov');
+      const day25 = page.locator('[data-testid="timeline-day"][data-day="2026-11-25"]');
+      await day25.locator(`[data-meal-id="${ids.dinner}"]`).waitFor();
+      assert.equal(await day25.locator(`[data-meal-id="${ids.berlin}"]`).count(), 0, 'not on 25 Nov');
 
       await page.goto(`${server.url}/#/timeline?day=2026-11-26&view=week`);
       const week = page.getByTestId('timeline-week');

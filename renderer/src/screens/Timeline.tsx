@@ -244,7 +244,7 @@ function DayChart({ day, bars: allBars, now }: { day: string; bars: Bar[]; now: 
 
   return (
     <>
-      <div className="timeline" ref={ref} data-testid="timeline-day">
+      <div className="timeline" ref={ref} data-testid="timeline-day" data-day={day}>
         <svg width={width} height={height} role="img" aria-label={summary}>
           {ticks.map((tk) => (
             <g key={tk.t} className="tick">
