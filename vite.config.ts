@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin, type UserConfig } from 'vite';
 import react from '@vitejs/plugin-react';
@@ -16,14 +17,50 @@ const devCsp: Plugin = {
       .replace("connect-src 'self'", "connect-src 'self' ws: wss:"),
 };
 
+const shim = (name: string) => fileURLToPath(new URL(`./renderer/src/phone/shims/${name}`, import.meta.url));
+
 /**
- * `vite build --mode phone`: the phone app (issue 29), for now its storage spike: renderer/phone.html,
- * its page script and the storage worker with SQLite-WASM, into build/phone/, apart from the
- * desktop's bundle (which neither loads nor ships it).
+ * The service's modules in the phone's worker: `server/paths.ts` (which finds the package's files
+ * on disk) becomes the phone's, whatever relative path imports it.
+ */
+const phonePaths: Plugin = {
+  name: 'chyme-phone-paths',
+  enforce: 'pre',
+  async resolveId(source, importer, options) {
+    if (!source.endsWith('/paths.js') || !importer) return null;
+    const resolved = await this.resolve(source.replace(/\.js$/, '.ts'), importer, { ...options, skipSelf: true });
+    return resolved?.id === fileURLToPath(new URL('./server/paths.ts', import.meta.url)) ? shim('paths.ts') : null;
+  },
+};
+
+/**
+ * `vite build --mode phone`: the phone app (issue 29): renderer/phone.html, the desktop's React
+ * app with the phone's transport, and the worker that runs the service's routes over SQLite-WASM
+ * (renderer/src/phone/core-worker.ts), into build/phone/, apart from the desktop's bundle (which
+ * neither loads nor ships any of it). The service's modules import a few Node built-ins; the
+ * worker gets small browser versions of them (renderer/src/phone/shims/): SHA-256 in JS for
+ * node:crypto's createHash, and no file system, since the worker fetches or bundles the files
+ * it needs (the food table, the search words).
  */
 const phone: UserConfig = {
   root: 'renderer',
   base: './',
+  plugins: [react(), phonePaths],
+  resolve: {
+    alias: {
+      'node:crypto': shim('node-crypto.ts'),
+      'node:fs': shim('node-fs.ts'),
+      'node:path': shim('node-path.ts'),
+      'node:zlib': shim('node-zlib.ts'),
+    },
+  },
+  define: {
+    __CHYME_VERSION__: JSON.stringify((JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }).version),
+    // What the service's modules read of `process` at import time (zone files, the OS family).
+    'process.platform': JSON.stringify('browser'),
+    'process.env.TZ': 'undefined',
+    'process.env.TZDIR': 'undefined',
+  },
   build: {
     outDir: '../build/phone',
     emptyOutDir: true,
@@ -31,10 +68,11 @@ const phone: UserConfig = {
     modulePreload: { polyfill: false },
     sourcemap: false,
     reportCompressedSize: true,
+    chunkSizeWarningLimit: 1200,
     rolldownOptions: { input: fileURLToPath(new URL('./renderer/phone.html', import.meta.url)) },
   },
   // The worker imports modules (SQLite-WASM is an ES module); module workers are Chrome 80+, Safari 15+.
-  worker: { format: 'es' },
+  worker: { format: 'es', plugins: () => [phonePaths] },
 };
 
 // The renderer is a static bundle served by `chyme serve` (browser mode) and loaded by Electron from

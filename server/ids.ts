@@ -1,5 +1,3 @@
-import { randomFillSync } from 'node:crypto';
-
 /** Resource id prefixes (CONTRACT §3). One place, so a prefix cannot drift between modules. */
 export type IdPrefix = 'meal' | 'food' | 'smeal' | 'sleep' | 'whsub' | 'evt' | 'whdel' | 'key' | 'req' | 'ins' | 'imp';
 
@@ -9,12 +7,13 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
  * Random bytes are drawn from a pool refilled 4 KiB at a time: one call into the system's CSPRNG
  * per ~100 ids instead of one per id (every request gets an id). Each byte is used once.
  */
-const pool = Buffer.alloc(4096);
+// WebCrypto's getRandomValues (Node's global crypto too), so the phone's worker draws ids the same way.
+const pool = new Uint8Array(4096);
 let poolAt = pool.length;
 
 function randomByte(): number {
   if (poolAt === pool.length) {
-    randomFillSync(pool);
+    crypto.getRandomValues(pool);
     poolAt = 0;
   }
   return pool[poolAt++]!;
@@ -37,7 +36,8 @@ export function newId(prefix: IdPrefix): string {
 
 /** Bytes as base62 (a digest as an id: deterministic ids such as event ids). */
 export function base62(bytes: Uint8Array): string {
-  let n = BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);
+  let n = 0n;
+  for (const byte of bytes) n = (n << 8n) | BigInt(byte);
   let out = '';
   while (n > 0n) {
     out = ALPHABET[Number(n % 62n)]! + out;

@@ -8,9 +8,9 @@
  * Anything that serializes it the ordinary way (JSON.stringify) still gets the same value.
  */
 export class JsonText {
-  readonly parts: ReadonlyArray<string | Buffer>;
+  readonly parts: ReadonlyArray<string | Uint8Array>;
 
-  constructor(...parts: Array<string | Buffer>) {
+  constructor(...parts: Array<string | Uint8Array>) {
     this.parts = parts;
   }
 
@@ -20,7 +20,13 @@ export class JsonText {
     return n;
   }
 
+  /** The whole JSON text (the phone's worker sends text, not bytes). */
+  text(): string {
+    const decoder = new TextDecoder();
+    return this.parts.map((p) => (typeof p === 'string' ? p : decoder.decode(p))).join('');
+  }
+
   toJSON(): unknown {
-    return JSON.parse(this.parts.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join(''));
+    return JSON.parse(this.text());
   }
 }

@@ -16,6 +16,8 @@ test('server, tests and bench typecheck under strict TypeScript', () => typechec
 
 test('the renderer typechecks', { skip: !existsSync(join(ROOT, 'renderer', 'tsconfig.json')) }, () => typecheck('renderer/tsconfig.json'));
 
+test('the phone\'s worker typechecks (the service\'s modules in a browser worker)', () => typecheck('renderer/tsconfig.worker.json'));
+
 // Electron's type definitions come with its optional npm package, not with its binary. Where npm
 // dropped the package (the binary could not be downloaded) electron/typecheck.mjs skips the check
 // with the reason and the command that installs the types, and so does this test; under CI (which

@@ -29,9 +29,24 @@ const ROUTES: { route: Route; label: string; icon: Parameters<typeof Icon>[0]['n
   { route: 'integrations', label: 'Integrations', icon: 'plug' },
 ];
 
-function parseHash(): { route: Route; params: URLSearchParams } {
+/**
+ * Which screens the app shows, and what of the service's live parts. The desktop shows them all;
+ * the phone (renderer/src/phone/) shows Today, Log meal, Gut score, Timeline and its own
+ * Integrations, and has no event stream.
+ */
+export interface AppVariant {
+  screens: readonly Route[];
+  /** What the Integrations screen holds instead of the desktop's cards. */
+  integrations?: ReactNode;
+  /** The live-updates badge (there is an event stream to report on). */
+  live: boolean;
+}
+
+const DESKTOP: AppVariant = { screens: ROUTES.map((r) => r.route), live: true };
+
+function parseHash(screens: readonly Route[]): { route: Route; params: URLSearchParams } {
   const [path = '', qs = ''] = location.hash.replace(/^#\/?/, '').split('?');
-  const route = (ROUTES.find((r) => r.route === path)?.route ?? 'today') as Route;
+  const route = screens.find((r) => r === path) ?? 'today';
   return { route, params: new URLSearchParams(qs) };
 }
 
@@ -206,8 +221,9 @@ function Gate({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
-export function App() {
-  const [{ route, params }, setLocation] = useState(parseHash);
+export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
+  const routes = useMemo(() => ROUTES.filter((r) => variant.screens.includes(r.route)), [variant]);
+  const [{ route, params }, setLocation] = useState(() => parseHash(variant.screens));
   const [settings, setSettings] = useState<Settings | null>(null);
   const [bootError, setBootError] = useState<unknown>(null);
   const [signedOut, setSignedOut] = useState(false);
@@ -239,13 +255,13 @@ export function App() {
     loadSettings();
     const off = onUnauthenticated(() => setSignedOut(true));
     // A transition: the current screen stays until the next one can render (no loading flash).
-    const onHash = () => startTransition(() => setLocation(parseHash()));
+    const onHash = () => startTransition(() => setLocation(parseHash(variant.screens)));
     window.addEventListener('hashchange', onHash);
     return () => {
       off();
       window.removeEventListener('hashchange', onHash);
     };
-  }, [loadSettings]);
+  }, [loadSettings, variant]);
 
   // Another client (or the CLI) may change settings: keep ours current.
   useServiceEvents(['settings.updated'], loadSettings);
@@ -297,7 +313,7 @@ export function App() {
         // transition after an async hashchange, so the control the user pressed shows its new value
         // at once. pushState keeps Back working; it fires no hashchange of its own.
         history.pushState(null, '', hash);
-        setLocation(parseHash());
+        setLocation(parseHash(variant.screens));
       },
       openMeal: (draft) => {
         draftRef.current = draft;
@@ -311,7 +327,7 @@ export function App() {
       },
     };
     // `now` re-derives `today` when the day turns.
-  }, [settings, now, route]);
+  }, [settings, now, route, variant]);
 
   if (signedOut) {
     return (
@@ -350,7 +366,7 @@ export function App() {
       screen = <ImportScreen />;
       break;
     case 'integrations':
-      screen = <IntegrationsScreen />;
+      screen = variant.integrations ?? <IntegrationsScreen />;
       break;
   }
 
@@ -367,7 +383,7 @@ export function App() {
           </p>
           <nav aria-label="Screens">
             <ul>
-              {ROUTES.map((r) => (
+              {routes.map((r) => (
                 <li key={r.route}>
                   <a href={`#/${r.route}`} aria-current={r.route === route ? 'page' : undefined} className="nav-link">
                     <Icon name={r.icon} />
@@ -378,7 +394,7 @@ export function App() {
             </ul>
           </nav>
           <div className="sidebar__foot">
-            <LiveBadge />
+            {variant.live ? <LiveBadge /> : null}
             <ThemeToggle />
           </div>
         </aside>

@@ -22,28 +22,32 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
  * literal segments match case-sensitively, and one trailing slash is allowed (strict: false).
  */
 
-/** A route as the table knows it: its template, the prefix its router is mounted at, its steps. */
-export interface DispatchRoute {
+/**
+ * A route as the table knows it: its template, the prefix its router is mounted at, its steps
+ * (the HTTP pipeline's middleware; the phone's local transport, api/local.ts, keeps the route's
+ * definition there instead and runs it without HTTP).
+ */
+export interface DispatchRoute<S = RequestHandler[]> {
   method: string;
   /** OpenAPI-style template, e.g. /v1/nutrition/meals/{id}. */
   path: string;
   /** The literal prefix its resource router is mounted at (see commonPrefix in http.ts). */
   mountPrefix: string;
   /** Every middleware a request to it meets, in order; the last one answers. */
-  steps: RequestHandler[];
+  steps: S;
 }
 
-interface CompiledRoute {
+interface CompiledRoute<S> {
   /** Per segment: the literal it must equal, or null for a `{param}`. */
   literals: (string | null)[];
   /** Parameter names, in segment order. */
   names: string[];
   mountPrefix: string;
-  steps: RequestHandler[];
+  steps: S;
 }
 
-export interface Match {
-  route: CompiledRoute;
+export interface Match<S = RequestHandler[]> {
+  route: CompiledRoute<S>;
   params: Record<string, string>;
   /** The path as the routers show it to a route: `req.baseUrl + req.path` (the idempotency hash). */
   routerPath: string;
@@ -59,14 +63,14 @@ const PLAIN_PATH = /^(?:\/[A-Za-z0-9._~-]+)+\/?$/;
 /** The characters that make parseurl hand a URL to url.parse instead of splitting it at '?'. */
 const NOT_SIMPLE_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 
-export class DispatchTable {
+export class DispatchTable<S = RequestHandler[]> {
   /** method → segment count → routes, in the routers' order (the first that matches answers). */
-  private readonly byMethod = new Map<string, Map<number, CompiledRoute[]>>();
+  private readonly byMethod = new Map<string, Map<number, CompiledRoute<S>[]>>();
 
-  constructor(routes: readonly DispatchRoute[]) {
+  constructor(routes: readonly DispatchRoute<S>[]) {
     for (const r of routes) {
       const segments = r.path.split('/').slice(1);
-      const compiled: CompiledRoute = {
+      const compiled: CompiledRoute<S> = {
         literals: segments.map((s) => (/^\{\w+\}$/.test(s) ? null : s)),
         names: segments.filter((s) => /^\{\w+\}$/.test(s)).map((s) => s.slice(1, -1)),
         mountPrefix: r.mountPrefix,
@@ -81,7 +85,7 @@ export class DispatchTable {
   }
 
   /** The route a plain path and method reach, with its parameters; undefined: leave it to the routers. */
-  match(method: string, pathname: string): Match | undefined {
+  match(method: string, pathname: string): Match<S> | undefined {
     const bySize = this.byMethod.get(method);
     if (!bySize || !PLAIN_PATH.test(pathname)) return undefined;
     const path = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname;
@@ -120,6 +124,7 @@ export class DispatchTable {
    * parameters, query and state.
    */
   listener(
+    this: DispatchTable,
     prepare: (req: Request, res: Response, match: UrlMatch) => void,
     onError: ErrorRequestHandler,
     fallback: (req: IncomingMessage, res: ServerResponse) => void,

@@ -1,3 +1,4 @@
+import type { Logger } from '../logger.js';
 import { ConflictError, UpstreamError, InvalidCursorError, InvalidInputError, LimitExceededError, NotFoundError, PreconditionFailedError, ReadOnlyError } from '../domain-errors.js';
 
 /**
@@ -141,6 +142,9 @@ export const errors = {
     new ApiError(503, 'api_error', code, message, undefined, { 'Retry-After': String(retryAfterSec) }),
   /** Another system the request needs (the sync relay) failed; retrying later may work. */
   badGateway: (code: string, message: string) => new ApiError(502, 'api_error', code, message),
+  /** A route that writes its own response (a stream, a download), asked of a transport without one (the phone's worker). */
+  notHere: (method: string, path: string) =>
+    new ApiError(501, 'api_error', 'not_available_here', `${method} ${path} is not available on this device.`),
   internal: () =>
     new ApiError(500, 'api_error', 'internal_error', 'An unexpected error occurred. The request id identifies it in the server log.'),
 };
@@ -159,6 +163,17 @@ export function asApiError(err: unknown): ApiError | undefined {
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return errors.parameterInvalid('path', 'The URL path is not valid percent-encoding.');
   return storageFault(err);
+}
+
+/**
+ * The answer to any failure, for every transport: the API's own error, or a 500 that says nothing
+ * (logged with its stack under the request id, as a storage fault is with its cause).
+ */
+export function answerError(err: unknown, requestId: string, log: Logger): ApiError {
+  const apiError = asApiError(err);
+  if (!apiError) log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
+  else if (!(err instanceof ApiError) && apiError.status === 503) log.error('storage fault', { request_id: requestId, code: apiError.code, error: String(err) });
+  return apiError ?? errors.internal();
 }
 
 /**

@@ -9,11 +9,12 @@ import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotenc
 import { newId } from '../ids.js';
 import { JsonText } from '../json-text.js';
 import type { UrlMatch } from './dispatch.js';
-import { ApiError, asApiError, errors } from './errors.js';
+import { answerError, ApiError, asApiError, errors } from './errors.js';
+import { checkRouteScopes, requireScopeOf } from './access.js';
 import type { RateLimiter } from './rate-limit.js';
-import type { Principal, Scope } from '../auth/scopes.js';
+import type { Principal } from '../auth/scopes.js';
 import { HANDLED, type JsonResult, type RequestContext, type RouteDef } from './route.js';
-import { parseWith } from './validation.js';
+import { validBody, validParams, validQuery } from './validation.js';
 
 /**
  * The middleware of the HTTP pipeline, one function per step. http.ts puts them in their order;
@@ -191,12 +192,6 @@ function authenticate(app: AppContext, req: Request): Principal | null {
   return null;
 }
 
-function requireScopeOf(principal: Principal | null) {
-  return (scope: Scope) => {
-    if (!principal?.scopes.has(scope)) throw errors.insufficientScope(scope);
-  };
-}
-
 export function authorize(app: AppContext, route: RouteDef, limiter: RateLimiter): RequestHandler {
   return (req, res, next) => {
     if (route.access === 'public') return next();
@@ -205,9 +200,7 @@ export function authorize(app: AppContext, route: RouteDef, limiter: RateLimiter
     const principal = authenticate(app, req);
     if (!principal) throw errors.missingApiKey();
     if (!limiter.take(principal.id)) throw errors.rateLimited(1);
-    const requireScope = requireScopeOf(principal);
-    if (Array.isArray(route.access)) route.access.forEach(requireScope);
-    else if (route.access !== 'authenticated') requireScope(route.access);
+    checkRouteScopes(route, principal);
     state(res).principal = principal;
     next();
   };
@@ -218,8 +211,8 @@ export function authorize(app: AppContext, route: RouteDef, limiter: RateLimiter
 export function validateParamsAndQuery(route: RouteDef): RequestHandler {
   return (req, res, next) => {
     const s = state(res);
-    s.params = route.params ? parseWith(route.params, { ...req.params }) : { ...req.params };
-    s.query = route.query ? parseWith(route.query, req.query) : {};
+    s.params = validParams(route, req.params);
+    s.query = validQuery(route, req.query);
     next();
   };
 }
@@ -264,7 +257,7 @@ export function parseBody(route: RouteDef): RequestHandler {
         body = {};
       }
       try {
-        state(res).body = parseWith(route.body, body);
+        state(res).body = validBody(route, body);
       } catch (e) {
         return next(e);
       }
@@ -468,10 +461,7 @@ export const READ_ONLY_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'O
 export function errorResponder(app: AppContext): ErrorRequestHandler {
   return (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const requestId = state(res).requestId;
-    const apiError = asApiError(err);
-    if (!apiError) app.log.error('unhandled error', { request_id: requestId, error: String((err as Error)?.stack ?? err) });
-    else if (!(err instanceof ApiError) && apiError.status === 503) app.log.error('storage fault', { request_id: requestId, code: apiError.code, error: String(err) });
-    const e = apiError ?? errors.internal();
+    const e = answerError(err, requestId, app.log);
     if (res.headersSent) {
       res.destroy();
       return;

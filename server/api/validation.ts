@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describeIssue, firstIssue, type InputIssue } from '../fields.js';
 import { ApiError, errors } from './errors.js';
+import type { RouteDef } from './route.js';
 
 /**
  * Request validation. Route schemas are zod schemas: they validate input, give handlers their
@@ -28,6 +29,24 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix
   const result = schema.safeParse(input);
   if (!result.success) throw toApiError(result.error, input, prefix);
   return result.data;
+}
+
+/**
+ * A request's input as its route declares it, the same for every transport (the HTTP pipeline and
+ * the phone's local one): path parameters, query (the first value of each name) and body, each
+ * through the route's schema when it has one.
+ */
+export function validParams(route: RouteDef, params: Readonly<Record<string, unknown>>): unknown {
+  return route.params ? parseWith(route.params, { ...params }) : { ...params };
+}
+
+export function validQuery(route: RouteDef, query: unknown): unknown {
+  return route.query ? parseWith(route.query, query) : {};
+}
+
+/** The parsed JSON body through the route's body schema (a route without one ignores its body). */
+export function validBody(route: RouteDef, body: unknown): unknown {
+  return route.body ? parseWith(route.body, body) : undefined;
 }
 
 /** A query-string integer within bounds (query values arrive as strings). */

@@ -233,10 +233,5 @@ export function writeLockHeldElsewhere(db: Db): boolean {
   return false;
 }
 
-/**
- * SQLite's data_version: it changes when another connection (the CLI, a restore tool) commits to
- * the file, never for this connection's own writes. In-memory caches compare it to stay true.
- */
-export function dataVersion(db: Db): number {
-  return (db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
-}
+// In sql-api.ts, so that what runs on the phone's connection too does not load better-sqlite3.
+export { dataVersion } from './sql-api.js';

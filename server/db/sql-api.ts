@@ -47,3 +47,11 @@ export interface SqlDatabase {
   readonly inTransaction: boolean;
   close(): this;
 }
+
+/**
+ * SQLite's data_version: it changes when another connection (the CLI, a restore tool) commits to
+ * the file, never for this connection's own writes. In-memory caches compare it to stay true.
+ */
+export function dataVersion(db: SqlDatabase): number {
+  return (db.prepare('PRAGMA data_version').get() as { data_version: number }).data_version;
+}

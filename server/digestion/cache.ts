@@ -1,5 +1,6 @@
 import type { AppContext, DataChange } from '../app-context.js';
-import { dataVersion, type Db } from '../db/connection.js';
+import type { Db } from '../db/connection.js';
+import { dataVersion } from '../db/sql-api.js';
 import { lowerBound, type InstantWindow } from '../engine/index.js';
 
 /**

@@ -354,13 +354,16 @@ export function computeForKey(app: AppContext, key: string, ctx = digestionConte
 /** A meal's day comes from the offset it was eaten at: up to 26 h from the user's zone. */
 const MEAL_DAY_MARGIN_MS = 2 * 24 * 3600_000;
 
+// TextEncoder rather than Buffer: the same code runs in the phone's worker.
+const utf8 = new TextEncoder();
+
 function mealsKey(startDate: string, endDate: string): string {
   return `meals:${startDate}:${endDate}`;
 }
 
 /** The definition: the meals whose day lies in [startDate, endDate] as resources, newest first, in JSON (UTF-8). */
-export function computeMealsJson(app: AppContext, startDate: string, endDate: string): Buffer {
-  return Buffer.from(JSON.stringify(listMealsByDays(app.db, startDate, endDate).reverse().map(mealResource)));
+export function computeMealsJson(app: AppContext, startDate: string, endDate: string): Uint8Array {
+  return utf8.encode(JSON.stringify(listMealsByDays(app.db, startDate, endDate).reverse().map(mealResource)));
 }
 
 /**
@@ -370,10 +373,10 @@ export function computeMealsJson(app: AppContext, startDate: string, endDate: st
  * another offset, so any meal written, edited or deleted near the range drops it; it does not
  * change as time passes.
  */
-export function mealsJsonByDays(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): Buffer {
+export function mealsJsonByDays(app: AppContext, startDate: string, endDate: string, ctx = digestionContext(app)): Uint8Array {
   const key = mealsKey(startDate, endDate);
   const stamp = settingsStamp(ctx);
-  const hit = ctx.cache?.get<Buffer>(key, stamp, ctx.now);
+  const hit = ctx.cache?.get<Uint8Array>(key, stamp, ctx.now);
   if (hit !== undefined) return hit;
   const value = computeMealsJson(app, startDate, endDate);
   const meals = {
@@ -391,7 +394,8 @@ export function mealsJsonByDays(app: AppContext, startDate: string, endDate: str
 /** Days computed between two turns of the event loop: a few milliseconds of work. */
 export const FILL_CHUNK_DAYS = 7;
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+// setImmediate is Node's; a browser worker (the phone) takes the next task with setTimeout.
+const nextTurn = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 export interface WarmSections {
   daily?: boolean;

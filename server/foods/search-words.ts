@@ -23,7 +23,7 @@ export interface SearchWords {
   fillers: Set<string>;
 }
 
-interface SearchWordsFile {
+export interface SearchWordsFile {
   synonyms: Record<string, string | string[]>;
   staples: Record<string, string>;
   heads: { list: string[] };
@@ -63,6 +63,11 @@ export function parseSearchWords(file: SearchWordsFile): SearchWords {
 }
 
 let shipped: SearchWords | undefined;
+
+/** The phone's worker bundles the same file (it has no file system) and hands it over here. */
+export function provideSearchWords(file: SearchWordsFile): void {
+  shipped = parseSearchWords(file);
+}
 
 /** The shipped search words, read once. */
 export function searchWords(): SearchWords {

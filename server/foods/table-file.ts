@@ -33,10 +33,23 @@ export interface ShippedFoodTable {
   read(): FoodTableFile;
 }
 
+/** The table in `gz` (the shipped file's bytes); `unzipped` gives its JSON text. */
+export function foodTableOf(gz: Uint8Array, unzipped: () => string): ShippedFoodTable {
+  return { version: createHash('sha256').update(gz).digest('hex').slice(0, 16), read: () => JSON.parse(unzipped()) as FoodTableFile };
+}
+
+let provided: ShippedFoodTable | undefined;
+
+/**
+ * The phone's worker has no file system and no synchronous gunzip: it fetches the same file and
+ * unzips it (DecompressionStream) before its first request, then hands it over here.
+ */
+export function provideShippedFoodTable(table: ShippedFoodTable): void {
+  provided = table;
+}
+
 export function shippedFoodTable(): ShippedFoodTable {
+  if (provided) return provided;
   const gz = readFileSync(FOOD_TABLE_FILE);
-  return {
-    version: createHash('sha256').update(gz).digest('hex').slice(0, 16),
-    read: () => JSON.parse(gunzipSync(gz).toString('utf8')) as FoodTableFile,
-  };
+  return foodTableOf(gz, () => gunzipSync(gz).toString('utf8'));
 }

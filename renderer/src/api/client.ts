@@ -1,6 +1,12 @@
 /**
- * The renderer's only way to the service: same-origin HTTP to `/v1`.
+ * The renderer's only way to the service: `/v1` requests through a transport.
  *
+ * - On a computer the transport is same-origin HTTP (`fetch`).
+ * - On the phone (renderer/src/phone/) it is the worker that runs the service's routes over the
+ *   phone's own database: the page hands it the request and gets the answer back as a Response,
+ *   so everything below (errors, ETags, JSON) is the same code for both.
+ *
+ * Over HTTP:
  * - In Electron the preload bridge hands over an API key and every request carries
  *   `Authorization: Bearer <key>`.
  * - In a browser opened through `chyme serve`'s one-time link, the server has set an HttpOnly
@@ -57,14 +63,51 @@ export function onUnauthenticated(fn: () => void): () => void {
   return () => unauthenticatedListeners.delete(fn);
 }
 
-export function url(path: string, query?: Query): string {
-  const qs = new URLSearchParams();
+/** The query's parameters as sent: empty, null and undefined values are left out. */
+function queryParams(query?: Query): Record<string, string> {
+  const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(query ?? {})) {
-    if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
+    if (v !== undefined && v !== null && v !== '') params[k] = String(v);
   }
-  const s = qs.toString();
+  return params;
+}
+
+export function url(path: string, query?: Query): string {
+  const s = new URLSearchParams(queryParams(query)).toString();
   // Relative to the page (base './'): works at any mount point of the same origin.
   return `${path.replace(/^\//, './')}${s ? `?${s}` : ''}`;
+}
+
+/** One `/v1` request as a transport carries it. */
+export interface TransportRequest {
+  method: string;
+  /** The path alone, e.g. /v1/nutrition/meals. */
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  /** JSON text. */
+  body: string | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** Carries a request to the service; rejects (not a Response) when the service cannot be reached. */
+export type Transport = (request: TransportRequest) => Promise<Response>;
+
+const httpTransport: Transport = (r) =>
+  fetch(url(r.path, r.query), { method: r.method, headers: r.headers, body: r.body, credentials: 'same-origin', signal: r.signal });
+
+let transport: Transport = httpTransport;
+let overHttp = true;
+
+/** The phone's page sets its worker as the transport, before anything is requested. */
+export function setTransport(t: Transport): void {
+  transport = t;
+  overHttp = false;
+}
+
+/** Whether requests go over HTTP (the desktop), where the service also has an event stream. */
+export function usesHttp(): boolean {
+  return overHttp;
 }
 
 async function send(method: string, path: string, opts: RequestOptions): Promise<Response> {
@@ -74,11 +117,12 @@ async function send(method: string, path: string, opts: RequestOptions): Promise
   if (opts.ifMatch) headers['If-Match'] = opts.ifMatch;
   let res: Response;
   try {
-    res = await fetch(url(path, opts.query), {
+    res = await transport({
       method,
+      path,
+      query: queryParams(opts.query),
       headers,
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      credentials: 'same-origin',
       signal: opts.signal,
     });
   } catch (err) {

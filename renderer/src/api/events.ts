@@ -6,7 +6,7 @@
  * small). One code path serves the browser (cookie) and Electron (bearer), so the path the e2e tests
  * exercise is the one the desktop app runs. It reconnects with backoff, sending Last-Event-ID.
  */
-import { authHeaders, url } from './client';
+import { authHeaders, url, usesHttp } from './client';
 import type { ServiceEvent, StreamEventType } from './types';
 
 export type StreamStatus = 'connecting' | 'open' | 'closed';
@@ -26,7 +26,8 @@ function setStatus(s: StreamStatus) {
 /** Subscribes to every event; starts the shared stream on first use. */
 export function subscribe(fn: Listener): () => void {
   listeners.add(fn);
-  if (!started) {
+  // The phone's worker has no event stream yet: its page is the only writer, and refreshes itself.
+  if (!started && usesHttp()) {
     started = true;
     void run();
   }

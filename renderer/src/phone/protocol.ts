@@ -1,30 +1,21 @@
-import type { FoodRecord, NewFood } from '../../../server/db/foods.js';
-import type { MealRecord } from '../../../server/db/meals.js';
+import type { LocalAnswer, LocalRequest } from '../../../server/api/local-types.js';
 
 /**
- * Messages between the phone page and its storage worker (storage-worker.ts). The spike's
- * operations only: the table modules' reads and writes the storage test drives. The phone's /v1
- * transport (PHONE-PEER.md §E1) replaces them with requests to the features.
+ * Messages between the phone page and its worker (core-worker.ts): `/v1` requests, answered by the
+ * service's own routes (server/api/local.ts), each tagged with an id the answer carries back.
  */
-export interface StorageOps {
-  insertMeal(meal: MealRecord): void;
-  getMeal(id: string): MealRecord | undefined;
-  insertFood(food: NewFood): FoodRecord;
-  /** Seqs of the foods an FTS5 expression matches. */
-  matchFoods(match: string): number[];
-}
-export type StorageOp = keyof StorageOps;
-
-export interface StorageRequest<K extends StorageOp = StorageOp> {
+export interface CoreRequest {
   id: number;
-  op: K;
-  arg: Parameters<StorageOps[K]>[0];
+  request: LocalRequest;
 }
 
-export type StorageReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
+export interface CoreReply {
+  id: number;
+  answer: LocalAnswer;
+}
 
 /** How long opening took, in ms from the worker's start (performance.now() in the worker). */
-export interface StorageReady {
+export interface CoreReady {
   type: 'ready';
   /** True when this open created the database (no file in the pool before). */
   created: boolean;
@@ -36,6 +27,10 @@ export interface StorageReady {
   vfsMs: number;
   /** The database opened and every pending migration run. */
   openMs: number;
+  /** The food table fetched and unzipped, and the service's context built: requests are answered from here on. */
+  coreMs: number;
 }
 
-export type StorageNotice = StorageReady | { type: 'failed'; message: string } | StorageReply;
+export type CoreNotice = CoreReady | { type: 'failed'; message: string } | CoreReply;
+
+export type { LocalAnswer, LocalRequest };

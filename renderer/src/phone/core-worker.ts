@@ -1,0 +1,115 @@
+/**
+ * The phone's Chyme: a Dedicated Worker (the only place OPFS sync access handles exist) that opens
+ * Chyme's SQLite database through SQLite-WASM on the OPFS "SAH pool" VFS (no COOP/COEP needed),
+ * runs every migration, builds the service's context over it and answers the page's `/v1`
+ * requests with the service's own routes (server/api/local.ts): the same features, rules and
+ * engine as on a computer. The page starts it only while it holds the database's Web Lock
+ * (main.ts), so one tab opens it.
+ */
+import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
+import { createLocalApi, type LocalRequest } from '../../../server/api/local.js';
+import { digestionRoutes } from '../../../server/api/routes/digestion.js';
+import { foodRoutes } from '../../../server/api/routes/foods.js';
+import { mealRoutes } from '../../../server/api/routes/meals.js';
+import { savedMealRoutes } from '../../../server/api/routes/saved-meals.js';
+import { sleepRoutes } from '../../../server/api/routes/sleep.js';
+import { snapshotRoutes } from '../../../server/api/routes/snapshot.js';
+import { systemRoutes } from '../../../server/api/routes/system.js';
+import { createAppContext } from '../../../server/app-context.js';
+import { SCOPES, type Principal } from '../../../server/auth/scopes.js';
+import { systemClock } from '../../../server/clock.js';
+import type { Db } from '../../../server/db/connection.js';
+import { schemaVersion } from '../../../server/db/migrate.js';
+import { openWasmChymeDatabase, type WasmDatabase } from '../../../server/db/wasm-database.js';
+import { attachDerivedCache } from '../../../server/digestion/cache.js';
+import { provideSearchWords, type SearchWordsFile } from '../../../server/foods/search-words.js';
+import { foodTableOf, provideShippedFoodTable } from '../../../server/foods/table-file.js';
+import type { Logger } from '../../../server/logger.js';
+import { initSettings } from '../../../server/settings.js';
+import searchWordsFile from '../../../server/foods/data/search-words.json';
+import type { CoreNotice, CoreRequest } from './protocol.js';
+
+/** The worker's global scope, as far as it is used (the renderer's types are the DOM's, not a worker's). */
+const scope = self as unknown as {
+  postMessage(message: CoreNotice): void;
+  onmessage: ((event: MessageEvent<CoreRequest>) => void) | null;
+};
+
+const DB_FILE = '/chyme.db';
+const VFS_ATTEMPTS = 8;
+
+/** The routes the phone's screens call (Today, Log meal, Score with sleep, Timeline); any other path answers 404. */
+const PHONE_ROUTES = [...systemRoutes, ...mealRoutes, ...foodRoutes, ...savedMealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes];
+
+/** The page that started the worker is the phone's owner: no keys, every scope. */
+const OWNER: Principal = { kind: 'session', id: 'phone', scopes: new Set(SCOPES) };
+
+/** The service's records, as console lines of the worker. */
+const log: Logger = {
+  info: (msg, fields) => console.info(msg, fields ?? ''),
+  warn: (msg, fields) => console.warn(msg, fields ?? ''),
+  error: (msg, fields) => console.error(msg, fields ?? ''),
+};
+
+/**
+ * Installs the VFS. It takes an exclusive access handle on each file of its pool, so it fails
+ * while the worker of a page just reloaded still holds them (they are released when that worker
+ * is torn down, shortly after the page's lock): wait a little and try again.
+ * `preserveOnInitFailure` is essential: without it a failed install deletes the pool, the whole
+ * history with it.
+ */
+async function installVfs(sqlite3: Sqlite3Static): Promise<SAHPoolUtil> {
+  for (let attempt = 1; ; attempt++) {
+    // forceReinitIfPreviouslyFailed is missing from the package's types; a retry needs it.
+    const options = { name: 'chyme-sahpool', preserveOnInitFailure: true, forceReinitIfPreviouslyFailed: attempt > 1 };
+    try {
+      return await sqlite3.installOpfsSAHPoolVfs(options);
+    } catch (err) {
+      if (attempt >= VFS_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
+/**
+ * The shipped food table, the same file the service reads from its package (its hash is the
+ * table's version on both): fetched and unzipped here, since ensureFoods reads it synchronously.
+ */
+async function fetchFoodTable(): Promise<void> {
+  const res = await fetch(new URL('../../../server/foods/data/usda-sr.json.gz', import.meta.url));
+  if (!res.ok) throw new Error(`the food table could not be loaded (${res.status})`);
+  const gz = new Uint8Array(await res.arrayBuffer());
+  const text = await new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+  provideShippedFoodTable(foodTableOf(gz, () => text));
+}
+
+async function open(): Promise<(request: LocalRequest) => ReturnType<ReturnType<typeof createLocalApi>>> {
+  const start = performance.now();
+  const foods = fetchFoodTable();
+  const sqlite3 = await sqlite3InitModule();
+  const wasmMs = performance.now() - start;
+  const pool = await installVfs(sqlite3);
+  const vfsMs = performance.now() - start;
+  const created = !pool.getFileNames().includes(DB_FILE);
+  const db: WasmDatabase = openWasmChymeDatabase(sqlite3, new pool.OpfsSAHPoolDb(DB_FILE));
+  const openMs = performance.now() - start;
+  // The phone's own time zone on first open (the settings keep it after that, as on a computer).
+  initSettings(db as unknown as Db, systemClock.now());
+  provideSearchWords(searchWordsFile as SearchWordsFile);
+  await foods;
+  // better-sqlite3's Database is the service's type; the WASM connection implements the part of it the features use (sql-api.ts).
+  const app = createAppContext(db as unknown as Db, systemClock, log);
+  attachDerivedCache(app);
+  const api = createLocalApi(app, PHONE_ROUTES, OWNER);
+  const coreMs = performance.now() - start;
+  scope.postMessage({ type: 'ready', created, schemaVersion: schemaVersion(db), sqliteVersion: sqlite3.version.libVersion, wasmMs, vfsMs, openMs, coreMs });
+  return api;
+}
+
+const opened = open();
+opened.catch((err: unknown) => scope.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) }));
+
+scope.onmessage = (event) => {
+  const { id, request } = event.data;
+  void opened.then(async (answer) => scope.postMessage({ id, answer: await answer(request) }));
+};

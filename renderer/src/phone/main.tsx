@@ -1,0 +1,82 @@
+/**
+ * The phone page: takes the database's Web Lock, starts the worker that runs Chyme over the
+ * phone's own database (core-worker.ts), makes it the app's transport and starts the desktop's
+ * app with the phone's screens. A second tab of the app does not get the lock, says so, and opens
+ * nothing until the first tab goes (then it takes over).
+ *
+ * `window.chymeStorage` is what the phone's tests read: the state, the worker's timings, and
+ * `request`, which sends a `/v1` request through the same transport as the screens.
+ */
+import { setTransport, type Transport } from '../api/client';
+import { startApp } from '../boot';
+import type { CoreReady } from './protocol';
+import { SyncPlaceholder } from './SyncPlaceholder';
+import { connectWorker } from './transport';
+import './phone.css';
+
+/** One lock per origin: every tab of the app asks for the same one. */
+const LOCK = 'chyme-database';
+const OPEN_ELSEWHERE = 'Chyme is open in another tab. Close it, or use that tab.';
+
+type State = 'waiting' | 'blocked' | 'opening' | 'ready' | 'failed';
+
+interface ChymeStorage {
+  state: State;
+  ready: CoreReady | null;
+  request(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; body: unknown; etag: string | null }>;
+}
+
+const status = document.getElementById('status')!;
+let transport: Transport | null = null;
+
+const storage: ChymeStorage = {
+  state: 'waiting',
+  ready: null,
+  async request(method, path, body, query = {}) {
+    if (!transport) throw new Error(`The database is not open here (${storage.state}).`);
+    const res = await transport({ method, path, query, headers: {}, body: body === undefined ? undefined : JSON.stringify(body), signal: undefined });
+    return { status: res.status, body: (await res.json()) as unknown, etag: res.headers.get('ETag') };
+  },
+};
+(window as unknown as { chymeStorage: ChymeStorage }).chymeStorage = storage;
+
+function show(state: State, text: string): void {
+  storage.state = state;
+  status.textContent = text;
+  // Once the app is on screen the message goes; the app's own <main> takes over.
+  status.parentElement!.hidden = text === '';
+}
+
+function start(): void {
+  show('opening', 'Opening your history…');
+  const worker = new Worker(new URL('./core-worker.ts', import.meta.url), { type: 'module', name: 'chyme-core' });
+  const core = connectWorker(worker);
+  transport = core.transport;
+  core.ready.then(
+    (ready) => {
+      storage.ready = ready;
+      show('ready', '');
+    },
+    (err: Error) => show('failed', `Chyme could not open its database: ${err.message}`),
+  );
+  setTransport(core.transport);
+  document.documentElement.dataset.platform = 'phone';
+  startApp({ screens: ['today', 'log', 'score', 'timeline', 'integrations'], integrations: <SyncPlaceholder />, live: false });
+}
+
+/** Holds the lock for the rest of the page's life: the browser releases it when the page goes. */
+const holdForever = () => new Promise<never>(() => {});
+
+void navigator.locks.request(LOCK, { ifAvailable: true }, (lock) => {
+  if (lock) {
+    start();
+    return holdForever();
+  }
+  show('blocked', OPEN_ELSEWHERE);
+  // Queued: when the other tab closes (or, after a reload, its old page finishes going) this one opens.
+  void navigator.locks.request(LOCK, () => {
+    start();
+    return holdForever();
+  });
+  return undefined;
+});

@@ -1,0 +1,91 @@
+/**
+ * What the phone's browser tests share: the built phone app (build/phone) served as the relay will
+ * serve it (every file with the phone's CSP header, `.wasm` as application/wasm), and the page's
+ * test surface (`window.chymeStorage`, renderer/src/phone/main.tsx).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import type { Page } from 'playwright-core';
+import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
+import type { CoreReady } from '../../renderer/src/phone/protocol.js';
+import { CHROMIUM, ROOT } from './harness.js';
+
+export const PHONE = join(ROOT, 'build/phone');
+
+export const phoneSkip = !existsSync(CHROMIUM)
+  ? `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`
+  : !existsSync(join(PHONE, 'phone.html'))
+    ? 'build/phone is missing: run `npm run build:renderer` first'
+    : false;
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  // The food table: its bytes as they are (no Content-Encoding), which the worker unzips itself.
+  '.gz': 'application/gzip',
+};
+
+/** The phone's files with the headers the relay will serve them with (PHONE-PEER.md §E2); `requests` lists every path asked for. */
+export function serveStatic(): Promise<{ server: Server; url: string; requests: string[] }> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    requests.push(path);
+    const file = join(PHONE, path === '/' ? 'phone.html' : path);
+    if (!file.startsWith(PHONE) || !existsSync(file) || !TYPES[extname(file)]) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': TYPES[extname(file)]!,
+      'Content-Security-Policy': PHONE_CONTENT_SECURITY_POLICY,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-cache',
+    });
+    res.end(readFileSync(file));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests })));
+}
+
+export interface StorageGlobal {
+  chymeStorage: {
+    state: string;
+    ready: CoreReady | null;
+    request(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; body: unknown; etag: string | null }>;
+  };
+}
+
+/** The page's storage state and, once open, the worker's report. */
+export const storageState = (page: Page) =>
+  page.evaluate(() => {
+    const s = (globalThis as unknown as StorageGlobal).chymeStorage;
+    return { state: s.state, ready: s.ready };
+  });
+
+export async function waitReady(page: Page): Promise<CoreReady> {
+  await page.waitForFunction(() => ['ready', 'failed'].includes((globalThis as unknown as StorageGlobal).chymeStorage?.state), undefined, { timeout: 30_000 });
+  const { state, ready } = await storageState(page);
+  assert.equal(state, 'ready', `the database opened: ${await page.locator('#status').innerText()}`);
+  return ready!;
+}
+
+/** A `/v1` request through the page's transport to its worker (the path the screens' requests take). */
+export const phoneApi = <T = unknown>(page: Page, method: string, path: string, body?: unknown, query?: Record<string, string>) =>
+  page.evaluate(([m, p, b, q]) => (globalThis as unknown as StorageGlobal).chymeStorage.request(m, p, b, q), [method, path, body, query] as const) as Promise<{
+    status: number;
+    body: T;
+    etag: string | null;
+  }>;
+
+/** Collects console errors, page errors and CSP reports of a page into `problems`. */
+export function watch(page: Page, problems: string[]): void {
+  page.on('console', (m) => {
+    if (m.type() === 'error' || /Content.Security.Policy|Refused to/i.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+}
