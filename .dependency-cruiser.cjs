@@ -61,7 +61,7 @@ module.exports = {
         'The renderer talks to the service over HTTP. From server/ it may take types, and code only from the ' +
         'dependency-free modules it shares (time arithmetic, the event, scope and digestive-state vocabularies, millilitres to grams, what meals add up to).',
       severity: 'error',
-      from: { path: '^renderer/', pathNot: ['^renderer/src/phone/storage-worker\\.ts$'] },
+      from: { path: '^renderer/', pathNot: ['^renderer/src/phone/core-worker\\.ts$'] },
       to: {
         path: '^server/',
         pathNot: ['^server/time/tz\\.ts$', '^server/events/types\\.ts$', '^server/auth/scopes\\.ts$', '^server/digestion/vocabulary\\.ts$', '^server/foods/volume\\.ts$', '^server/nutrition/meal-type\\.ts$', '^server/nutrition/totals\\.ts$'],
@@ -69,13 +69,14 @@ module.exports = {
       },
     },
     {
-      name: 'phone-worker-runs-the-portable-db',
+      name: 'phone-worker-runs-the-portable-service',
       comment:
-        "The phone's storage worker is a Chyme device in the browser: it runs the table modules and migrations of server/db/ " +
-        'over SQLite-WASM (wasm-database.ts), never the Node connection (connection.ts: better-sqlite3, node:fs) nor anything above db/.',
+        "The phone's worker is a Chyme device in the browser: it runs the service's routes (api/routes/, through api/local.ts), " +
+        'features and engine over SQLite-WASM (db/wasm-database.ts), never the Node connection (db/connection.ts: better-sqlite3, node:fs), ' +
+        'the HTTP layer (api/http.ts, api/pipeline.ts, Express) or what composes the Node service (service.ts, cli/).',
       severity: 'error',
-      from: { path: '^renderer/src/phone/storage-worker\\.ts$' },
-      to: { path: '^server/', pathNot: ['^server/db/(?!connection\\.ts$)'], dependencyTypesNot: ['type-only'] },
+      from: { path: '^renderer/src/phone/core-worker\\.ts$' },
+      to: { path: '^server/(db/connection\\.ts|api/(http|pipeline|static|mcp|openapi)\\.ts|service\\.ts|cli/)', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'electron-uses-the-service-not-its-insides',
