@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin, type UserConfig } from 'vite';
 import react from '@vitejs/plugin-react';
+import { shippedFoodTable } from './server/foods/table-file.js';
 
 /**
  * The dev server injects an inline React Refresh preamble, inserts CSS as <style> elements and
@@ -55,6 +56,8 @@ const phone: UserConfig = {
     },
   },
   define: {
+    // The worker fetches the food table only when its database lacks this version (core-worker.ts).
+    __FOOD_TABLE_VERSION__: JSON.stringify(shippedFoodTable().version),
     __CHYME_VERSION__: JSON.stringify((JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string }).version),
     // What the service's modules read of `process` at import time (zone files, the OS family).
     'process.platform': JSON.stringify('browser'),

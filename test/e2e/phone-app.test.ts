@@ -110,6 +110,7 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
     await waitForToday(page);
     await row.waitFor();
     assert.equal(await page.getByTestId('so-far-kcal').innerText(), kcal, 'the same day after a reload');
+    assert.equal(site.requests.filter((p) => p.includes('usda-sr')).length, 1, 'the food table is fetched once: the reopened database holds it');
 
     // Offline (no service worker yet, so no offline reload): the page keeps working, as nothing it
     // asks goes out. The Gut score screen's code is fetched a moment after start; offline before

@@ -23,6 +23,7 @@ import { schemaVersion } from '../../../server/db/migrate.js';
 import { openWasmChymeDatabase, type WasmDatabase } from '../../../server/db/wasm-database.js';
 import { attachDerivedCache } from '../../../server/digestion/cache.js';
 import { provideSearchWords, type SearchWordsFile } from '../../../server/foods/search-words.js';
+import { loadedTableState } from '../../../server/foods/table.js';
 import { foodTableOf, provideShippedFoodTable } from '../../../server/foods/table-file.js';
 import type { Logger } from '../../../server/logger.js';
 import { initSettings } from '../../../server/settings.js';
@@ -71,11 +72,24 @@ async function installVfs(sqlite3: Sqlite3Static): Promise<SAHPoolUtil> {
   }
 }
 
+/** The shipped table's version (its file's hash, as table-file.ts computes it), put in at build time. */
+declare const __FOOD_TABLE_VERSION__: string;
+
 /**
  * The shipped food table, the same file the service reads from its package (its hash is the
  * table's version on both): fetched and unzipped here, since ensureFoods reads it synchronously.
+ * A database that already holds this version never reads the file, so it is not fetched then.
  */
-async function fetchFoodTable(): Promise<void> {
+async function provideFoodTable(db: Db): Promise<void> {
+  if (loadedTableState(db)?.version === __FOOD_TABLE_VERSION__) {
+    provideShippedFoodTable({
+      version: __FOOD_TABLE_VERSION__,
+      read: () => {
+        throw new Error('the food table of this version is already loaded');
+      },
+    });
+    return;
+  }
   const res = await fetch(new URL('../../../server/foods/data/usda-sr.json.gz', import.meta.url));
   if (!res.ok) throw new Error(`the food table could not be loaded (${res.status})`);
   const gz = new Uint8Array(await res.arrayBuffer());
@@ -85,7 +99,6 @@ async function fetchFoodTable(): Promise<void> {
 
 async function open(): Promise<(request: LocalRequest) => ReturnType<ReturnType<typeof createLocalApi>>> {
   const start = performance.now();
-  const foods = fetchFoodTable();
   const sqlite3 = await sqlite3InitModule();
   const wasmMs = performance.now() - start;
   const pool = await installVfs(sqlite3);
@@ -96,7 +109,7 @@ async function open(): Promise<(request: LocalRequest) => ReturnType<ReturnType<
   // The phone's own time zone on first open (the settings keep it after that, as on a computer).
   initSettings(db as unknown as Db, systemClock.now());
   provideSearchWords(searchWordsFile as SearchWordsFile);
-  await foods;
+  await provideFoodTable(db as unknown as Db);
   // better-sqlite3's Database is the service's type; the WASM connection implements the part of it the features use (sql-api.ts).
   const app = createAppContext(db as unknown as Db, systemClock, log);
   attachDerivedCache(app);
