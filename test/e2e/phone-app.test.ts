@@ -31,6 +31,16 @@ interface List<T> {
   has_more: boolean;
 }
 
+/** The page's globals these tests use (the tests are typed without the DOM library). */
+type DomGlobal = {
+  location: { hash: string };
+  document: { documentElement: { scrollWidth: number } };
+  getComputedStyle(element: unknown): { position: string };
+};
+
+/** Shows a screen the way a link does: a new hash. */
+const goTo = (page: Page, hash: string) => page.evaluate((h) => ((globalThis as unknown as DomGlobal).location.hash = h), hash);
+
 /** An answer without what differs between two databases holding the same history: generated ids. */
 function withoutIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutIds);
@@ -183,7 +193,7 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
     // The screens: the same text on the phone as on the desktop app at the same size.
     const desktop = await openApp(browser, server, { viewport: PHONE_SCREEN });
     const screens = async (p: Page) => {
-      await p.evaluate(() => (location.hash = '#/score'));
+      await goTo(p, '#/score');
       await p.getByTestId('score-value').waitFor();
       await p.getByTestId('overnight').waitFor();
       await p.getByRole('button', { name: 'Previous day' }).click();
@@ -191,7 +201,7 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
       await until(async () => !(await dayCard.innerText()).startsWith('Today'), 'yesterday’s score');
       const score = await dayCard.innerText();
       const overnight = await p.getByTestId('overnight').innerText();
-      await p.evaluate((day) => (location.hash = `#/timeline?day=${day}`), yesterday);
+      await goTo(p, `#/timeline?day=${yesterday}`);
       const chart = p.locator(`[data-testid="timeline-day"][data-day="${yesterday}"]`);
       await chart.getByTestId('timeline-bar').first().waitFor();
       return { score, overnight, timeline: await chart.textContent() };
@@ -205,7 +215,7 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
 
     // Page load to Today drawn, with a month of history (not asserted: the machine is shared).
     const toToday = async (p: Page) => {
-      await p.evaluate(() => (location.hash = '#/today'));
+      await goTo(p, '#/today');
       await p.reload();
       await waitForToday(p);
       return p.evaluate(() => performance.now());
@@ -232,22 +242,22 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
     ];
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
-      await page.evaluate(() => (location.hash = '#/today'));
+      await goTo(page, '#/today');
       await page.reload();
       await waitReady(page);
       await waitForToday(page);
       const nav = (await page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allInnerTexts()).map((label) => label.trim());
       assert.deepEqual(nav, shown.map((s) => s.name), 'the phone’s screens, with the desktop’s labels');
       for (const screen of shown) {
-        await page.evaluate((h) => (location.hash = h), screen.hash);
+        await goTo(page, screen.hash);
         await page.locator(screen.ready).first().waitFor();
         await page.screenshot({ path: join(shots, `${screen.hash.slice(2)}-${colorScheme}.png`) });
         const violations = await axe(page);
         assert.deepEqual(violations, [], `axe, ${screen.name}, ${colorScheme}: ${formatViolations(violations)}`);
         const header = await page.locator('.sidebar').boundingBox();
         assert.ok(header && header.height < PHONE_SCREEN.height / 8, `${screen.name}: the header takes ${header?.height} px of 844`);
-        assert.equal(await page.locator('.sidebar').evaluate((el) => getComputedStyle(el).position), 'static', 'the header scrolls away');
-        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.equal(await page.locator('.sidebar').evaluate((el) => (globalThis as unknown as DomGlobal).getComputedStyle(el).position), 'static', 'the header scrolls away');
+        const width = await page.evaluate(() => (globalThis as unknown as DomGlobal).document.documentElement.scrollWidth);
         assert.ok(width <= PHONE_SCREEN.width, `${screen.name}: nothing wider than the screen (${width} px)`);
       }
     }
