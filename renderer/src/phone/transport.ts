@@ -42,7 +42,7 @@ export function connectWorker(worker: Worker): CoreWorker {
       r.signal?.addEventListener('abort', () => {
         pending.delete(id);
         reject(new DOMException('The request was aborted.', 'AbortError'));
-      });
+      }, { once: true });
       pending.set(id, (answer) => resolve(new Response(answer.body, { status: answer.status, headers: { 'Content-Type': 'application/json', ...answer.headers } })));
       // A worker that failed to open answers nothing: the request fails as an unreachable service would.
       ready.catch((err: unknown) => {
