@@ -48,7 +48,8 @@ function show(state: State, text: string): void {
 }
 
 function start(): void {
-  show('opening', 'Opening your history…');
+  // The app shows its own "Opening Chyme" until the worker answers.
+  show('opening', '');
   const worker = new Worker(new URL('./core-worker.ts', import.meta.url), { type: 'module', name: 'chyme-core' });
   const core = connectWorker(worker);
   transport = core.transport;
