@@ -24,6 +24,8 @@ const devCsp: Plugin = {
 const phone: UserConfig = {
   root: 'renderer',
   base: './',
+  // The manifest and icons that make the app installable; apart from renderer/public, which the desktop would ship too.
+  publicDir: 'phone-public',
   build: {
     outDir: '../build/phone',
     emptyOutDir: true,
