@@ -19,6 +19,7 @@ import { startRelay } from '../../server/sync/relay.js';
 import { CLI, ROOT, runCliAsync } from '../helpers/cli.js';
 import { pair, startDevice, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { selfSignedCertificate } from '../helpers/tls.js';
+import { launchBrowser, skipReason } from '../e2e/harness.js';
 
 const TIMEOUT = { timeout: 120_000 };
 const PHONE_DIR = join(ROOT, 'build', 'phone');
@@ -186,6 +187,30 @@ describe('the phone app at /app/ on a plain relay', () => {
     }
   });
 
+  test('the app is installable: its manifest opens /app/ standalone, with PNG icons of 192 and 512 px served as declared', TIMEOUT, async () => {
+    const page = (await get(relay.http, '/app/')).body.toString('utf8');
+    const href = /<link rel="manifest" href="([^"]+)"/.exec(page)?.[1];
+    assert.ok(href, 'the page links a manifest');
+    const manifestUrl = new URL(href, `${relay.http}/app/`);
+    const r = await get(relay.http, manifestUrl.pathname);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'application/manifest+json');
+    const manifest = JSON.parse(r.body.toString('utf8')) as { name: string; display: string; start_url: string; scope: string; icons: Array<{ src: string; sizes: string; type: string; purpose?: string }> };
+    assert.equal(manifest.display, 'standalone');
+    assert.equal(new URL(manifest.start_url, manifestUrl).pathname, '/app/');
+    assert.equal(new URL(manifest.scope, manifestUrl).pathname, '/app/');
+    for (const size of ['192x192', '512x512']) assert.ok(manifest.icons.some((i) => i.sizes === size && i.type === 'image/png'), `a ${size} PNG icon`);
+    for (const icon of manifest.icons) {
+      const file = await get(relay.http, new URL(icon.src, manifestUrl).pathname);
+      assert.equal(file.status, 200, icon.src);
+      assert.equal(file.headers['content-type'], icon.type, icon.src);
+      if (icon.type === 'image/png') {
+        // The PNG header's width and height (IHDR) are the declared size.
+        assert.equal(`${file.body.readUInt32BE(16)}x${file.body.readUInt32BE(20)}`, icon.sizes, icon.src);
+      }
+    }
+  });
+
   test('paths that leave the folder are refused; nothing outside build/phone is served', TIMEOUT, async () => {
     const secret = readFileSync(join(ROOT, 'package.json'), 'utf8');
     const attempts: Array<[string, number]> = [
@@ -224,6 +249,36 @@ describe('the phone app at /app/ on a plain relay', () => {
       assert.match(r.body.toString(), /^This is a Chyme sync relay; it speaks WebSocket only/);
     }
   });
+});
+
+test('Chromium opens /app/ from the relay: installable, every file compressed, no console error, and the worker opens its SQLite-WASM database under the relay\'s CSP', { ...TIMEOUT, skip: skipReason() ?? false }, async () => {
+  const relay = await startRelayProcess(join(tempDir(), 'relay'));
+  const browser = await launchBrowser();
+  try {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    const responses: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('response', (r) => responses.push(`${r.status()} ${new URL(r.url()).pathname} ${r.headers()['content-encoding'] ?? 'identity'}`));
+    await page.goto(`${relay.http}/app`);
+    assert.equal(new URL(page.url()).pathname, '/app/');
+    // The spike's page (renderer/src/phone/main.ts) says when its worker has the database open.
+    await page.waitForFunction(() => (globalThis as unknown as { chymeStorage?: { state: string } }).chymeStorage?.state === 'ready', null, { timeout: 60_000 });
+    const cdp = await context.newCDPSession(page);
+    const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as { installabilityErrors: Array<{ errorId: string }> };
+    // A Playwright context is incognito-like; that is the browser's state, not the app's.
+    assert.deepEqual(installabilityErrors.map((e) => e.errorId).filter((id) => id !== 'in-incognito'), []);
+    assert.deepEqual(problems, []);
+    assert.ok(responses.some((r) => /^200 \/app\/assets\/sqlite3-[^ ]+\.wasm br$/.test(r)), responses.join('\n'));
+    for (const r of responses.filter((line) => !/^30[78] /.test(line))) assert.match(r, /^200 \/app\/\S* (br|identity)$/);
+    for (const r of responses.filter((line) => /\.(js|wasm|webmanifest) /.test(line))) assert.match(r, / br$/, 'scripts, WebAssembly and the manifest arrive compressed');
+    await context.close();
+  } finally {
+    await browser.close();
+    assert.equal(await relay.stop(), 0);
+  }
 });
 
 test('a symbolic link in the app folder that points out of it is not followed', TIMEOUT, async () => {
