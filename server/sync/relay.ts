@@ -260,11 +260,12 @@ export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer;
   try {
     privateKey = createPrivateKey(key);
   } catch (err) {
-    const encrypted = /passphrase/i.test((err as Error).message);
+    // OpenSSL 3 reports a missing passphrase as "interrupted or cancelled": the PEM header says it plainly.
+    const encrypted = (err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE' || /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(key.toString('latin1'));
     throw new RelayConfigError(
       encrypted
         ? `${keyFile} is an encrypted private key; give the relay an unencrypted one (openssl pkey -in ${keyFile} -out key.pem).`
-        : `${keyFile} is not a PEM private key (-----BEGIN PRIVATE KEY-----): check --tls-key.`,
+        : `${keyFile} is not a PEM private key: check --tls-key.`,
     );
   }
   if (!certificate.checkPrivateKey(privateKey)) {

@@ -5,7 +5,7 @@
  * node:http(s) requests, so that the bytes on the wire (encodings, headers) are what is checked.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
@@ -359,17 +359,20 @@ describe('--tls-cert and --tls-key that cannot work: one sentence, exit status 2
     key: join(dir, 'key.pem'),
     otherKey: join(dir, 'other-key.pem'),
     garbage: join(dir, 'garbage.pem'),
+    encryptedKey: join(dir, 'encrypted-key.pem'),
   };
   writeFileSync(files.cert, one.cert);
   writeFileSync(files.key, one.key);
   writeFileSync(files.otherKey, other.key);
   writeFileSync(files.garbage, 'not a pem file\n');
+  execFileSync('openssl', ['pkey', '-in', files.key, '-aes256', '-passout', 'pass:a passphrase', '-out', files.encryptedKey], { stdio: 'pipe' });
   const cases: Array<[string, string[], RegExp]> = [
     ['a certificate file that does not exist', ['--tls-cert', join(dir, 'missing.pem'), '--tls-key', files.key], /^chyme: Cannot read the TLS certificate .*missing\.pem \(ENOENT\): check --tls-cert\.\n$/],
     ['a key file that cannot be read (a folder)', ['--tls-cert', files.cert, '--tls-key', dir], /^chyme: Cannot read the TLS key .* \(EISDIR\): check --tls-key\.\n$/],
     ['a key that belongs to another certificate', ['--tls-cert', files.cert, '--tls-key', files.otherKey], /^chyme: The TLS key .*other-key\.pem does not belong to the certificate .*cert\.pem: give the key the certificate was made for\.\n$/],
     ['a certificate that is not PEM', ['--tls-cert', files.garbage, '--tls-key', files.key], /^chyme: .*garbage\.pem is not a PEM certificate/],
-    ['a key that is not PEM', ['--tls-cert', files.cert, '--tls-key', files.garbage], /^chyme: .*garbage\.pem is not a PEM private key/],
+    ['a key that is not PEM', ['--tls-cert', files.cert, '--tls-key', files.garbage], /^chyme: .*garbage\.pem is not a PEM private key: check --tls-key\.\n$/],
+    ['a key encrypted with a passphrase', ['--tls-cert', files.cert, '--tls-key', files.encryptedKey], /^chyme: .*encrypted-key\.pem is an encrypted private key; give the relay an unencrypted one \(openssl pkey -in .*\)\.\n$/],
     ['a certificate without its key', ['--tls-cert', files.cert], /^chyme: --tls-cert and --tls-key go together/],
   ];
   for (const [what, args, message] of cases) {
