@@ -64,6 +64,8 @@ const phone: UserConfig = {
     'process.env.TZ': 'undefined',
     'process.env.TZDIR': 'undefined',
   },
+  // The manifest and icons that make the app installable; apart from renderer/public, which the desktop would ship too.
+  publicDir: 'phone-public',
   build: {
     outDir: '../build/phone',
     emptyOutDir: true,

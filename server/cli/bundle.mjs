@@ -13,7 +13,8 @@ const cli = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', '
 // Chunks from an earlier build (their names carry a content hash) would otherwise pile up.
 for (const f of readdirSync(dirname(cli))) if (f.startsWith('bundle-')) rmSync(join(dirname(cli), f));
 await build({
-  entryPoints: [cli],
+  // `chyme relay` has an entry of its own (relay-cli.ts), so that it loads none of the service.
+  entryPoints: [cli, join(dirname(cli), 'relay-cli.js')],
   outdir: dirname(cli),
   allowOverwrite: true,
   bundle: true,

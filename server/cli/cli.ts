@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
 
 /** Runs one command; every failure ends the process with its exit status and a sentence. */
 export async function runCli(argv: string[]): Promise<void> {
-  await main(argv).catch((err: unknown) => exitOnFailure(err, dbPathIn(argv)));
+  await main(argv).catch((err: unknown) => exitOnFailure(err, argv));
 }
 
 /** The database a command line names (--db FILE or --db=FILE), for messages about it. */
@@ -98,7 +98,9 @@ function storageFailure(code: string, detail: string, dbPath: string): { message
   }
 }
 
-function exitOnFailure(err: unknown, dbPath: string): never {
+/** Ends the process for a failure of the command line `argv`: its sentence on stderr and its exit status. */
+export function exitOnFailure(err: unknown, argv: string[]): never {
+  const dbPath = dbPathIn(argv);
   const say = (message: string, status: number): never => {
     process.stderr.write(`chyme: ${message}\n`);
     return process.exit(status);

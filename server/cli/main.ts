@@ -10,5 +10,6 @@ import { useCompactHeap } from '../memory.js';
 // serve runs for hours; relay too; sync init/join turn a whole history into documents, where the
 // garbage of Automerge's patches would otherwise pile up to twice what is alive.
 if (['serve', 'relay', 'sync'].includes(process.argv[2] ?? '')) useCompactHeap();
-const { runCli } = await import('./cli.js');
+// The relay has an entry of its own that loads only what it needs (relay-cli.ts).
+const { runCli } = process.argv[2] === 'relay' ? await import('./relay-cli.js') : await import('./cli.js');
 await runCli(process.argv.slice(2));

@@ -1,12 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createPrivateKey, timingSafeEqual, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
 import { AUTH_PROOF, decodeFrame, encodeFrame, OPAQUE_ID, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
+import { PhoneAppFiles } from './relay-app.js';
 import { RelayStore, RELAY_DB_FILE } from './relay-store.js';
 
 /**
@@ -75,10 +77,14 @@ export interface RelayOptions {
   compactGraceMs?: number;
   /** Between pings (ms; default DEFAULT_KEEPALIVE_MS). */
   keepaliveMs?: number;
+  /** PEM files: the relay serves HTTPS and wss:// itself (else plain HTTP and ws://, for a proxy in front). */
+  tls?: { certFile: string; keyFile: string };
+  /** The phone app's files, served at /app/ (default build/phone beside the relay's build). */
+  phoneAppDir?: string;
 }
 
 export interface Relay {
-  /** ws://HOST:PORT with the bound port (IPv6 hosts in brackets). */
+  /** ws://HOST:PORT (wss:// with TLS) with the bound port (IPv6 hosts in brackets). */
   url: string;
   token: string;
   port: number;
@@ -217,16 +223,55 @@ interface Connection {
   missedPings: number;
 }
 
-/** Plain HTTP on the relay's port: a health check for monitoring, and a hint for anything else. */
-function answerHttp(req: IncomingMessage, res: ServerResponse): void {
+/** Plain HTTP on the relay's port: a health check for monitoring, the phone app, and a hint for anything else. */
+function answerHttp(app: PhoneAppFiles, req: IncomingMessage, res: ServerResponse): void {
   const path = requestUrl(req)?.pathname;
+  if (path !== undefined && app.handle(req, res, path)) return;
   if ((req.method === 'GET' || req.method === 'HEAD') && path === '/health') {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : '{"ok":true}');
     return;
   }
   res
     .writeHead(426, { 'Content-Type': 'text/plain; charset=utf-8', Upgrade: 'websocket', Connection: 'Upgrade' })
-    .end('This is a Chyme sync relay; it speaks WebSocket only (and GET /health).\n');
+    .end('This is a Chyme sync relay; it speaks WebSocket only (and GET /health, and the phone app at /app/).\n');
+}
+
+/**
+ * The certificate and key for `--tls-cert`/`--tls-key`, read and checked before the relay listens,
+ * so that a wrong file is one sentence at start rather than a failed handshake on every device.
+ */
+export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
+  const read = (file: string, what: string, flag: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new RelayConfigError(`Cannot read the TLS ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check ${flag}.`);
+    }
+  };
+  const cert = read(certFile, 'certificate', '--tls-cert');
+  const key = read(keyFile, 'key', '--tls-key');
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(cert);
+  } catch {
+    throw new RelayConfigError(`${certFile} is not a PEM certificate (-----BEGIN CERTIFICATE-----): check --tls-cert.`);
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch (err) {
+    // OpenSSL 3 reports a missing passphrase as "interrupted or cancelled": the PEM header says it plainly.
+    const encrypted = (err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE' || /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(key.toString('latin1'));
+    throw new RelayConfigError(
+      encrypted
+        ? `${keyFile} is an encrypted private key; give the relay an unencrypted one (openssl pkey -in ${keyFile} -out key.pem).`
+        : `${keyFile} is not a PEM private key: check --tls-key.`,
+    );
+  }
+  if (!certificate.checkPrivateKey(privateKey)) {
+    throw new RelayConfigError(`The TLS key ${keyFile} does not belong to the certificate ${certFile}: give the key the certificate was made for.`);
+  }
+  return { cert, key };
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -257,6 +302,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const port = options.port ?? DEFAULT_RELAY_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RelayConfigError(`The port must be an integer from 0 to 65535, not ${port}.`);
   const graceMs = resolveCompactGraceMs(options.compactGraceMs);
+  const tls = options.tls ? readTlsFiles(options.tls.certFile, options.tls.keyFile) : undefined;
 
   // The relay of the first, unencrypted protocol kept automerge-repo's files in documents/.
   if (existsSync(join(options.dataDir, 'documents'))) {
@@ -271,7 +317,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   const refusals = new Refusals();
   const connections = new Set<Connection>();
 
-  const server = createServer(answerHttp);
+  const app = new PhoneAppFiles(options.phoneAppDir);
+  const handler = (req: IncomingMessage, res: ServerResponse) => answerHttp(app, req, res);
+  const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_SYNC_MESSAGE_BYTES });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -447,7 +495,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     throw err;
   }
   const bound = (server.address() as AddressInfo).port;
-  const url = `ws://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+  const url = `${tls ? 'wss' : 'ws'}://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -81,6 +81,9 @@ export const SyncPairingSchema = z
   .object({
     object: z.literal('sync.pairing_code'),
     pairing_code: z.string().meta({ description: 'Everything another device needs to join: the relay\'s address and the history secret (no relay token). Treat it as a password.' }),
+    url: z.string().meta({
+      description: 'Opens the phone app that the relay serves, with the code filled in: https://RELAY/app/#pair=CODE (http:// for a ws:// relay). The code is in the fragment, which no server sees; the Sync card shows this as a QR code.',
+    }),
   })
   .meta({ id: 'SyncPairing' });
 

@@ -271,6 +271,27 @@ describe('Sync card', { skip: skip ?? false }, () => {
       assert.equal(drawn.size, want.size, 'the QR symbol size');
       assert.deepEqual([...drawn.dark].sort(), [...want.dark].sort(), 'the QR modules');
       assert.match(await card.innerText(), /This code is a password/);
+
+      // Add a phone, by keyboard: the same code as text, and a QR code of the address that opens
+      // the phone app on the relay with the code in the fragment (GET /v1/sync/pairing-code's url).
+      await tabTo(page, 'Show the phone’s QR code');
+      await page.keyboard.press('Enter');
+      const phone = card.getByTestId('sync-phone');
+      await phone.getByTestId('sync-phone-code').waitFor();
+      assert.equal((await phone.getByTestId('sync-phone-code').innerText()).trim(), expected.body.pairing_code);
+      const phoneUrl = (await a.api<{ url: string }>('GET', '/v1/sync/pairing-code')).body.url;
+      assert.equal(phoneUrl, `${relay.url.replace(/^ws/, 'http')}/app/#pair=${expected.body.pairing_code}`);
+      const phoneQr = phone.getByTestId('sync-phone-qr');
+      await phoneQr.waitFor();
+      assert.match((await phoneQr.getAttribute('alt')) ?? '', /opens Chyme on your phone/);
+      const phoneSrc = (await phoneQr.getAttribute('src'))!;
+      const phoneDrawn = qrModules(decodeURIComponent(phoneSrc.slice(phoneSrc.indexOf(',') + 1)));
+      const phoneWant = expectedModules(phoneUrl);
+      assert.equal(phoneDrawn.size, phoneWant.size, 'the phone QR symbol size');
+      assert.deepEqual([...phoneDrawn.dark].sort(), [...phoneWant.dark].sort(), 'the phone QR modules');
+      assert.match(await card.innerText(), /Scan the QR code with your phone’s camera/);
+      // This relay is plain ws:// (http://…/app/): the card says a phone needs HTTPS and how.
+      assert.match(await phone.getByTestId('sync-phone-insecure').innerText(), /only over HTTPS: put the relay behind Tailscale Serve or Caddy, or start it with --tls-cert and --tls-key/);
       // (The "Sync is on" toast would cover the QR code in the picture.)
       await page.getByTestId('toast').waitFor({ state: 'detached', timeout: 30_000 });
       await card.screenshot({ path: join(dir, 'on-pairing-light.png') });
@@ -289,6 +310,8 @@ describe('Sync card', { skip: skip ?? false }, () => {
           await c.getByTestId('sync-connection').filter({ hasText: 'Connected to' }).waitFor({ timeout: 60_000 });
           await c.getByRole('button', { name: 'Show pairing code' }).click();
           await c.getByTestId('sync-pairing-qr').waitFor();
+          await c.getByRole('button', { name: 'Show the phone’s QR code' }).click();
+          await c.getByTestId('sync-phone-qr').waitFor();
           await c.scrollIntoViewIfNeeded();
           if (width === 390) {
             await checkFits(other.page, `on, ${scheme}, 390 px`);

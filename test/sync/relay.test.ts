@@ -267,7 +267,7 @@ describe('chyme relay', () => {
   test('--help prints its usage; a bad flag exits 2 with the usage', TIMEOUT, () => {
     const help = runCli(['relay', '--help']);
     assert.equal(help.status, 0, help.stderr);
-    assert.match(help.stdout, /^Usage:\n  chyme relay \[--port P\] \[--host H\] \[--data DIR\] \[--token T\]\n/);
+    assert.match(help.stdout, /^Usage:\n  chyme relay \[--port P\] \[--host H\] \[--data DIR\] \[--token T\] \[--tls-cert FILE --tls-key FILE\]\n/);
     for (const args of [['--port', 'http'], ['--port', '70000'], ['--port=-1'], ['--bogus'], ['--host', '']]) {
       const r = runCli(['relay', ...args]);
       assert.equal(r.status, 2, args.join(' '));
@@ -851,16 +851,17 @@ describe('RelayConnection', () => {
 });
 
 /** The files the CLI bundle loads before any command runs: cli.js and the chunks it imports statically. */
-function staticBundleFiles(): Map<string, string> {
+/** The files of the CLI bundle that `entry` loads before it runs (its static imports, side-effect ones included). */
+function staticBundleFiles(entry = 'cli.js'): Map<string, string> {
   const dir = join(ROOT, 'build/server/cli');
   const files = new Map<string, string>();
   const visit = (name: string) => {
     if (files.has(name)) return;
     const text = readFileSync(join(dir, name), 'utf8');
     files.set(name, text);
-    for (const m of text.matchAll(/^\s*import\s[^;]*?from\s+["']\.\/(bundle-[^"']+)["']/gm)) visit(m[1]!);
+    for (const m of text.matchAll(/^\s*import\s+(?:[^;]*?from\s+)?["']\.\/(bundle-[^"']+)["']/gm)) visit(m[1]!);
   };
-  visit('cli.js');
+  visit(entry);
   return files;
 }
 
@@ -873,4 +874,20 @@ test('the built CLI bundle loads automerge only through import(), so the relay a
   assert.ok(engine, 'the bundle imports its engine chunk with import()');
   assert.ok(!files.has(engine[1]!), 'the engine chunk is not loaded at start');
   assert.match(readFileSync(join(ROOT, 'build/server/cli', engine[1]!), 'utf8'), /from "@automerge\/automerge"/);
+});
+
+test("chyme relay's own entry loads the relay, its store, the protocol and ws, and none of express, zod, Automerge or the service", { skip: existsSync(join(ROOT, 'build/server/cli/relay-cli.js')) ? false : 'not built' }, () => {
+  const files = staticBundleFiles('relay-cli.js');
+  const all = [...files.values()].join('\n');
+  // esbuild heads each bundled module with a comment naming its file.
+  const modules = new Set([...all.matchAll(/^\/\/ ((?:build\/server|node_modules)\/\S+)$/gm)].map((m) => m[1]!));
+  for (const needed of ['build/server/sync/relay.js', 'build/server/sync/relay-store.js', 'build/server/sync/relay-app.js', 'build/server/sync/protocol.js', 'node_modules/ws/lib/websocket-server.js']) {
+    assert.ok(modules.has(needed), `${needed} is in the relay's entry`);
+  }
+  const unwanted = [...modules].filter((m) => /^node_modules\/(express|zod|body-parser|mqtt|qrcode)\/|^build\/server\/(api|db|nutrition|digestion|foods|engine|webhooks|mcp|imports)\/|^build\/server\/sync\/(engine|documents|entities|index)\.js$/.test(m));
+  assert.deepEqual(unwanted, []);
+  assert.deepEqual([...all.matchAll(/^\s*import\s[^;]*?from\s+["'](@automerge\/[^"']*|express|zod)["']/gm)].map((m) => m[0]), []);
+  // The whole CLI is only ever imported on demand (help, a failure).
+  assert.ok(!files.has('cli.js'));
+  assert.match(files.get('relay-cli.js')!, /import\("\.\/cli\.js"\)/);
 });

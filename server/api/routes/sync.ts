@@ -1,4 +1,5 @@
-import type { SyncSubsystem } from '../../sync/index.js';
+import { decodePairingCode, type SyncSubsystem } from '../../sync/index.js';
+import { phoneAppUrl } from '../../sync/relay-app.js';
 import { SyncJoinSchema, SyncPairingSchema, SyncSetupSchema, SyncStatusSchema } from '../../sync/schemas.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema } from '../schemas.js';
@@ -59,11 +60,14 @@ export function syncRoutes(deps: { sync: SyncSubsystem }) {
       method: 'GET',
       path: '/v1/sync/pairing-code',
       operationId: 'getSyncPairingCode',
-      summary: 'The pairing code another device joins with (it holds the history secret: treat it as a password)',
+      summary: 'The pairing code another device joins with, and the address that opens the phone app with it (both hold the history secret: treat them as a password)',
       tag: 'Sync',
       access: 'admin',
       responses: { 200: { description: 'The code', schema: SyncPairingSchema }, 409: { description: 'Sync is not set up', schema: ErrorSchema } },
-      handler: () => ({ body: { object: 'sync.pairing_code', pairing_code: sync.pairingCode() } }),
+      handler() {
+        const code = sync.pairingCode();
+        return { body: { object: 'sync.pairing_code', pairing_code: code, url: phoneAppUrl(decodePairingCode(code).relay, code) } };
+      },
     }),
     defineRoute({
       method: 'POST',

@@ -1,14 +1,15 @@
 import { join } from 'node:path';
 import { defaultDataDir } from '../../paths.js';
+import { PHONE_APP_PATH } from '../../sync/relay-app.js';
 import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT, RELAY_DB_FILE, RelayConfigError, relayTokenPath, startRelay } from '../../sync/relay.js';
 import { CommandFailed, EXIT, fail, parseFlags, type Command } from '../usage.js';
 
 export const relayCommand: Command = {
   name: 'relay',
   usage: [
-    `chyme relay [--port P] [--host H] [--data DIR] [--token T]`,
-    `    a sync relay for your devices (docs/sync-relay.md): port ${DEFAULT_RELAY_PORT}, host ${DEFAULT_RELAY_HOST}, data ${join(defaultDataDir(), 'relay')};`,
-    `    the token is --token, else $CHYME_RELAY_TOKEN, else DIR/relay-token (made on first start)`,
+    `chyme relay [--port P] [--host H] [--data DIR] [--token T] [--tls-cert FILE --tls-key FILE]`,
+    `    a sync relay for your devices, and the phone app at /app/ (docs/sync-relay.md): port ${DEFAULT_RELAY_PORT}, host ${DEFAULT_RELAY_HOST}, data ${join(defaultDataDir(), 'relay')};`,
+    `    the token is --token, else $CHYME_RELAY_TOKEN, else DIR/relay-token (made on first start); with --tls-cert and --tls-key (PEM) it serves HTTPS and wss:// itself`,
   ],
   run: relay,
 };
@@ -24,6 +25,8 @@ async function relay(argv: string[]): Promise<void> {
     host: { type: 'string' },
     data: { type: 'string' },
     token: { type: 'string' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
   });
   const port = values.port === undefined ? DEFAULT_RELAY_PORT : Number(values.port);
   if (!/^\d+$/.test(values.port ?? '0') || !Number.isInteger(port) || port > 65535) fail(`--port must be an integer from 0 to 65535, not ${values.port}`);
@@ -31,11 +34,16 @@ async function relay(argv: string[]): Promise<void> {
   if (host.trim() === '') fail('--host must be a host name or an IP address, such as 0.0.0.0');
   if (values.data !== undefined && values.data.trim() === '') fail('--data must name a folder');
   const dataDir = values.data ?? join(defaultDataDir(), 'relay');
+  const certFile = values['tls-cert'];
+  const keyFile = values['tls-key'];
+  if ((certFile === undefined) !== (keyFile === undefined)) fail('--tls-cert and --tls-key go together: the certificate and its private key, as PEM files');
+  if (certFile?.trim() === '' || keyFile?.trim() === '') fail('--tls-cert and --tls-key must name files');
+  const tls = certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined;
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 
   let started;
   try {
-    started = await startRelay({ host, port, dataDir, log, ...(values.token !== undefined ? { token: values.token } : {}) });
+    started = await startRelay({ host, port, dataDir, log, ...(values.token !== undefined ? { token: values.token } : {}), ...(tls ? { tls } : {}) });
   } catch (err) {
     throw startFailure(err, host, port, dataDir);
   }
@@ -57,7 +65,7 @@ async function relay(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   // The ready lines come last: once a caller has seen them, a signal already stops the relay cleanly.
   process.stdout.write(`Chyme relay listening on ${running.url}\nToken: ${running.token}\n`);
-  log(`sealed chunks in ${join(dataDir, RELAY_DB_FILE)}`);
+  log(`sealed chunks in ${join(dataDir, RELAY_DB_FILE)}; the phone app at ${running.url.replace(/^ws/, 'http')}${PHONE_APP_PATH}`);
 }
 
 /** Why the relay could not start, as the CLI's one sentence and exit status. */

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type RefObject } from 'react';
 import { ApiError, errorMessage } from '../../api/client';
 import { getPairingCode, getSync, joinSync, leaveSync, makeWebhookHost, setupSync } from '../../api/sync';
-import type { EventType, SyncConflict, SyncStatus } from '../../api/types';
+import type { EventType, SyncConflict, SyncPairing, SyncStatus } from '../../api/types';
 import { ConfirmButton } from '../../components/ConfirmButton';
 import { CopyButton } from '../../components/CopyButton';
 import { Chip, ErrorNote, Field, FormError, Loading, useApiForm } from '../../components/ui';
@@ -431,7 +431,10 @@ function SyncOn({ status, show, reload }: { status: SyncStatus; show: (s: SyncSt
       ) : null}
 
       <h3 className="sync__subhead">Add another computer</h3>
-      <PairingCode />
+      <PairingCode for="computer" />
+
+      <h3 className="sync__subhead">Add a phone</h3>
+      <PairingCode for="phone" />
 
       <h3 className="sync__subhead">Leave sync</h3>
       <div className="stack sync__leave">
@@ -471,14 +474,38 @@ function fmtValue(v: unknown): string {
   return s.length > 60 ? `${s.slice(0, 59)}…` : s;
 }
 
+/** What each "Add …" section says and which address its QR code holds. */
+const PAIRING = {
+  computer: {
+    intro: 'On the other computer, open Integrations → Sync and paste this code under “Join with a pairing code”, or scan its QR code.',
+    show: 'Show pairing code',
+    hide: 'Hide pairing code',
+    testId: 'sync-pairing',
+    qrAlt: 'QR code of the pairing code above, to scan with the other computer’s camera',
+    qrText: (p: SyncPairing) => p.pairing_code,
+  },
+  phone: {
+    intro:
+      'Scan the QR code with your phone’s camera: it opens Chyme from your relay with this code filled in. On an iPhone, add the app to the Home Screen first (Share → Add to Home Screen), open it from there, then scan the code again or paste the text.',
+    show: 'Show the phone’s QR code',
+    hide: 'Hide the phone’s QR code',
+    testId: 'sync-phone',
+    qrAlt: 'QR code that opens Chyme on your phone with the pairing code above filled in',
+    qrText: (p: SyncPairing) => p.url,
+  },
+} as const;
+
 /**
- * The pairing code on request: as text to copy and as a QR code. The QR code library is loaded
- * only then (its own small chunk), so nobody who never pairs a computer downloads it.
+ * The pairing code on request, for another computer or for a phone: as text to copy and as a QR
+ * code (a phone's holds the address of the app on the relay, with the code in its fragment). The
+ * QR code library is loaded only then (its own small chunk), so nobody who never pairs a device
+ * downloads it.
  */
-function PairingCode() {
+function PairingCode({ for: device }: { for: keyof typeof PAIRING }) {
+  const text = PAIRING[device];
   const ids = useId();
   const [open, setOpen] = useState(false);
-  const [code, setCode] = useState<string | null>(null);
+  const [pairing, setPairing] = useState<SyncPairing | null>(null);
   const [qr, setQr] = useState<string | null>(null);
   const [qrError, setQrError] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -490,11 +517,11 @@ function PairingCode() {
     setQr(null);
     setQrError(null);
     try {
-      const { pairing_code } = await getPairingCode();
-      setCode(pairing_code);
+      const p = await getPairingCode();
+      setPairing(p);
       setOpen(true);
       try {
-        setQr(await qrImage(pairing_code));
+        setQr(await qrImage(text.qrText(p)));
       } catch (err) {
         // The code is text first: too long for a QR symbol, or the QR chunk not loading, it is still copied.
         setQrError(`No QR code for this one (${errorMessage(err)}): copy the text instead.`);
@@ -508,16 +535,19 @@ function PairingCode() {
 
   function hide() {
     setOpen(false);
-    setCode(null);
+    setPairing(null);
     setQr(null);
   }
 
+  const code = pairing?.pairing_code;
+  // A browser keeps the phone's storage and camera for secure pages only: over plain http the app would not pair.
+  const insecure = device === 'phone' && pairing !== null && new URL(pairing.url).protocol === 'http:';
   return (
     <div className="stack sync__pairing">
-      <p className="muted small">On the other computer, open Integrations → Sync and paste this code under “Join with a pairing code”, or scan its QR code.</p>
+      <p className="muted small">{text.intro}</p>
       <div className="form-actions">
         <button type="button" className="btn" aria-expanded={open} aria-controls={`${ids}-code`} disabled={busy} onClick={() => (open ? hide() : void reveal())}>
-          {open ? 'Hide pairing code' : 'Show pairing code'}
+          {open ? text.hide : text.show}
         </button>
         {busy ? (
           <span className="muted small" role="status">
@@ -530,19 +560,24 @@ function PairingCode() {
           {error}
         </p>
       ) : null}
-      <div id={`${ids}-code`} hidden={!open || !code} data-testid="sync-pairing">
+      <div id={`${ids}-code`} hidden={!open || !code} data-testid={text.testId}>
         {open && code ? (
           <div className="sync__pairing-body">
             <p className="row__warn">
               <strong>This code is a password.</strong> It holds the key to your history: anyone who has it can read and change all your data through your relay, so give it only to your own devices, and keep a copy somewhere safe: without it and your devices, the history cannot be recovered from the relay.
             </p>
+            {insecure ? (
+              <p className="row__warn" data-testid={`${text.testId}-insecure`}>
+                Your relay’s address is plain ws:// (not wss://), and a phone opens the app only over HTTPS: put the relay behind Tailscale Serve or Caddy, or start it with --tls-cert and --tls-key (docs/sync-relay.md), then pair.
+              </p>
+            ) : null}
             <div className="sync__code-row">
-              <code className="sync__code" data-testid="sync-pairing-code">
+              <code className="sync__code" data-testid={`${text.testId}-code`}>
                 {code}
               </code>
               <CopyButton text={code} label="Copy pairing code" />
             </div>
-            {qr ? <img className="sync__qr" src={qr} width={220} height={220} alt="QR code of the pairing code above, to scan with the other computer’s camera" data-testid="sync-pairing-qr" /> : null}
+            {qr ? <img className="sync__qr" src={qr} width={220} height={220} alt={text.qrAlt} data-testid={`${text.testId}-qr`} /> : null}
             {qrError ? <p className="muted small">{qrError}</p> : null}
           </div>
         ) : null}
