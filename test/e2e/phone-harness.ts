@@ -26,6 +26,10 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.wasm': 'application/wasm',
   '.css': 'text/css; charset=utf-8',
+  // The manifest and icons (renderer/phone-public/).
+  '.webmanifest': 'application/manifest+json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
   // The food table: its bytes as they are (no Content-Encoding), which the worker unzips itself.
   '.gz': 'application/gzip',
 };
@@ -88,4 +92,10 @@ export function watch(page: Page, problems: string[]): void {
     if (m.type() === 'error' || /Content.Security.Policy|Refused to/i.test(m.text())) problems.push(m.text());
   });
   page.on('pageerror', (e) => problems.push(String(e)));
+  // Names what failed to load (the console's message does not). A request the page itself
+  // abandoned by navigating (net::ERR_ABORTED) is not a failure.
+  page.on('requestfailed', (r) => {
+    const reason = r.failure()?.errorText ?? 'no reason';
+    if (reason !== 'net::ERR_ABORTED') problems.push(`request failed: ${new URL(r.url()).pathname} (${reason})`);
+  });
 }
