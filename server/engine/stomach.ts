@@ -53,6 +53,14 @@ function compareKinetics(a: MealKinetics, b: MealKinetics): number {
 const SPEED_FLOOR = MIN_SHARED_EMPTYING_SPEED;
 const SPEED_EXPONENT = 1 - SHARED_DELIVERY_EXPONENT;
 const STEP_MIN = SIMULATION_STEP_MIN;
+/**
+ * A meal's clock is at the floor once the others hold more than this many times its calories
+ * (k / (k + others) below SPEED_FLOOR^(1/SPEED_EXPONENT)), with a margin a millionfold wider than
+ * Math.pow's rounding: the step loop then takes the floor without calling Math.pow, and gets the
+ * very value Math.max(SPEED_FLOOR, pow(…)) would (a congested day of 200 meals spends most of its
+ * steps there, and pow is a third of a step's cost).
+ */
+const FLOOR_OTHERS_PER_KCAL = (1 / Math.pow(SPEED_FLOOR, 1 / SPEED_EXPONENT) - 1) * (1 + 1e-6);
 
 /** Speed of a meal's own clock when `othersKcal` of other meals share the stomach. */
 export function sharedClockSpeed(kcal: number, othersKcal: number): number {
@@ -144,7 +152,7 @@ export function runStomach(kinetics: readonly MealKinetics[], options: { recordT
       const others = before + suffix[p]!;
       before += loads[p]!;
       const k = kcal[active[p]!]!;
-      speeds[p] = others <= 0 ? 1 : Math.max(SPEED_FLOOR, Math.pow(k / (k + others), SPEED_EXPONENT));
+      speeds[p] = others <= 0 ? 1 : others > k * FLOOR_OTHERS_PER_KCAL ? SPEED_FLOOR : Math.max(SPEED_FLOOR, Math.pow(k / (k + others), SPEED_EXPONENT));
     }
 
     // One meal alone runs at speed 1, so the whole stretch until it finishes or the next meal
