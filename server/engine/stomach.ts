@@ -60,7 +60,7 @@ const STEP_MIN = SIMULATION_STEP_MIN;
  * very value Math.max(SPEED_FLOOR, pow(…)) would (a congested day of 200 meals spends most of its
  * steps there, and pow is a third of a step's cost).
  */
-const FLOOR_OTHERS_PER_KCAL = (1 / Math.pow(SPEED_FLOOR, 1 / SPEED_EXPONENT) - 1) * (1 + 1e-6);
+export const FLOOR_OTHERS_PER_KCAL = (1 / Math.pow(SPEED_FLOOR, 1 / SPEED_EXPONENT) - 1) * (1 + 1e-6);
 
 /** Speed of a meal's own clock when `othersKcal` of other meals share the stomach. */
 export function sharedClockSpeed(kcal: number, othersKcal: number): number {

@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { mealPhases } from '../../server/engine/phases.js';
 import { digestiveState } from '../../server/engine/state.js';
 import { stomachLoadAt } from '../../server/engine/load.js';
-import { MAX_CONFIDENCE, SETTLING_MIN } from '../../server/engine/constants.js';
+import { MAX_CONFIDENCE, MIN_SHARED_EMPTYING_SPEED, SETTLING_MIN } from '../../server/engine/constants.js';
+import { FLOOR_OTHERS_PER_KCAL, sharedClockSpeed } from '../../server/engine/stomach.js';
 import type { EngineMeal, MealType } from '../../server/engine/types.js';
 import { HOUR, MINUTE, T0 } from './helpers.js';
 
@@ -119,6 +120,18 @@ describe('properties', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('the shared stomach takes the floor speed without Math.pow only where pow would give it', () => {
+  test('others above FLOOR_OTHERS_PER_KCAL times a meal: its clock speed is exactly the floor', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1e-3, max: 10_000, noNaN: true }), fc.double({ min: 0, max: 1e-3, noNaN: true }), (kcal, above) => {
+        const speed = sharedClockSpeed(kcal, kcal * FLOOR_OTHERS_PER_KCAL * (1 + above));
+        assert.equal(speed, MIN_SHARED_EMPTYING_SPEED);
+      }),
+      { numRuns: 5000 },
     );
   });
 });
