@@ -72,16 +72,23 @@ async function writeIntoDay(mealsInDay: number): Promise<{ p50: number; p99: num
   }
 }
 
-/** `HOUR_MEALS` meals within one hour, one after another: the longest write and event-loop pause. */
-async function hourOfMeals(): Promise<{ maxWriteMs: number; maxPauseMs: number; p50: number }> {
+/**
+ * `HOUR_MEALS` meals within one hour, one after another: the longest write and event-loop pause.
+ * The service is warmed up first by one meal three days before (outside the hour's look-back): a
+ * fresh service's first write compiles its code paths and runs beside the deferred start-up work,
+ * which is start-up's cost, reported apart as `firstWriteMs`.
+ */
+async function hourOfMeals(): Promise<{ maxWriteMs: number; maxPauseMs: number; p50: number; firstWriteMs: number }> {
   const c = await startCase();
   const loop = monitorEventLoopDelay({ resolution: 5 });
   try {
+    const firstWriteMs = await c.post(NOON - 3 * 86_400_000, 'warm-up');
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const times: number[] = [];
     loop.enable();
     for (let i = 0; i < HOUR_MEALS; i++) times.push(await c.post(NOON + Math.floor((i * 3600_000) / HOUR_MEALS), `hour ${i}`));
     loop.disable();
-    return { maxWriteMs: Math.max(...times), maxPauseMs: loop.max / 1e6, p50: percentile(times, 50) };
+    return { maxWriteMs: Math.max(...times), maxPauseMs: loop.max / 1e6, p50: percentile(times, 50), firstWriteMs };
   } finally {
     await c.stop();
   }
@@ -104,7 +111,7 @@ const report = [
   '| --- | --- | --- | --- |',
   ...rows,
   '',
-  `${HOUR_MEALS} meals within one hour: p50 ${hour.p50.toFixed(2)} ms a write, longest write ${hour.maxWriteMs.toFixed(1)} ms, longest event-loop pause ${hour.maxPauseMs.toFixed(1)} ms (target < 100 ms).`,
+  `${HOUR_MEALS} meals within one hour: p50 ${hour.p50.toFixed(2)} ms a write, longest write ${hour.maxWriteMs.toFixed(1)} ms, longest event-loop pause ${hour.maxPauseMs.toFixed(1)} ms (target < 100 ms); a fresh service's first write (before the hour) ${hour.firstWriteMs.toFixed(1)} ms.`,
   '',
 ].join('\n');
 process.stdout.write(report);

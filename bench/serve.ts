@@ -35,12 +35,12 @@ export interface Serve {
   stop(): Promise<void>;
 }
 
-export async function startServe(dbPath: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Serve> {
+export async function startServe(dbPath: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, cli = CLI): Promise<Serve> {
   const startedAt = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
     // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the server under the load.
-    [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), CLI, 'serve', '--db', dbPath, '--port', '0', '--quiet', '--rate-limit', '1000000/1000000', ...extraArgs],
+    [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve', '--db', dbPath, '--port', '0', '--quiet', '--rate-limit', '1000000/1000000', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
   );
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import cookieParser from 'cookie-parser';
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { AppContext } from '../app-context.js';
 import {
   assignRequestId,
@@ -57,9 +57,12 @@ export function commonPrefix(paths: readonly string[]): string {
  * One express.Router per resource (the route's OpenAPI tag), mounted at its routes' common
  * prefix in the API's router; each route a chain of the pipeline's steps in the order a request
  * meets them. The same steps, in the same order and after the same first steps, make the
- * dispatch table that answers plain paths without Express (dispatch.ts).
+ * dispatch table that answers plain paths without Express (dispatch.ts). The routers are built
+ * on the first request the table leaves to Express, not at start: building them (a regular
+ * expression per route, Express's layers) was a tenth of `chyme serve`'s cold start, and the
+ * first requests of a client are plain /v1 paths.
  */
-function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, firstSteps: RequestHandler[]): { router: Router; table: DispatchTable } {
+function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, firstSteps: RequestHandler[]): { router: () => Router; table: DispatchTable } {
   const byTag = new Map<string, RouteDef[]>();
   for (const route of routes) {
     const list = byTag.get(route.tag);
@@ -67,11 +70,10 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, f
     else byTag.set(route.tag, [route]);
   }
   const dispatched: DispatchRoute[] = [];
-  // Case-sensitive mount points, as the routes themselves are: /V1/... is not /v1/...
-  const api = express.Router({ caseSensitive: true, strict: false });
+  const mounts: { prefix: string; routes: { route: RouteDef; steps: RequestHandler[] }[] }[] = [];
   for (const tagRoutes of byTag.values()) {
     const prefix = commonPrefix(tagRoutes.map((r) => r.path));
-    const router = express.Router({ caseSensitive: true, strict: false });
+    const mount: (typeof mounts)[number] = { prefix, routes: [] };
     for (const route of tagRoutes) {
       const steps = [
         authorize(app, route, limiter), // authentication, rate limit and scopes, before any body is read
@@ -80,12 +82,22 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, f
         idempotency(app, route),
         runHandler(app, route),
       ];
-      router.all(expressPath(route.path.slice(prefix.length)) || '/', onlyMethod(route.method), ...steps);
+      mount.routes.push({ route, steps });
       dispatched.push({ method: route.method, path: route.path, mountPrefix: prefix, steps: [...firstSteps, ...steps] });
     }
-    api.use(prefix, router);
+    mounts.push(mount);
   }
-  return { router: api, table: new DispatchTable(dispatched) };
+  const router = () => {
+    // Case-sensitive mount points, as the routes themselves are: /V1/... is not /v1/...
+    const api = express.Router({ caseSensitive: true, strict: false });
+    for (const mount of mounts) {
+      const resource = express.Router({ caseSensitive: true, strict: false });
+      for (const { route, steps } of mount.routes) resource.all(expressPath(route.path.slice(mount.prefix.length)) || '/', onlyMethod(route.method), ...steps);
+      api.use(mount.prefix, resource);
+    }
+    return api;
+  };
+  return { router, table: new DispatchTable(dispatched) };
 }
 
 /**
@@ -93,7 +105,7 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, f
  * allow-list and Origin check, cookie parsing, then either a /v1 route (see apiRouters) or the
  * renderer, and any failure ends in the one error writer. A request to a route on a plain path
  * goes through those steps straight from the dispatch table; every other one goes through the
- * Express app, whose layers run the same steps.
+ * Express app, whose layers run the same steps (built on the first such request).
  */
 export function createHttpListener(app: AppContext, routes: RouteDef[], options: HttpOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
@@ -101,17 +113,21 @@ export function createHttpListener(app: AppContext, routes: RouteDef[], options:
   const api = apiRouters(app, routes, limiter, firstSteps);
   const writeError = errorResponder(app);
 
-  const http = express();
-  http.disable('x-powered-by');
-  http.set('etag', false);
-  http.set('query parser', firstValueQuery);
-  http.use(chain(firstSteps)); // one Express layer for the three (see chain)
-  http.use(api.router);
-  http.use('/v1', unmatchedApiRoute);
-  http.use(rendererRouter(app, options.staticDir));
-  http.use(writeError);
+  let http: Express | undefined;
+  const expressApp = (): Express => {
+    const built = express();
+    built.disable('x-powered-by');
+    built.set('etag', false);
+    built.set('query parser', firstValueQuery);
+    built.use(chain(firstSteps)); // one Express layer for the three (see chain)
+    built.use(api.router());
+    built.use('/v1', unmatchedApiRoute);
+    built.use(rendererRouter(app, options.staticDir));
+    built.use(writeError);
+    return built;
+  };
 
-  const listener = api.table.listener(prepareDispatched, writeError, http);
+  const listener = api.table.listener(prepareDispatched, writeError, (req, res) => (http ??= expressApp())(req, res));
   return (req, res) => {
     // While an import's worker holds the write lock, a request that may write waits for it here,
     // asynchronously, rather than in SQLite's busy handler, which would stop the thread (and every

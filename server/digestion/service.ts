@@ -91,19 +91,38 @@ function sleepsIn(app: AppContext, w: InstantWindow): EngineSleep[] {
 }
 
 export function currentState(app: AppContext, ctx = digestionContext(app)): DigestiveState {
-  const meals = mealsIn(app, stateInputWindow(ctx.now)).map(engineMeal);
-  return digestiveState(meals, ctx.now, { daysWithData: daysWithDataThrough(ctx, ctx.today) });
+  return stateOf(mealsIn(app, stateInputWindow(ctx.now)).map(engineMeal), ctx);
+}
+
+/** The state from meals that hold at least its input window's (any others are left out here). */
+function stateOf(meals: readonly EngineMeal[], ctx: DigestionContext): DigestiveState {
+  const w = stateInputWindow(ctx.now);
+  const inWindow = meals.filter((m) => m.timestamp >= w.from && m.timestamp <= w.to);
+  return digestiveState(inWindow, ctx.now, { daysWithData: daysWithDataThrough(ctx, ctx.today) });
 }
 
 export function currentWindows(app: AppContext, ctx = digestionContext(app)): DigestionWindows {
-  const w = windowsInputWindows(ctx.now, ctx.settings);
+  return windowsOf(mealsIn(app, windowsInputWindows(ctx.now, ctx.settings).meals).map(engineMeal), app, ctx);
+}
+
+/** The windows from the meals of their input window. */
+function windowsOf(meals: EngineMeal[], app: AppContext, ctx: DigestionContext): DigestionWindows {
   return digestionWindows({
-    meals: mealsIn(app, w.meals).map(engineMeal),
-    sleeps: sleepsIn(app, w.sleeps),
+    meals,
+    sleeps: sleepsIn(app, windowsInputWindows(ctx.now, ctx.settings).sleeps),
     settings: ctx.settings,
     now: ctx.now,
     daysWithData: daysWithDataThrough(ctx, ctx.today),
   });
+}
+
+/**
+ * The state and the windows together, as currentState and currentWindows give them, from one
+ * read of the meals (the windows' input window holds the state's): what a meal write announces.
+ */
+export function currentStateAndWindows(app: AppContext, ctx = digestionContext(app)): { state: DigestiveState; windows: DigestionWindows } {
+  const meals = mealsIn(app, windowsInputWindows(ctx.now, ctx.settings).meals).map(engineMeal);
+  return { state: stateOf(meals, ctx), windows: windowsOf(meals, app, ctx) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,10 +30,31 @@ export interface StomachAtNow {
   episodes: DigestionEpisode[];
 }
 
+/**
+ * The last few runs by their exact input (every field of every meal's kinetics). A meal write
+ * asks for the state and the windows, which mostly read the same meals, and the scheduler asks
+ * again every second although nothing changed; with a day of 200 meals each run is tens of ms on
+ * the only thread. Results are shared, so callers treat them as read-only (they do).
+ */
+const STOMACH_MEMO_LIMIT = 4;
+const stomachMemo = new Map<string, StomachAtNow>();
+
 /** The shared-stomach run and episodes of the meals eaten at or before `now`. */
 export function stomachAt(meals: readonly EngineMeal[], now: number): StomachAtNow {
-  const run = runStomach(digestiveKinetics(meals.filter((m) => m.timestamp <= now)));
-  return { run, episodes: digestionEpisodes(run) };
+  const kinetics = digestiveKinetics(meals.filter((m) => m.timestamp <= now));
+  const key = JSON.stringify(kinetics);
+  const hit = stomachMemo.get(key);
+  if (hit) {
+    // Most recently used last, so the oldest is the one dropped.
+    stomachMemo.delete(key);
+    stomachMemo.set(key, hit);
+    return hit;
+  }
+  const run = runStomach(kinetics);
+  const result = { run, episodes: digestionEpisodes(run) };
+  if (stomachMemo.size >= STOMACH_MEMO_LIMIT) stomachMemo.delete(stomachMemo.keys().next().value!);
+  stomachMemo.set(key, result);
+  return result;
 }
 
 /** Confidence of an episode's prediction: its least certain meal. */

@@ -53,6 +53,26 @@ function compareKinetics(a: MealKinetics, b: MealKinetics): number {
 const SPEED_FLOOR = MIN_SHARED_EMPTYING_SPEED;
 const SPEED_EXPONENT = 1 - SHARED_DELIVERY_EXPONENT;
 const STEP_MIN = SIMULATION_STEP_MIN;
+/**
+ * A meal's clock is at the floor once the others hold more than this many times its calories
+ * (k / (k + others) below SPEED_FLOOR^(1/SPEED_EXPONENT)), with a margin a millionfold wider than
+ * Math.pow's rounding: the step loop then takes the floor without calling Math.pow, and gets the
+ * very value Math.max(SPEED_FLOOR, pow(…)) would (a congested day of 200 meals spends most of its
+ * steps there, and pow is a third of a step's cost).
+ */
+export const FLOOR_OTHERS_PER_KCAL = (1 / Math.pow(SPEED_FLOOR, 1 / SPEED_EXPONENT) - 1) * (1 + 1e-6);
+/**
+ * A congested stomach (many meals, each slowed to the floor) needs no loads at all, only proof
+ * that every clock is at the floor: a lower bound of each meal's load, its load this many own-clock
+ * minutes ahead (loads only fall as a clock runs), kept until the clock passes that point. Each
+ * bound is shaded by a relative 1e-9, far above the rounding of exp and pow, so it never exceeds
+ * the load the exact step would compute; sums of smaller terms in the same order are never larger
+ * in floating point either, so a bound above the floor's threshold proves what the exact step
+ * would decide, and the run stays bit for bit the same. Where the bounds prove nothing, the step
+ * is computed exactly.
+ */
+const LOAD_BOUND_AHEAD_MIN = 10;
+const LOAD_BOUND_SHADE = 1 - 1e-9;
 
 /** Speed of a meal's own clock when `othersKcal` of other meals share the stomach. */
 export function sharedClockSpeed(kcal: number, othersKcal: number): number {
@@ -65,7 +85,7 @@ export function sharedClockSpeed(kcal: number, othersKcal: number): number {
  * exact stretch; while two or more meals are in processing the clocks advance one grid minute at a
  * time (the hot loop: typed arrays, no allocation per step).
  */
-export function runStomach(kinetics: readonly MealKinetics[], options: { recordTrajectories?: boolean } = {}): StomachRun {
+export function runStomach(kinetics: readonly MealKinetics[], options: { recordTrajectories?: boolean; /** false: every step exact (tests compare). */ boundLoads?: boolean } = {}): StomachRun {
   const order = [...kinetics].sort(compareKinetics);
   const n = order.length;
   const arrival = new Float64Array(n);
@@ -98,6 +118,10 @@ export function runStomach(kinetics: readonly MealKinetics[], options: { recordT
   const loads = new Float64Array(n);
   const speeds = new Float64Array(n);
   const suffix = new Float64Array(n);
+  // Per meal: the own-clock minute its load bound was taken at, and the bound (LOAD_BOUND_AHEAD_MIN).
+  const boundLoads = options.boundLoads ?? true;
+  const boundTau = new Float64Array(n).fill(-Infinity);
+  const bound = new Float64Array(n);
   let activeCount = 0;
 
   const advance = (i: number, from: number, dt: number, speed: number) => {
@@ -122,29 +146,57 @@ export function runStomach(kinetics: readonly MealKinetics[], options: { recordT
   while (next < n || activeCount > 0) {
     if (activeCount === 0) grid = Math.floor(arrival[next]!);
 
+    // Congested: every clock (and every meal arriving in this one-minute step) provably at the
+    // floor from the load bounds, summed in the order the exact step sums the loads.
+    let atFloor = false;
+    if (activeCount >= 2 && boundLoads) {
+      let boundAfter = 0;
+      for (let p = activeCount - 1; p >= 0; p--) {
+        const i = active[p]!;
+        if (tau[i]! > boundTau[i]!) {
+          boundTau[i] = tau[i]! + LOAD_BOUND_AHEAD_MIN;
+          bound[i] = kcal[i]! * Math.exp(-Math.LN2 * Math.pow(boundTau[i]! * invT50[i]!, beta[i]!)) * LOAD_BOUND_SHADE;
+        }
+        suffix[p] = boundAfter;
+        boundAfter += bound[i]!;
+      }
+      let boundBefore = 0;
+      atFloor = true;
+      for (let p = 0; p < activeCount && atFloor; p++) {
+        const i = active[p]!;
+        atFloor = boundBefore + suffix[p]! > kcal[i]! * FLOOR_OTHERS_PER_KCAL;
+        boundBefore += bound[i]!;
+      }
+      for (let j = next; atFloor && j < n && arrival[j]! < grid + STEP_MIN; j++) atFloor = boundBefore > kcal[j]! * FLOOR_OTHERS_PER_KCAL;
+    }
+
     let loadAtGrid = 0;
-    for (let p = 0; p < activeCount; p++) {
-      const i = active[p]!;
-      const t = tau[i]!;
-      loads[p] = t <= 0 ? kcal[i]! : kcal[i]! * Math.exp(-Math.LN2 * Math.pow(t * invT50[i]!, beta[i]!));
-      loadAtGrid += loads[p]!;
-    }
-    // The others' load of position p is (loads before p, summed in meal order) + (loads after p,
-    // summed from the last back): two sums of non-negative terms in a fixed order, so adding a
-    // meal can only raise it, exactly as summing every other load in meal order would, but in
-    // O(active) a step rather than O(active²) (a day of 200 overlapping meals). Never total − own
-    // load: a subtraction's rounding could lower it.
-    let after = 0;
-    for (let p = activeCount - 1; p >= 0; p--) {
-      suffix[p] = after;
-      after += loads[p]!;
-    }
-    let before = 0;
-    for (let p = 0; p < activeCount; p++) {
-      const others = before + suffix[p]!;
-      before += loads[p]!;
-      const k = kcal[active[p]!]!;
-      speeds[p] = others <= 0 ? 1 : Math.max(SPEED_FLOOR, Math.pow(k / (k + others), SPEED_EXPONENT));
+    if (atFloor) {
+      speeds.fill(SPEED_FLOOR, 0, activeCount);
+    } else {
+      for (let p = 0; p < activeCount; p++) {
+        const i = active[p]!;
+        const t = tau[i]!;
+        loads[p] = t <= 0 ? kcal[i]! : kcal[i]! * Math.exp(-Math.LN2 * Math.pow(t * invT50[i]!, beta[i]!));
+        loadAtGrid += loads[p]!;
+      }
+      // The others' load of position p is (loads before p, summed in meal order) + (loads after p,
+      // summed from the last back): two sums of non-negative terms in a fixed order, so adding a
+      // meal can only raise it, exactly as summing every other load in meal order would, but in
+      // O(active) a step rather than O(active²) (a day of 200 overlapping meals). Never total − own
+      // load: a subtraction's rounding could lower it.
+      let after = 0;
+      for (let p = activeCount - 1; p >= 0; p--) {
+        suffix[p] = after;
+        after += loads[p]!;
+      }
+      let before = 0;
+      for (let p = 0; p < activeCount; p++) {
+        const others = before + suffix[p]!;
+        before += loads[p]!;
+        const k = kcal[active[p]!]!;
+        speeds[p] = others <= 0 ? 1 : others > k * FLOOR_OTHERS_PER_KCAL ? SPEED_FLOOR : Math.max(SPEED_FLOOR, Math.pow(k / (k + others), SPEED_EXPONENT));
+      }
     }
 
     // One meal alone runs at speed 1, so the whole stretch until it finishes or the next meal
@@ -175,7 +227,7 @@ export function runStomach(kinetics: readonly MealKinetics[], options: { recordT
         trajectories[next]!.times.push(arrival[next]!);
         trajectories[next]!.taus.push(0);
       }
-      advance(next, arrival[next]!, stepEnd - arrival[next]!, sharedClockSpeed(kcal[next]!, loadAtGrid));
+      advance(next, arrival[next]!, stepEnd - arrival[next]!, atFloor ? SPEED_FLOOR : sharedClockSpeed(kcal[next]!, loadAtGrid));
       active[activeCount++] = next;
       next++;
     }

@@ -42,6 +42,30 @@ export function mealNutrient(meal: MealNumbers, k: TotalNutrient): number | null
   return v !== null && sourceKnown(meal, k) ? v : null;
 }
 
+/** A saved meal's `totals` (sums of its entries; null: no entry knows it). */
+export interface EntrySums {
+  calories: number;
+  protein_g: number | null;
+  carbs_g: number | null;
+  fat_g: number | null;
+  fiber_g: number | null;
+}
+
+/**
+ * A saved meal's totals as the numbers of the meal it logs: each nutrient the sum of the entries
+ * that know it ("foods"), unknown where none does (sodium and caffeine, which the totals leave out,
+ * read as unknown), so it is shown and added by the same rule as a meal.
+ */
+export function entrySumNumbers(t: EntrySums): MealNumbers {
+  const source = (v: number | null): Source => (v === null ? null : 'foods');
+  return {
+    macros: { calories: t.calories, protein_g: t.protein_g ?? 0, carbs_g: t.carbs_g ?? 0, fat_g: t.fat_g ?? 0, fiber_g: t.fiber_g },
+    micros: { sodium_mg: 0, caffeine_mg: null },
+    calories_source: 'foods',
+    nutrient_sources: { protein_g: source(t.protein_g), carbs_g: source(t.carbs_g), fat_g: source(t.fat_g), fiber_g: source(t.fiber_g), sodium_mg: null, caffeine_mg: null },
+  };
+}
+
 /** A nutrient added over meals: the sum of those that know it, and how many do not. */
 export interface NutrientTotal {
   value: number;

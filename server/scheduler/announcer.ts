@@ -5,8 +5,7 @@ import type { Emit } from '../events/bus.js';
 import { addDays, isoUtc } from '../time/tz.js';
 import { dailyScoreResource, overnightResource, stateResource, windowsResource } from '../digestion/resources.js';
 import {
-  currentState,
-  currentWindows,
+  currentStateAndWindows,
   dailyScoresRange,
   digestionContext,
   overnightForSleep,
@@ -56,13 +55,12 @@ export interface PendingAnnouncements {
 /** Reads what would be announced now; empty when nothing changed. No writes. */
 export function pendingAnnouncements(app: AppContext, ctx: DigestionContext = digestionContext(app)): PendingAnnouncements {
   const out: PendingAnnouncements = {};
-  const state = currentState(app, ctx);
+  const { state, windows } = currentStateAndWindows(app, ctx);
   const previous = readServiceState<AnnouncedState>(app.db, STATE_KEY);
   if (!previous || previous.state !== state.state) {
     out.state = state;
     out.previousState = previous;
   }
-  const windows = currentWindows(app, ctx);
   if (readServiceState<string>(app.db, WINDOWS_KEY) !== windowsFingerprint(windows, ctx.now)) out.windows = windows;
   const yesterday = addDays(ctx.today, -1);
   const through = readServiceState<string>(app.db, SCORED_THROUGH_KEY);

@@ -34,4 +34,9 @@ test('the start path of the CLI loads no package but better-sqlite3, and neither
   assert.ok(bundled.includes('express'), 'packages are bundled (express is)');
   for (const lazy of ['mqtt', 'mqtt-packet', '@modelcontextprotocol/sdk']) assert.ok(!bundled.includes(lazy), `${lazy} is on the start path`);
   assert.ok(!specifiers.has('mqtt'));
+  // What the start path need not parse (server/cli/bundle.mjs, "lean-start"): iconv-lite's
+  // encoding tables load on the first body decoded; of zod's locales only English is bundled.
+  const paths = [...files.values()].flatMap((text) => [...text.matchAll(/^\/\/ (node_modules\/\S+)$/gm)].map((m) => m[1]!));
+  assert.deepEqual(paths.filter((p) => p.startsWith('node_modules/iconv-lite/encodings/')), []);
+  assert.deepEqual(paths.filter((p) => p.startsWith('node_modules/zod/v4/locales/')), ['node_modules/zod/v4/locales/en.js']);
 });

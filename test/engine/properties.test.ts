@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import { mealPhases } from '../../server/engine/phases.js';
 import { digestiveState } from '../../server/engine/state.js';
 import { stomachLoadAt } from '../../server/engine/load.js';
-import { MAX_CONFIDENCE, SETTLING_MIN } from '../../server/engine/constants.js';
+import { MAX_CONFIDENCE, MIN_SHARED_EMPTYING_SPEED, SETTLING_MIN } from '../../server/engine/constants.js';
+import { FLOOR_OTHERS_PER_KCAL, runStomach, sharedClockSpeed } from '../../server/engine/stomach.js';
+import { digestiveKinetics } from '../../server/engine/episodes.js';
 import type { EngineMeal, MealType } from '../../server/engine/types.js';
 import { HOUR, MINUTE, T0 } from './helpers.js';
 
@@ -119,6 +121,33 @@ describe('properties', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('the shared stomach takes the floor speed without Math.pow only where pow would give it', () => {
+  test('others above FLOOR_OTHERS_PER_KCAL times a meal: its clock speed is exactly the floor', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1e-3, max: 10_000, noNaN: true }), fc.double({ min: 0, max: 1e-3, noNaN: true }), (kcal, above) => {
+        const speed = sharedClockSpeed(kcal, kcal * FLOOR_OTHERS_PER_KCAL * (1 + above));
+        assert.equal(speed, MIN_SHARED_EMPTYING_SPEED);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('a congested stomach proved at the floor from load bounds runs bit for bit as the exact steps', () => {
+  test('any meals, sparse or crowded into minutes: the same run, trajectories included', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 240 }), fc.integer({ min: 1, max: 1440 }), fc.integer(), (count, spanMin, seed) => {
+        const meals = fc.sample(mealArbitrary('m', spanMin), { numRuns: count, seed }).map((m, i) => ({ ...m, id: `m${String(i).padStart(3, '0')}` }));
+        const kinetics = digestiveKinetics(meals);
+        const bounded = runStomach(kinetics, { recordTrajectories: true });
+        const exact = runStomach(kinetics, { recordTrajectories: true, boundLoads: false });
+        assert.equal(JSON.stringify(bounded), JSON.stringify(exact));
+      }),
+      { numRuns: 60 },
     );
   });
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mealNutrient, mealTotals, type MealNumbers } from '../../server/nutrition/totals.js';
+import { entrySumNumbers, mealNutrient, mealTotals, type MealNumbers } from '../../server/nutrition/totals.js';
 import { fmtTimeOnDay } from '../../renderer/src/lib/time.js';
 
 const none = { protein_g: null, carbs_g: null, fat_g: null, fiber_g: null, sodium_mg: null, caffeine_mg: null };
@@ -32,6 +32,15 @@ test('totals add the meals that know a nutrient and count those they leave out',
   assert.deepEqual(t.protein_g, { value: 31, known: 1, unknown: 2 });
   assert.deepEqual(t.calories, { value: 800, known: 2, unknown: 1 });
   assert.deepEqual(t.caffeine_mg, { value: 0, known: 0, unknown: 3 });
+});
+
+test("a saved meal's totals read by the same rule: a nutrient none of its foods gives is unknown", () => {
+  const egg = entrySumNumbers({ calories: 192, protein_g: 6.3, carbs_g: null, fat_g: null, fiber_g: null });
+  assert.equal(mealNutrient(egg, 'calories'), 192);
+  assert.equal(mealNutrient(egg, 'protein_g'), 6.3);
+  assert.equal(mealNutrient(egg, 'carbs_g'), null);
+  assert.equal(mealNutrient(egg, 'sodium_mg'), null);
+  assert.deepEqual(mealTotals([egg, typed]).carbs_g, { value: 2, known: 1, unknown: 1 });
 });
 
 test('a time not on today carries its day', () => {

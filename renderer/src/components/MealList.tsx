@@ -3,7 +3,7 @@ import { errorMessage, idempotencyKey } from '../api/client';
 import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
 import { useApp } from '../lib/app';
-import { capitalize, fmtNumber, groupByDay, mealInput, mealNutrient, mealTitle, type TotalNutrient } from '../lib/meals';
+import { capitalize, fmtNumber, groupByDay, leftOut, macroText, mealInput, mealNutrient, mealTitle, mealTotals, nutrientText } from '../lib/meals';
 import { addDays, clock, dayLabel, fmtMealTime, fmtTime, isoInZone, localTimeToInstant } from '../lib/time';
 import { Icon } from './ui';
 import './MealList.css';
@@ -87,11 +87,7 @@ function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof use
   const app = useApp();
   const title = mealTitle(meal);
   // A number nobody gave reads "–", never 0.
-  const known = (k: TotalNutrient) => mealNutrient(meal, k) !== null;
-  const value = (k: TotalNutrient) => {
-    const v = mealNutrient(meal, k);
-    return v === null ? '–' : fmtNumber(v);
-  };
+  const macros = macroText(meal);
   return (
     <li className={`meal meal--${meal.meal_type}`} data-testid="meal-row" data-meal-id={meal.id}>
       <time className="meal__time" dateTime={meal.timestamp}>
@@ -104,13 +100,9 @@ function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof use
           <span className="meal__desc">{title}</span>
         </p>
         <p className="meal__macros">
-          <strong>{value('calories')} kcal</strong>
-          {known('protein_g') || known('carbs_g') || known('fat_g') ? (
-            <span>
-              P {value('protein_g')} g · C {value('carbs_g')} g · F {value('fat_g')} g
-            </span>
-          ) : null}
-          {mealNutrient(meal, 'caffeine_mg') ? <span>{value('caffeine_mg')} mg caffeine</span> : null}
+          <strong>{nutrientText(meal, 'calories')} kcal</strong>
+          {macros ? <span>{macros}</span> : null}
+          {mealNutrient(meal, 'caffeine_mg') ? <span>{nutrientText(meal, 'caffeine_mg')} mg caffeine</span> : null}
         </p>
       </div>
       <div className="meal__actions">
@@ -171,6 +163,21 @@ function CopyDay({ day, meals, actions }: { day: string; meals: Meal[]; actions:
   );
 }
 
+/**
+ * A day's calories by the one totals rule: the meals that gave them, "–" when none did, and how
+ * many meals the sum leaves out.
+ */
+function DayCalories({ meals }: { meals: readonly Meal[] }) {
+  const { value, known, unknown } = mealTotals(meals).calories;
+  return (
+    <span className="muted" data-testid="day-kcal">
+      {' '}
+      · {known === 0 ? '–' : fmtNumber(value)} kcal
+      {unknown > 0 && known > 0 ? <span className="meal-day__partial"> ({leftOut(unknown, 'calories')})</span> : null}
+    </span>
+  );
+}
+
 /** Meals grouped by day, newest day first, each day with its total and a copy-day action. */
 export function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[]; onChange?: () => void; emptyText?: string }) {
   const app = useApp();
@@ -184,7 +191,7 @@ export function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[
           <header className="meal-day__head">
             <h3>
               {dayLabel(day, app.today)}
-              <span className="muted"> · {fmtNumber(list.reduce((s, m) => s + (m.macros.calories || 0), 0))} kcal</span>
+              <DayCalories meals={list} />
             </h3>
             <CopyDay day={day} meals={list} actions={actions} />
           </header>

@@ -1,4 +1,5 @@
 import type { Food, FoodEntryInput, Meal, MealInput, MealType } from '../api/types.js';
+import { mealNutrient, type MealNumbers as TotalsMeal, type TotalNutrient } from '../../../server/nutrition/totals.js';
 
 /** A sensible meal type for a local minute of day (the user can always change it): the service's one rule. */
 export { guessMealType } from '../../../server/nutrition/meal-type.js';
@@ -74,7 +75,19 @@ export function recentDistinct(meals: readonly Meal[], max = 8): Meal[] {
 }
 
 /** What meals add up to, and how many each total leaves out: the service's one rule (a number nobody gave is unknown, never 0). */
-export { leftOut, mealNutrient, mealTotals, type MealTotals, type NutrientTotal, type TotalNutrient } from '../../../server/nutrition/totals.js';
+export { entrySumNumbers, leftOut, mealNutrient, mealTotals, type MealTotals, type NutrientTotal, type TotalNutrient } from '../../../server/nutrition/totals.js';
+
+/** A meal's number for display: "–" when nobody gave it, never 0. */
+export function nutrientText(meal: TotalsMeal, k: TotalNutrient): string {
+  const v = mealNutrient(meal, k);
+  return v === null ? '–' : fmtNumber(v);
+}
+
+/** "P 12 g · C – g · F 3 g", or null when none of the three is known. */
+export function macroText(meal: TotalsMeal): string | null {
+  if (mealNutrient(meal, 'protein_g') === null && mealNutrient(meal, 'carbs_g') === null && mealNutrient(meal, 'fat_g') === null) return null;
+  return `P ${nutrientText(meal, 'protein_g')} g · C ${nutrientText(meal, 'carbs_g')} g · F ${nutrientText(meal, 'fat_g')} g`;
+}
 
 /** "Porridge with banana" or, lacking a description, the foods or the type. */
 export function mealTitle(m: Pick<Meal, 'description' | 'foods' | 'meal_type'>): string {

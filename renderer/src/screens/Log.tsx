@@ -8,7 +8,7 @@ import { MealList, useMealActions } from '../components/MealList';
 import { Card, Empty, ErrorNote, Icon, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useResource, useServiceEvents } from '../lib/hooks';
-import { capitalize, fmtNumber, guessMealType, mealTitle, recentDistinct, storedEntryInput } from '../lib/meals';
+import { capitalize, entrySumNumbers, guessMealType, macroText, mealTitle, nutrientText, recentDistinct, storedEntryInput } from '../lib/meals';
 import { logSavedMeal, migrateFavourites, onSavedMealsChanged, savedMealFrom } from '../lib/saved-meals';
 import { addDays, clock, fmtTime, isoInZone, localParts } from '../lib/time';
 import './Log.css';
@@ -89,10 +89,12 @@ function useSavedMeals(onLogged: () => void) {
   return { saved, log, remove, saveMeal };
 }
 
+/** A saved meal's type and totals; a nutrient none of its foods gives reads "–", never 0. */
 function savedMeta(s: SavedMeal): string {
-  const t = s.totals;
-  const parts = [`${fmtNumber(t.calories)} kcal`];
-  if (t.protein_g !== null || t.carbs_g !== null || t.fat_g !== null) parts.push(`P ${fmtNumber(t.protein_g ?? 0)} · C ${fmtNumber(t.carbs_g ?? 0)} · F ${fmtNumber(t.fat_g ?? 0)} g`);
+  const numbers = entrySumNumbers(s.totals);
+  const parts = [`${nutrientText(numbers, 'calories')} kcal`];
+  const macros = macroText(numbers);
+  if (macros) parts.push(macros);
   return `${s.meal_type ? `${capitalize(s.meal_type)} · ` : ''}${parts.join(' · ')}`;
 }
 
@@ -156,7 +158,7 @@ export function LogScreen() {
                   const savedAs = savedByName.get(title);
                   return (
                     <li key={m.id}>
-                      <RelogButton title={title} meta={`${capitalize(m.meal_type)} · ${fmtNumber(m.macros.calories)} kcal`} action="Log again now" onLog={() => void actions.relog(m)} />
+                      <RelogButton title={title} meta={`${capitalize(m.meal_type)} · ${nutrientText(m, 'calories')} kcal`} action="Log again now" onLog={() => void actions.relog(m)} />
                       <button
                         type="button"
                         className={`icon-btn ${savedAs ? 'is-on' : ''}`}
