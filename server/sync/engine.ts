@@ -145,7 +145,14 @@ export class SyncEngine {
   private following = false;
   /** Chunks of the pull under way, applied in order. */
   private incoming: Incoming[] = [];
+  /** A pull's chunks are streaming in. */
   private pulling = false;
+  /** Complete pulls not applied yet, and the latest seq they reach (the next pull starts after it). */
+  private fetched: Array<{ chunks: Incoming[]; endSeq: number }> = [];
+  private fetchedTo = 0;
+  /** Raised when an apply fails: what was fetched after it is dropped, and fetched again. */
+  private generation = 0;
+  private pullGeneration = 0;
   /** The latest seq the relay has told of; a pull follows while it is past the cursor. */
   private relaySeq = 0;
   /** This device's own chunks (their seqs): a pull need not apply them again. */
@@ -176,14 +183,28 @@ export class SyncEngine {
     this.rootOid = keys.oid(ROOT_NAME);
     this.connection = options.connection?.({
       onChunk: (seq, oid, kind, sealed) => this.incoming.push({ seq, oid, kind, sealed }),
-      onEnd: (seq) =>
-        void this.exclusive(() => this.applyIncoming(seq)).catch((err: unknown) => {
+      onEnd: (seq) => {
+        this.pulling = false;
+        // A pull that began before an apply failed brings chunks after ones that were not applied.
+        if (this.pullGeneration !== this.generation) {
+          this.pullSoon();
+          return;
+        }
+        this.fetched.push({ chunks: this.incoming, endSeq: seq });
+        this.incoming = [];
+        this.fetchedTo = Math.max(this.fetchedTo, seq);
+        void this.exclusive(() => this.applyFetched()).catch((err: unknown) => {
           // Nothing past the cursor counts as applied: the same chunks come again with the next pull
           // (after a database another program locked, say).
-          this.pulling = false;
+          this.generation++;
+          this.fetched = [];
+          this.fetchedTo = 0;
           this.fail('applying changes from the relay failed; trying again shortly', err);
           setTimeout(() => this.pullSoon(), RETRY_MS).unref();
-        }),
+        });
+        // What was announced meanwhile is fetched while this is applied.
+        this.pullSoon();
+      },
       onNotify: (seq) => {
         this.relaySeq = Math.max(this.relaySeq, seq);
         this.pullSoon();
@@ -589,8 +610,8 @@ export class SyncEngine {
 
   /**
    * What a push of a document sends. A first push is the whole document (compact); later ones the
-   * changes the relay lacks, or the whole document again as a snapshot when those changes would
-   * make its tail outgrow it: compacted at once, instead of a tail of change chunks (larger than a
+   * changes the relay lacks, or the whole document again as a snapshot when those changes are
+   * half its size or more: compacted at once, instead of a tail of change chunks (larger than a
    * save of the same records) that every device joining later downloads, merges and compacts.
    */
   private pushBody(oid: string, row: DocRow, doc: A.Doc<unknown>): Prepared {
@@ -599,8 +620,10 @@ export class SyncEngine {
     const heads = headsText(A.getHeads(doc));
     if (synced.length === 0) return { heads, body: A.save(doc), kind: 'change', whole: true, since };
     const changes = A.saveSince(doc, synced);
-    const tail = row.tailBytes + changes.length;
-    if (!this.snapshotRefused.has(oid) && tail > MIN_COMPACT_TAIL_BYTES && tail * 2 > row.snapshotBytes) return { heads, body: A.save(doc), kind: 'snapshot', whole: true, since };
+    // Only a bulk change (an import, a set-up in rounds) is big enough on its own: a small edit's
+    // tail is compacted later, in the background (compactSoon), not on the write path.
+    const bulk = changes.length > MIN_COMPACT_TAIL_BYTES && changes.length * 2 > row.snapshotBytes;
+    if (bulk && !this.snapshotRefused.has(oid)) return { heads, body: A.save(doc), kind: 'snapshot', whole: true, since };
     return { heads, body: changes, kind: 'change', whole: false, since };
   }
 
@@ -715,24 +738,34 @@ export class SyncEngine {
   private pullSoon(): void {
     const conn = this.connection;
     if (!conn?.connected || this.pulling || this.closed || !this.following) return;
-    const cursor = this.cursor();
-    if (this.relaySeq <= cursor && this.caughtUp.length === 0) return;
+    // After what is fetched already: a pull still being applied has those chunks.
+    const after = Math.max(this.cursor(), this.fetchedTo);
+    if (this.relaySeq <= after && this.caughtUp.length === 0) return;
     this.pulling = true;
+    this.pullGeneration = this.generation;
     this.incoming = [];
-    debug?.(`pull after ${cursor}`);
-    conn.pull(cursor);
+    debug?.(`pull after ${after}`);
+    conn.pull(after);
   }
 
-  /** Applies a complete pull (up to `endSeq`): opens, merges and stores each document's chunks, then projects. */
-  private async applyIncoming(endSeq: number): Promise<void> {
-    const chunks = this.incoming;
-    this.incoming = [];
+  /** Applies the next complete pull fetched (unless a longer one before it took it in already). */
+  private async applyFetched(): Promise<void> {
+    const batch = this.fetched.shift();
+    if (batch) await this.applyIncoming(batch);
+  }
+
+  /**
+   * Opens a pull's chunks and groups them by document, with the order to apply them in: the root
+   * first (a join needs the history's settings before its records), then the newest documents
+   * (this month's shards, where a meal just logged elsewhere is, before the years an import
+   * brought: Today is right first). Also the bytes of this device's own changes, by document
+   * (merged already: not applied again; own snapshots hold nothing it lacks either).
+   */
+  private async openPull(chunks: Incoming[]): Promise<{ opened: Map<string, Opened[]>; order: string[]; ownBytes: Map<string, number> }> {
     const db = this.app.db;
     const byDoc = new Map<string, Incoming[]>();
-    /** This device's own changes in this pull, by document (merged already: not applied again). */
     const ownBytes = new Map<string, number>();
     for (const ch of chunks) {
-      // This device's own snapshots hold nothing it lacks either.
       if (this.ownSeqs.has(ch.seq)) {
         if (ch.kind === 'change') ownBytes.set(ch.oid, (ownBytes.get(ch.oid) ?? 0) + ch.sealed.length);
         continue;
@@ -742,10 +775,7 @@ export class SyncEngine {
       list.push(ch);
     }
     const rootOid = await this.rootOid;
-    // The root first (a join needs the history's settings before its records), then the newest
-    // documents: this month's shards, where a meal just logged elsewhere is, come before the years
-    // an import brought, and Today is right first.
-    // Opened first (cheap, and the names are sealed): the order below needs them.
+    // Opened first (cheap, and the names are sealed): the order needs them.
     const opened = new Map<string, Opened[]>();
     const names = new Map<string, string>();
     for (const [oid, list] of byDoc) {
@@ -765,13 +795,39 @@ export class SyncEngine {
       if (!names.has(oid)) names.set(oid, this.cache.get(oid)?.name ?? getDoc(db, oid)?.name ?? '');
     }
     const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : shardAge(names.get(a)!) - shardAge(names.get(b)!)));
-    for (const oid of order) {
+    return { opened, order, ownBytes };
+  }
+
+  /**
+   * Applies a complete pull: merges and stores each document's chunks, then projects. A pull
+   * fetched meanwhile (a change announced while a long catch-up is applied) goes in between two
+   * documents, so a meal just logged elsewhere does not wait for the rest: its documents are
+   * applied at once, except those still waiting in this pull, whose new chunks join their list
+   * (a document's chunks are merged in order). The cursor moves past both at the end.
+   */
+  private async applyIncoming(batch: { chunks: Incoming[]; endSeq: number }): Promise<void> {
+    const db = this.app.db;
+    let endSeq = batch.endSeq;
+    const { opened, order, ownBytes } = await this.openPull(batch.chunks);
+    for (const [k, oid] of order.entries()) {
       if (this.closed) return;
       await this.applyDoc(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
       // Between two documents the service answers requests, and local writes made meanwhile go
       // out without waiting for the rest of a long catch-up.
       await new Promise((r) => setImmediate(r));
       if (countOutbox(db) > 0 && !this.app.writes.closed) await this.drainLocked();
+      for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
+        endSeq = Math.max(endSeq, live.endSeq);
+        const more = await this.openPull(live.chunks);
+        const waiting = new Set(order.slice(k + 1));
+        for (const o of more.order) {
+          if (waiting.has(o)) {
+            opened.get(o)!.push(...more.opened.get(o)!);
+            ownBytes.set(o, (ownBytes.get(o) ?? 0) + (more.ownBytes.get(o) ?? 0));
+          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0);
+        }
+        debug?.(`applied a pull of ${live.chunks.length} chunks up to ${live.endSeq} in between`);
+      }
     }
     if (this.closed) return;
     if (this.quietChanges) {
@@ -781,8 +837,7 @@ export class SyncEngine {
     relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq)));
     for (const s of this.ownSeqs) if (s <= endSeq) this.ownSeqs.delete(s);
     this.snapshotRefused.clear();
-    this.pulling = false;
-    debug?.(`pulled ${chunks.length} chunks up to ${endSeq}`);
+    debug?.(`pulled ${batch.chunks.length} chunks up to ${endSeq}`);
     if (this.relaySeq <= endSeq) {
       for (const w of this.caughtUp.splice(0)) w();
       if (this.pendingCount() === 0) this.lastSyncedMs = this.app.clock.now();
