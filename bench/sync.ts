@@ -23,7 +23,8 @@
  * SYNC_JOIN_ONLY=1 stops after the join. SYNC_JOIN_BASELINE_CLI=<an earlier build's build/server/cli/main.js>
  * sets up a copy of A's file with that build too (a history of its own on the same relay) and
  * joins it, SYNC_JOIN_ROUNDS (default 2) times each, taking turns with this build on fresh files:
- * the ratios of the medians are the before/after of the same run.
+ * the ratios of the medians are the before/after of the same run. SYNC_BENCH_STDERR=1 prints each
+ * command's stderr (with CHYME_SYNC_DEBUG=1, what its engine did).
  *
  * SYNC_SMOKE=1 makes every size tiny (the smoke test) and writes bench/results/sync-smoke.md
  * instead of bench/results/sync.md. Every child is stopped at the end, and killed on a failure.
