@@ -20,6 +20,12 @@
  *    (/v1/events/stream) announces meal.created with its id; SYNC_PROPAGATION samples (default
  *    200), one after the other. Target: p99 under 1 s on loopback.
  *
+ * SYNC_JOIN_ONLY=1 stops after the join. SYNC_JOIN_BASELINE_CLI=<an earlier build's build/server/cli/main.js>
+ * sets up a copy of A's file with that build too (a history of its own on the same relay) and
+ * joins it, SYNC_JOIN_ROUNDS (default 2) times each, taking turns with this build on fresh files:
+ * the ratios of the medians are the before/after of the same run. SYNC_BENCH_STDERR=1 prints each
+ * command's stderr (with CHYME_SYNC_DEBUG=1, what its engine did).
+ *
  * SYNC_SMOKE=1 makes every size tiny (the smoke test) and writes bench/results/sync-smoke.md
  * instead of bench/results/sync.md. Every child is stopped at the end, and killed on a failure.
  */
@@ -55,6 +61,11 @@ const WRITES = size('SYNC_WRITES', 1000, 20);
 const PROPAGATION = size('SYNC_PROPAGATION', 200, 10);
 /** How long one propagation sample waits for B before it counts as late (and the next is sent). */
 const PROPAGATION_WAIT_MS = size('SYNC_PROPAGATION_WAIT_MS', 10_000, 10_000);
+/** Stop after the join (iterating on it). */
+const JOIN_ONLY = process.env.SYNC_JOIN_ONLY === '1';
+/** Another build's CLI (a copy of an earlier build's build/server/cli/main.js) joins too, taking turns: the same run's baseline. */
+const JOIN_BASELINE_CLI = process.env.SYNC_JOIN_BASELINE_CLI;
+const JOIN_ROUNDS = size('SYNC_JOIN_ROUNDS', 2, 1);
 const TIMEZONE = 'UTC';
 const RESULT_FILE = SMOKE ? 'sync-smoke.md' : 'sync.md';
 
@@ -81,8 +92,8 @@ const SERVER_NODE_ARGS = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(B
 const COMMAND_NODE_ARGS = process.env.BENCH_COMMAND_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 const PEAK_PRELOAD = pathToFileURL(join(import.meta.dirname, 'peak-rss.mjs')).href;
 
-function startChild(name: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', PEAK_PRELOAD, CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startChild(name: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = [], cli = CLI): Child {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', PEAK_PRELOAD, cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   // The tail is enough to say why something failed; a relay logs every connection.
@@ -116,16 +127,17 @@ async function waitForOutput(c: Child, re: RegExp, ms: number): Promise<RegExpEx
 }
 
 /** Runs a CLI command to its end, with its wall time and peak resident memory. */
-async function runCommand(name: string, args: string[], sampled: Record<string, number>, timeoutMs: number): Promise<{ stdout: string; ms: number; peakMb: number; mem: Record<string, MemFigures> }> {
+async function runCommand(name: string, args: string[], sampled: Record<string, number>, timeoutMs: number, cli = CLI): Promise<{ stdout: string; ms: number; peakMb: number; mem: Record<string, MemFigures> }> {
   const peakFile = join(workDir, `${name}.peak`);
   const t0 = performance.now();
-  const c = startChild(name, args, { CHYME_BENCH_PEAK_FILE: peakFile }, COMMAND_NODE_ARGS);
+  const c = startChild(name, args, { CHYME_BENCH_PEAK_FILE: peakFile }, COMMAND_NODE_ARGS, cli);
   const sampler = sampleMemory({ [name]: c.pid, ...sampled });
   const timer = setTimeout(() => c.proc.kill('SIGKILL'), timeoutMs);
   const code = await c.exited;
   const ms = performance.now() - t0;
   clearTimeout(timer);
   const mem = sampler.stop();
+  if (process.env.SYNC_BENCH_STDERR) process.stderr.write(`--- ${name} stderr (tail) ---\n${c.stderr()}`);
   if (code !== 0) throw new Error(`chyme ${args.slice(0, 2).join(' ')} exited with ${code} after ${(ms / 1000).toFixed(1)} s:\n${c.stdout()}\n${c.stderr()}`);
   const kb = existsSync(peakFile) ? Number(readFileSync(peakFile, 'utf8')) : NaN;
   const peakMb = Math.max(kb / 1024 || 0, mem[name]!.maxMb);
@@ -350,6 +362,7 @@ async function mealCreatedStream(s: Server): Promise<{ arrived(id: string, ms: n
   };
 }
 
+const median = (xs: number[]) => percentile(xs, 50);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (x: number) => (Number.isNaN(x) ? 'n/a' : `${x.toFixed(0)} MB`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -376,19 +389,73 @@ async function main(): Promise<string> {
   copyFileSync(aPath, offPath);
   const expected = census(aPath);
 
-  const init = await runCommand('init', ['sync', 'init', '--relay', relayUrl, '--token', token, '--name', 'A', '--db', aPath], { relay: relay.pid }, 600_000);
-  const code = init.stdout.trim().split('\n').at(-1)!;
-  if (!code.startsWith('chyme-sync:')) throw new Error(`no pairing code on the last line of sync init:\n${init.stdout}`);
+  /** Sets sync up on a file with a build (a history of its own on the relay): its figures and pairing code. */
+  const initWith = async (path: string, cli: string) => {
+    const r = await runCommand('init', ['sync', 'init', '--relay', relayUrl, '--token', token, '--name', 'A', '--db', path], { relay: relay.pid }, 600_000, cli);
+    const pairing = r.stdout.trim().split('\n').at(-1)!;
+    if (!pairing.startsWith('chyme-sync:')) throw new Error(`no pairing code on the last line of sync init:\n${r.stdout}`);
+    return { ...r, code: pairing };
+  };
+  // The baseline build sets up a copy of the same file first (its documents are its own format).
+  const baseA = JOIN_BASELINE_CLI ? join(workDir, 'base-a.db') : undefined;
+  if (baseA) copyFileSync(aPath, baseA);
+  const baseInit = baseA ? await initWith(baseA, JOIN_BASELINE_CLI!) : undefined;
+  if (baseInit) console.log(`sync init, baseline build: ${secs(baseInit.ms)}, peak ${mb(baseInit.peakMb)}`);
+  const init = await initWith(aPath, CLI);
+  const code = init.code;
   console.log(`sync init on A: ${secs(init.ms)}, peak ${mb(init.peakMb)}; relay ${mb(init.mem.relay!.maxMb)}`);
 
-  const join_ = await runCommand('join', ['sync', 'join', code, '--name', 'B', '--db', bPath], { relay: relay.pid }, 600_000);
-  console.log(`sync join on B: ${secs(join_.ms)}, peak ${mb(join_.peakMb)}; relay ${mb(join_.mem.relay!.maxMb)}`);
-  const onB = census(bPath);
-  for (const k of Object.keys(expected) as Array<keyof Census>) {
-    if (onB[k] !== expected[k]) throw new Error(`after the join B has ${k} = ${onB[k]}, A has ${expected[k]}`);
+  /** Joins a fresh file with a build, and checks that it then holds exactly A's history. */
+  const joinWith = async (path: string, cli: string, pairing = code) => {
+    const r = await runCommand('join', ['sync', 'join', pairing, '--name', 'B', '--db', path], { relay: relay.pid }, 600_000, cli);
+    const got = census(path);
+    for (const k of Object.keys(expected) as Array<keyof Census>) {
+      if (got[k] !== expected[k]) throw new Error(`after the join ${path} has ${k} = ${got[k]}, A has ${expected[k]}`);
+    }
+    if (got.meals !== MEALS || got.nights !== NIGHTS) throw new Error(`${path} has ${got.meals} meals and ${got.nights} nights, not ${MEALS} and ${NIGHTS}`);
+    return { ...r, census: got };
+  };
+  // The baseline build joins too, taking turns with this one (each on a fresh file): base, this, base, this.
+  const baseJoins: Array<{ ms: number; peakMb: number }> = [];
+  const theseJoins: Array<{ ms: number; peakMb: number }> = [];
+  let join_!: Awaited<ReturnType<typeof joinWith>>;
+  for (let round = 0; round < (JOIN_BASELINE_CLI ? JOIN_ROUNDS : 1); round++) {
+    if (JOIN_BASELINE_CLI) {
+      const basePath = join(workDir, `base-${round}.db`);
+      const base = await joinWith(basePath, JOIN_BASELINE_CLI, baseInit!.code);
+      baseJoins.push(base);
+      console.log(`sync join, baseline build: ${secs(base.ms)}, peak ${mb(base.peakMb)}`);
+      for (const ext of ['', '-wal', '-shm']) rmSync(basePath + ext, { force: true });
+    }
+    for (const ext of ['', '-wal', '-shm']) rmSync(bPath + ext, { force: true });
+    join_ = await joinWith(bPath, CLI);
+    theseJoins.push(join_);
+    console.log(`sync join on B: ${secs(join_.ms)}, peak ${mb(join_.peakMb)}; relay ${mb(join_.mem.relay!.maxMb)}`);
   }
-  if (onB.meals !== MEALS || onB.nights !== NIGHTS) throw new Error(`B has ${onB.meals} meals and ${onB.nights} nights, not ${MEALS} and ${NIGHTS}`);
+  const onB = join_.census;
   const relayAfterJoin = procStatus(relay.pid);
+  const ratio = (these: number[], base: number[]) => (median(these) / median(base)).toFixed(2);
+  const joinLines = [
+    `| \`chyme sync join CODE\` on a fresh B | ${secs(join_.ms)} | < 20 s | ${yes(join_.ms < 20_000)} |`,
+    ...(JOIN_BASELINE_CLI
+      ? [
+          `| … the same join, this build ÷ the baseline build, median of ${JOIN_ROUNDS} turns each | time ${ratio(theseJoins.map((j) => j.ms), baseJoins.map((j) => j.ms))}× (${theseJoins.map((j) => secs(j.ms)).join(', ')} vs ${baseJoins.map((j) => secs(j.ms)).join(', ')}); peak RSS ${ratio(theseJoins.map((j) => j.peakMb), baseJoins.map((j) => j.peakMb))}× (${theseJoins.map((j) => mb(j.peakMb)).join(', ')} vs ${baseJoins.map((j) => mb(j.peakMb)).join(', ')}) | — | — |`,
+        ]
+      : []),
+    `| … resident memory during the join: the join command (peak), the relay (max sampled) | ${mb(join_.peakMb)}, ${mb(join_.mem.relay!.maxMb)} (relay VmHWM since start ${mb(relayAfterJoin?.hwm ?? NaN)}) | < 200 MB; relay < 80 MB | ${yes(join_.peakMb < 200 && join_.mem.relay!.maxMb < 80)} |`,
+    `| … B afterwards (checked: counts, calories and timestamps equal A's) | ${onB.meals.toLocaleString('en-US')} meals, ${onB.nights.toLocaleString('en-US')} nights | all of A's | yes |`,
+  ];
+  const header = [
+    `# Sync (${startedAt.toISOString().slice(0, 16)}Z${SMOKE ? ', smoke sizes: the figures mean nothing' : ''})`,
+    '',
+    `Machine: ${cpus().length} CPUs, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (other work may share it). A real \`chyme relay\`, \`chyme sync init|join\` and \`chyme serve\` on 127.0.0.1. History: ${seeded.meals.toLocaleString('en-US')} meals and ${seeded.nights.toLocaleString('en-US')} nights (seeded into A's file in ${secs(seeded.ms)}).`,
+    '',
+    '| figure | value | target | met |',
+    '| --- | ---: | --- | --- |',
+    `| \`chyme sync init\` on A (adopts the whole history, waits for the relay) | ${secs(init.ms)}; peak ${mb(init.peakMb)}; relay peak ${mb(init.mem.relay!.maxMb)} | — | — |`,
+    ...(baseInit ? [`| … the same set-up by the baseline build (a copy of A's file, a history of its own) | ${secs(baseInit.ms)}; peak ${mb(baseInit.peakMb)}: this build ${(init.ms / baseInit.ms).toFixed(2)}× the time, ${(init.peakMb / baseInit.peakMb).toFixed(2)}× the peak | — | — |`] : []),
+  ];
+  if (JOIN_ONLY) return [...header, ...joinLines].join('\n');
 
   // ---- 2. steady state ----
   const tStart = performance.now();
@@ -444,7 +511,6 @@ async function main(): Promise<string> {
   await synced(a);
   const drainAfterMs = performance.now() - tDrain;
   const writeFigures = writeMem.stop();
-  const median = (xs: number[]) => percentile(xs, 50);
   const p50Ratio = median(rounds.on.map((r) => r.p50)) / median(rounds.off.map((r) => r.p50));
   const totalRatio = median(rounds.on.map((r) => r.totalMs)) / median(rounds.off.map((r) => r.totalMs));
 
@@ -505,19 +571,10 @@ async function main(): Promise<string> {
   for (const c of [b, a, off]) await stopChild(c.child);
   await stopChild(relay);
 
-  const joinPeak = Math.max(join_.peakMb, join_.mem.relay!.maxMb);
   const steadyA = Math.max(idleFigures.a!.maxMb, loadFigures.a!.maxMb);
   const lines = [
-    `# Sync (${startedAt.toISOString().slice(0, 16)}Z${SMOKE ? ', smoke sizes: the figures mean nothing' : ''})`,
-    '',
-    `Machine: ${cpus().length} CPUs, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (other work may share it). A real \`chyme relay\`, \`chyme sync init|join\` and \`chyme serve\` on 127.0.0.1. History: ${seeded.meals.toLocaleString('en-US')} meals and ${seeded.nights.toLocaleString('en-US')} nights (seeded into A's file in ${secs(seeded.ms)}).`,
-    '',
-    '| figure | value | target | met |',
-    '| --- | ---: | --- | --- |',
-    `| \`chyme sync init\` on A (adopts the whole history, waits for the relay) | ${secs(init.ms)}; peak ${mb(init.peakMb)}; relay peak ${mb(init.mem.relay!.maxMb)} | — | — |`,
-    `| \`chyme sync join CODE\` on a fresh B | ${secs(join_.ms)} | < 60 s | ${yes(join_.ms < 60_000)} |`,
-    `| … resident memory during the join: the join command (peak), the relay (max sampled) | ${mb(join_.peakMb)}, ${mb(join_.mem.relay!.maxMb)} (relay VmHWM since start ${mb(relayAfterJoin?.hwm ?? NaN)}) | each < 200 MB | ${yes(joinPeak < 200)} |`,
-    `| … B afterwards (checked: counts, calories and timestamps equal A's) | ${onB.meals.toLocaleString('en-US')} meals, ${onB.nights.toLocaleString('en-US')} nights | all of A's | yes |`,
+    ...header,
+    ...joinLines,
     `| \`chyme serve\` on A: listening and through its start-up pass | ${secs(aStartPassMs)} (RSS max ${mb(startFigures.a!.maxMb)}) | — | — |`,
     `| \`chyme serve\` on A, sync on: RSS max idle (${IDLE_S} s) / under light load (${STEADY_S} s: 1 write + 4 reads a second) | ${mb(idleFigures.a!.maxMb)} / ${mb(loadFigures.a!.maxMb)} (mean ${mb(loadFigures.a!.meanMb)}) | < 120 MB | ${yes(steadyA < 120)} |`,
     `| the same file, sync off (baseline, same run) | ${mb(idleFigures.off!.maxMb)} / ${mb(loadFigures.off!.maxMb)} (mean ${mb(loadFigures.off!.meanMb)}) | — | — |`,

@@ -1,6 +1,11 @@
+import type { ImmutableString } from '@automerge/automerge';
+
 /**
  * The shapes of the sync documents. Plain maps of strings, numbers and nulls (no Node-only
- * encoding), so the phone's browser loads the same documents.
+ * encoding), so the phone's browser loads the same documents. A record's strings are Automerge
+ * immutable strings (one value each): a plain string would be a collaborative text of one
+ * operation per character, which made a month of meals six times larger and slower to load, and
+ * a field is only ever replaced whole. Records written before hold plain strings; both read alike.
  *
  * - One root document per history (name `root`): the devices, the webhook host and the
  *   person-level settings.
@@ -23,7 +28,9 @@ export const ROOT_NAME = 'root';
 export const shardName = (key: string, deviceId: string): string => `shard:${key}:${deviceId}`;
 
 export type Scalar = string | number | boolean | null;
-export type DocRecord = Record<string, Scalar>;
+/** A field's value in a document: a scalar, or a string as an immutable string. */
+export type DocValue = Scalar | ImmutableString;
+export type DocRecord = Record<string, DocValue>;
 
 export interface DeviceEntry {
   name: string;

@@ -29,6 +29,7 @@ import {
   setCapture,
   setDocProjected,
   upsertRow,
+  type DocRow,
   type OutboxEntry,
   type Row,
   type SyncConfig,
@@ -38,7 +39,7 @@ import type { Emit } from '../events/bus.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
-import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
 import type { RelayConnection } from './relay-client.js';
 
@@ -92,6 +93,16 @@ interface Opened {
   error?: unknown;
 }
 
+/** One push of a document: its changes since `since` (the heads the relay held), or the whole of it. */
+interface Prepared {
+  heads: string;
+  body: Uint8Array;
+  kind: ChunkKind;
+  /** A save of the whole document (a first push, or a snapshot). */
+  whole: boolean;
+  since: string;
+}
+
 interface Incoming {
   seq: number;
   oid: string;
@@ -134,7 +145,14 @@ export class SyncEngine {
   private following = false;
   /** Chunks of the pull under way, applied in order. */
   private incoming: Incoming[] = [];
+  /** A pull's chunks are streaming in. */
   private pulling = false;
+  /** Complete pulls not applied yet, and the latest seq they reach (the next pull starts after it). */
+  private fetched: Array<{ chunks: Incoming[]; endSeq: number }> = [];
+  private fetchedTo = 0;
+  /** Raised when an apply fails: what was fetched after it is dropped, and fetched again. */
+  private generation = 0;
+  private pullGeneration = 0;
   /** The latest seq the relay has told of; a pull follows while it is past the cursor. */
   private relaySeq = 0;
   /** This device's own chunks (their seqs): a pull need not apply them again. */
@@ -150,7 +168,9 @@ export class SyncEngine {
   /** A quiet projection (a join) changed records: the derived data is told once, after the pull. */
   private quietChanges = false;
   /** The next push of documents a drain changed (preparePush). */
-  private readonly prepared = new Map<string, { heads: string; body: Uint8Array; since: string }>();
+  private readonly prepared = new Map<string, Prepared>();
+  /** Documents whose snapshot the relay refused: their changes go as changes until the next pull. */
+  private readonly snapshotRefused = new Set<string>();
   /** Records a projection passed over because a local change of theirs was in the outbox. */
   private readonly heldBack = new Set<string>();
 
@@ -163,14 +183,28 @@ export class SyncEngine {
     this.rootOid = keys.oid(ROOT_NAME);
     this.connection = options.connection?.({
       onChunk: (seq, oid, kind, sealed) => this.incoming.push({ seq, oid, kind, sealed }),
-      onEnd: (seq) =>
-        void this.exclusive(() => this.applyIncoming(seq)).catch((err: unknown) => {
+      onEnd: (seq) => {
+        this.pulling = false;
+        // A pull that began before an apply failed brings chunks after ones that were not applied.
+        if (this.pullGeneration !== this.generation) {
+          this.pullSoon();
+          return;
+        }
+        this.fetched.push({ chunks: this.incoming, endSeq: seq });
+        this.incoming = [];
+        this.fetchedTo = Math.max(this.fetchedTo, seq);
+        void this.exclusive(() => this.applyFetched()).catch((err: unknown) => {
           // Nothing past the cursor counts as applied: the same chunks come again with the next pull
           // (after a database another program locked, say).
-          this.pulling = false;
+          this.generation++;
+          this.fetched = [];
+          this.fetchedTo = 0;
           this.fail('applying changes from the relay failed; trying again shortly', err);
           setTimeout(() => this.pullSoon(), RETRY_MS).unref();
-        }),
+        });
+        // What was announced meanwhile is fetched while this is applied.
+        this.pullSoon();
+      },
       onNotify: (seq) => {
         this.relaySeq = Math.max(this.relaySeq, seq);
         this.pullSoon();
@@ -422,13 +456,13 @@ export class SyncEngine {
    * Stores a document's state (inside the caller's transaction) and keeps it in the cache: the
    * changes since `since` appended when those are the stored heads, else the whole document.
    */
-  private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }, since?: A.Heads): void {
+  private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }, since?: A.Heads, whole?: Uint8Array): void {
     const db = this.app.db;
     const heads = headsText(A.getHeads(doc));
     const stored = since ? docStorage(db, oid) : undefined;
     if (since && stored && stored.heads === headsText(since) && stored.bytes < 2 * stored.baseBytes + 4096) {
       appendDoc(db, { oid, changes: A.saveSince(doc, since), heads, ...flags });
-    } else saveDoc(db, { oid, name, bytes: A.save(doc), heads, ...flags });
+    } else saveDoc(db, { oid, name, bytes: whole ?? A.save(doc), heads, ...flags });
     this.remember(oid, name, doc);
   }
 
@@ -571,9 +605,26 @@ export class SyncEngine {
    */
   private preparePush(oid: string, doc: A.Doc<unknown>): void {
     const row = getDoc(this.app.db, oid);
-    if (!row) return;
-    const synced = JSON.parse(row.syncedHeads) as string[];
-    this.prepared.set(oid, { heads: headsText(A.getHeads(doc)), body: synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced), since: row.syncedHeads });
+    if (row) this.prepared.set(oid, this.pushBody(oid, row, doc));
+  }
+
+  /**
+   * What a push of a document sends. A first push is the whole document (compact); later ones the
+   * changes the relay lacks, or the whole document again as a snapshot when those changes are
+   * half its size or more: compacted at once, instead of a tail of change chunks (larger than a
+   * save of the same records) that every device joining later downloads, merges and compacts.
+   */
+  private pushBody(oid: string, row: DocRow, doc: A.Doc<unknown>): Prepared {
+    const since = row.syncedHeads;
+    const synced = JSON.parse(since) as string[];
+    const heads = headsText(A.getHeads(doc));
+    if (synced.length === 0) return { heads, body: A.save(doc), kind: 'change', whole: true, since };
+    const changes = A.saveSince(doc, synced);
+    // Only a bulk change (an import, a set-up in rounds) is big enough on its own: a small edit's
+    // tail is compacted later, in the background (compactSoon), not on the write path.
+    const bulk = changes.length > MIN_COMPACT_TAIL_BYTES && changes.length * 2 > row.snapshotBytes;
+    if (bulk && !this.snapshotRefused.has(oid)) return { heads, body: A.save(doc), kind: 'snapshot', whole: true, since };
+    return { heads, body: changes, kind: 'change', whole: false, since };
   }
 
   private pushSoon(): void {
@@ -600,24 +651,28 @@ export class SyncEngine {
       if (!row) continue;
       this.inFlight.add(oid);
       void (async () => {
-        let heads: string;
-        let body: Uint8Array;
         const ready = this.prepared.get(oid);
         this.prepared.delete(oid);
-        if (ready && ready.heads === row.heads && ready.since === row.syncedHeads) ({ heads, body } = ready);
-        else {
-          const doc = this.cache.get(oid)?.doc ?? A.load(row.bytes);
-          heads = headsText(A.getHeads(doc));
-          const synced = JSON.parse(row.syncedHeads) as string[];
-          // A first push sends the whole document (compact); later ones what the relay lacks.
-          body = synced.length === 0 ? A.save(doc) : A.saveSince(doc, synced);
+        const push = ready && ready.heads === row.heads && ready.since === row.syncedHeads ? ready : this.pushBody(oid, row, this.cache.get(oid)?.doc ?? A.load(row.bytes));
+        const sealed = await this.keys.seal(oid, push.kind, row.name, push.body);
+        let seq: number;
+        try {
+          // A snapshot covers what this device has merged: the chunks up to its cursor.
+          seq = push.kind === 'snapshot' ? await conn.push(oid, 'snapshot', sealed, this.cursor()) : await conn.push(oid, 'change', sealed);
+        } catch (err) {
+          // Refused (another device's snapshot covers more than this device has pulled): the
+          // changes go as changes until the next pull.
+          if (push.kind === 'snapshot' && conn.connected) this.snapshotRefused.add(oid);
+          throw err;
         }
-        const sealed = await this.keys.seal(oid, 'change', row.name, body);
-        const seq = await conn.push(oid, 'change', sealed);
         this.ownOnRelay(seq);
-        // Losing this note to a power cut only sends the same changes again.
-        relaxedCommit(db, () => markDocSynced(db, oid, heads, sealed.length));
-        debug?.(`pushed ${row.name} seq=${seq} ${sealed.length} B`);
+        // Losing this note to a power cut only sends the same changes again. A whole save is what
+        // a snapshot holds: only the changes after it are a tail to compact.
+        relaxedCommit(db, () => {
+          markDocSynced(db, oid, push.heads, push.whole ? 0 : sealed.length);
+          if (push.whole) markDocSnapshot(db, oid, sealed.length);
+        });
+        debug?.(`pushed ${row.name} (${push.kind}) seq=${seq} ${sealed.length} B`);
       })()
         .catch((err: unknown) => debug?.(`push of ${row.name} failed: ${String(err)}`))
         .finally(() => {
@@ -683,25 +738,36 @@ export class SyncEngine {
   private pullSoon(): void {
     const conn = this.connection;
     if (!conn?.connected || this.pulling || this.closed || !this.following) return;
-    const cursor = this.cursor();
-    if (this.relaySeq <= cursor && this.caughtUp.length === 0) return;
+    // After what is fetched already: a pull still being applied has those chunks.
+    const after = Math.max(this.cursor(), this.fetchedTo);
+    if (this.relaySeq <= after && this.caughtUp.length === 0) return;
     this.pulling = true;
+    this.pullGeneration = this.generation;
     this.incoming = [];
-    debug?.(`pull after ${cursor}`);
-    conn.pull(cursor);
+    debug?.(`pull after ${after}`);
+    conn.pull(after);
   }
 
-  /** Applies a complete pull (up to `endSeq`): opens, merges and stores each document's chunks, then projects. */
-  private async applyIncoming(endSeq: number): Promise<void> {
-    const chunks = this.incoming;
-    this.incoming = [];
+  /** Applies the next complete pull fetched (unless a longer one before it took it in already). */
+  private async applyFetched(): Promise<void> {
+    const batch = this.fetched.shift();
+    if (batch) await this.applyIncoming(batch);
+  }
+
+  /**
+   * Opens a pull's chunks and groups them by document, with the order to apply them in: the root
+   * first (a join needs the history's settings before its records), then the newest documents
+   * (this month's shards, where a meal just logged elsewhere is, before the years an import
+   * brought: Today is right first). Also the bytes of this device's own changes, by document
+   * (merged already: not applied again; own snapshots hold nothing it lacks either).
+   */
+  private async openPull(chunks: Incoming[]): Promise<{ opened: Map<string, Opened[]>; order: string[]; ownBytes: Map<string, number> }> {
     const db = this.app.db;
     const byDoc = new Map<string, Incoming[]>();
-    /** This device's own changes in this pull, by document (merged already: not applied again). */
     const ownBytes = new Map<string, number>();
     for (const ch of chunks) {
-      if (this.ownSeqs.has(ch.seq) && ch.kind === 'change') {
-        ownBytes.set(ch.oid, (ownBytes.get(ch.oid) ?? 0) + ch.sealed.length);
+      if (this.ownSeqs.has(ch.seq)) {
+        if (ch.kind === 'change') ownBytes.set(ch.oid, (ownBytes.get(ch.oid) ?? 0) + ch.sealed.length);
         continue;
       }
       let list = byDoc.get(ch.oid);
@@ -709,10 +775,7 @@ export class SyncEngine {
       list.push(ch);
     }
     const rootOid = await this.rootOid;
-    // The root first (a join needs the history's settings before its records), then the newest
-    // documents: this month's shards, where a meal just logged elsewhere is, come before the years
-    // an import brought, and Today is right first.
-    // Opened first (cheap, and the names are sealed): the order below needs them.
+    // Opened first (cheap, and the names are sealed): the order needs them.
     const opened = new Map<string, Opened[]>();
     const names = new Map<string, string>();
     for (const [oid, list] of byDoc) {
@@ -732,13 +795,39 @@ export class SyncEngine {
       if (!names.has(oid)) names.set(oid, this.cache.get(oid)?.name ?? getDoc(db, oid)?.name ?? '');
     }
     const order = [...byDoc.keys()].sort((a, b) => (a === rootOid ? -1 : b === rootOid ? 1 : shardAge(names.get(a)!) - shardAge(names.get(b)!)));
-    for (const oid of order) {
+    return { opened, order, ownBytes };
+  }
+
+  /**
+   * Applies a complete pull: merges and stores each document's chunks, then projects. A pull
+   * fetched meanwhile (a change announced while a long catch-up is applied) goes in between two
+   * documents, so a meal just logged elsewhere does not wait for the rest: its documents are
+   * applied at once, except those still waiting in this pull, whose new chunks join their list
+   * (a document's chunks are merged in order). The cursor moves past both at the end.
+   */
+  private async applyIncoming(batch: { chunks: Incoming[]; endSeq: number }): Promise<void> {
+    const db = this.app.db;
+    let endSeq = batch.endSeq;
+    const { opened, order, ownBytes } = await this.openPull(batch.chunks);
+    for (const [k, oid] of order.entries()) {
       if (this.closed) return;
       await this.applyDoc(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
       // Between two documents the service answers requests, and local writes made meanwhile go
       // out without waiting for the rest of a long catch-up.
       await new Promise((r) => setImmediate(r));
       if (countOutbox(db) > 0 && !this.app.writes.closed) await this.drainLocked();
+      for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
+        endSeq = Math.max(endSeq, live.endSeq);
+        const more = await this.openPull(live.chunks);
+        const waiting = new Set(order.slice(k + 1));
+        for (const o of more.order) {
+          if (waiting.has(o)) {
+            opened.get(o)!.push(...more.opened.get(o)!);
+            ownBytes.set(o, (ownBytes.get(o) ?? 0) + (more.ownBytes.get(o) ?? 0));
+          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0);
+        }
+        debug?.(`applied a pull of ${live.chunks.length} chunks up to ${live.endSeq} in between`);
+      }
     }
     if (this.closed) return;
     if (this.quietChanges) {
@@ -747,8 +836,8 @@ export class SyncEngine {
     }
     relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq)));
     for (const s of this.ownSeqs) if (s <= endSeq) this.ownSeqs.delete(s);
-    this.pulling = false;
-    debug?.(`pulled ${chunks.length} chunks up to ${endSeq}`);
+    this.snapshotRefused.clear();
+    debug?.(`pulled ${batch.chunks.length} chunks up to ${endSeq}`);
     if (this.relaySeq <= endSeq) {
       for (const w of this.caughtUp.splice(0)) w();
       if (this.pendingCount() === 0) this.lastSyncedMs = this.app.clock.now();
@@ -765,35 +854,35 @@ export class SyncEngine {
     // arriving between would otherwise change what the row says).
     const isRoot = oid === (await this.rootOid);
     const have = this.load(oid);
-    let doc: A.Doc<unknown> = have?.doc ?? A.init();
     let name = have?.name;
-    const before = A.getHeads(doc);
-    let tail = 0;
-    let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
+    const before = have ? A.getHeads(have.doc) : [];
     const row = getDoc(db, oid);
     const synced = JSON.parse(row?.syncedHeads ?? '[]') as string[];
+    const accepted: Array<{ ch: Incoming; body: Uint8Array }> = [];
     for (const { ch, name: chunkName, body, error } of chunks) {
-      let opened: { name: string; body: Uint8Array };
-      try {
-        if (error !== undefined) throw error;
-        opened = { name: chunkName!, body: body! };
-        if (name !== undefined && opened.name !== name) throw new IntegrityError('it names another document');
-        doc = A.loadIncremental(doc, opened.body);
-      } catch (err) {
-        const problem = err instanceof IntegrityError ? `A chunk failed authentication: ${err.message}.` : `A chunk could not be read: ${(err as Error)?.message ?? String(err)}.`;
-        this.app.log.warn('sync: skipped a chunk from the relay', { seq: ch.seq, problem });
-        recordIntegrityProblem(db, { oid, relaySeq: ch.seq, problem, detectedMs: this.app.clock.now() });
-        continue;
+      const refused = error ?? (name !== undefined && chunkName !== name ? new IntegrityError('it names another document') : undefined);
+      if (refused !== undefined) this.skipChunk(oid, ch, refused);
+      else {
+        name = chunkName!;
+        accepted.push({ ch, body: body! });
       }
-      name = opened.name;
-      if (ch.kind === 'snapshot') {
+    }
+    if (name === undefined) return;
+    const merged = this.merge(oid, have?.doc, row, accepted);
+    const doc = merged.doc;
+    let tail = 0;
+    let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
+    for (const [i, { ch, body }] of merged.applied.entries()) {
+      // A document this device first hears of starts with its snapshot, or with the first push
+      // of the device that made it (a whole save): either is what a snapshot would hold, and
+      // only the chunks after it are a tail to compact.
+      if (ch.kind === 'snapshot' || (i === 0 && !row)) {
         tail = 0;
         // Loaded alone only when this device has acknowledged changes the snapshot must hold.
-        const snapDoc = synced.length > 0 ? A.load(opened.body) : undefined;
+        const snapDoc = ch.kind === 'snapshot' && synced.length > 0 ? A.load(body) : undefined;
         snapshot = { bytes: ch.sealed.length, heads: snapDoc ? A.getHeads(snapDoc) : [], lacksOurs: snapDoc !== undefined && !A.hasHeads(snapDoc, synced) };
       } else tail += ch.sealed.length;
     }
-    if (name === undefined) return;
     const after = A.getHeads(doc);
     const changed = before.join() !== after.join();
     // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
@@ -802,7 +891,7 @@ export class SyncEngine {
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
-      if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed }, row ? before : undefined);
+      if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed }, row ? before : undefined, row ? undefined : merged.whole);
       if (snapshot) {
         markDocSnapshot(db, oid, snapshot.bytes);
         // A snapshot made without some of this device's acknowledged changes (a device that had
@@ -824,6 +913,40 @@ export class SyncEngine {
       return;
     }
     await this.projectDoc(oid, doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc, before, after));
+  }
+
+  private skipChunk(oid: string, ch: Incoming, err: unknown): void {
+    const problem = err instanceof IntegrityError ? `A chunk failed authentication: ${err.message}.` : `A chunk could not be read: ${(err as Error)?.message ?? String(err)}.`;
+    this.app.log.warn('sync: skipped a chunk from the relay', { seq: ch.seq, problem });
+    recordIntegrityProblem(this.app.db, { oid, relaySeq: ch.seq, problem, detectedMs: this.app.clock.now() });
+  }
+
+  /**
+   * Merges a pull's chunks of one document into this device's copy, all in one step: Automerge
+   * turns each loadIncremental into patches of the JS document, which cost more than the merge
+   * itself, and a document this device does not have yet is loaded (materialized once) instead.
+   * Only when that fails are the chunks merged one by one, and the one that cannot be read skipped.
+   * `whole`: the document's bytes, when it is new here and every chunk loaded.
+   */
+  private merge(oid: string, have: A.Doc<unknown> | undefined, row: DocRow | undefined, accepted: Array<{ ch: Incoming; body: Uint8Array }>): { doc: A.Doc<unknown>; applied: typeof accepted; whole?: Uint8Array } {
+    const all = accepted.length === 1 ? accepted[0]!.body : Buffer.concat(accepted.map((a) => a.body));
+    try {
+      if (!have) return { doc: A.load(all), applied: accepted, whole: all };
+      return { doc: accepted.length === 0 ? have : A.loadIncremental(have, all), applied: accepted };
+    } catch {
+      // A failed load may have left the copy in memory half-merged: start again from the stored one.
+      let doc: A.Doc<unknown> = row ? A.load(row.bytes) : A.init();
+      const applied: typeof accepted = [];
+      for (const a of accepted) {
+        try {
+          doc = A.loadIncremental(doc, a.body);
+          applied.push(a);
+        } catch (err) {
+          this.skipChunk(oid, a.ch, err);
+        }
+      }
+      return { doc, applied };
+    }
   }
 
   /** Projects the records a diff touched (all of them without one), then marks the document projected. */
@@ -937,13 +1060,15 @@ export class SyncEngine {
   private noteConflicts(def: EntityDef, id: string, rec: DocRecord): void {
     for (const field of def.columns) {
       if (field === 'updated_ms') continue;
-      this.noteConflict(def.kind, id, field, A.getConflicts(rec as never, field), rec[field]);
+      this.noteConflict(def.kind, id, field, A.getConflicts(rec as never, field), scalarOf(rec[field]));
     }
   }
 
   private noteConflict(entity: string, id: string, field: string, all: A.Conflicts | undefined, kept: unknown): void {
     if (!all || Object.keys(all).length < 2) return;
-    const others = Object.values(all).filter((v) => v !== kept);
+    const others = Object.values(all)
+      .map(scalarOf)
+      .filter((v) => v !== kept);
     const key = `${id}/${field}/${JSON.stringify(kept)}/${JSON.stringify(others)}`;
     if (this.seenConflicts.has(key)) return;
     this.seenConflicts.add(key);
@@ -1028,7 +1153,7 @@ function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: 
   if (gone) return 'refused';
   if (!rec) {
     const fresh: DocRecord = {};
-    for (const c of def.columns) fresh[c] = row[c] ?? null;
+    for (const c of def.columns) fresh[c] = toDoc(row[c] ?? null);
     d.records[id] = fresh;
     return 'changed';
   }
@@ -1036,15 +1161,26 @@ function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: 
   let changed = false;
   for (const c of fields) {
     const v = row[c] ?? null;
-    if (rec[c] !== v) {
-      rec[c] = v;
+    if (scalarOf(rec[c]) !== v) {
+      rec[c] = toDoc(v);
       changed = true;
     }
   }
   return changed ? 'changed' : 'unchanged';
 }
 
-function toColumn(v: Scalar | undefined): string | number | null {
+/** A field's value as a record in a document holds it (strings as immutable strings: see documents.ts). */
+function toDoc(v: Scalar): DocValue {
+  return typeof v === 'string' ? new A.ImmutableString(v) : v;
+}
+
+/** A document's field as a plain value (an immutable string, or a plain string written before, as a string). */
+function scalarOf(v: unknown): Scalar | undefined {
+  return A.isImmutableString(v) ? v.val : (v as Scalar | undefined);
+}
+
+function toColumn(d: DocValue | undefined): string | number | null {
+  const v = scalarOf(d);
   if (v === undefined || v === null) return null;
   if (typeof v === 'boolean') return v ? 1 : 0;
   return v;

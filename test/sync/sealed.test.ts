@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +20,36 @@ import { blobs, describeHits, filesUnder, scanBytes, scanFolder, withDb } from '
  */
 
 const HOUR = 3600_000;
+
+/** A TCP proxy on 127.0.0.1 to a local relay that counts the bytes flowing back from it. */
+async function countingProxy(relayUrl: string): Promise<{ url: string; downstream(): number; close(): void }> {
+  const target = new URL(relayUrl);
+  let down = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined).on('close', () => sockets.delete(s));
+    }
+    upstream.on('data', (chunk: Buffer) => (down += chunk.length));
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = new URL(relayUrl);
+  url.port = String(port);
+  return {
+    url: url.href.replace(/\/$/, ''),
+    downstream: () => down,
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** One line that is one sentence (it may begin with a path), after the command line's "chyme: ". */
@@ -304,7 +335,7 @@ describe('sync: the relay\'s storage stays near the size of the documents (clien
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('after 1,000 single-meal edits the relay holds at most twice a fresh save of every document, and a new device joins', { timeout: 600_000 }, async () => {
+  test('after 1,000 single-meal edits the relay holds at most twice a fresh save of every document, and a device joining afterwards pulls at most 1.5 times it', { timeout: 600_000 }, async () => {
     const setup = await a.api('POST', '/v1/sync/setup', { relay: relay.url, token: relay.token, name: 'desk' });
     assert.equal(setup.status, 201, JSON.stringify(setup.json));
     const meal = await a.api('POST', '/v1/nutrition/meals', { timestamp: iso(Date.now() - 2 * HOUR), meal_type: 'lunch', description: 'edit 0', macros: { calories: 500 } });
@@ -333,15 +364,23 @@ describe('sync: the relay\'s storage stays near the size of the documents (clien
     });
     process.stdout.write(`# compaction: ${figures}\n`);
 
+    // The new device reaches the relay through a proxy that counts what the relay sends it.
+    const proxy = await countingProxy(relay.url);
     const c = await startDevice(dir, 'later');
     try {
-      const code = (await a.api('GET', '/v1/sync/pairing-code')).json.pairing_code;
-      const joined = await c.api('POST', '/v1/sync/join', { pairing_code: code, name: 'later' });
+      const { secret } = decodePairingCode((await a.api('GET', '/v1/sync/pairing-code')).json.pairing_code);
+      const freshBeforeJoin = fresh();
+      const joined = await c.api('POST', '/v1/sync/join', { pairing_code: encodePairingCode({ relay: proxy.url, secret }), name: 'later' });
       assert.equal(joined.status, 200, JSON.stringify(joined.json));
+      // Every byte the relay sent during the join (chunks, framing, acknowledgements, presence notes).
+      const pulled = proxy.downstream();
+      process.stdout.write(`# join after the edits: ${pulled} B from the relay, fresh save ${freshBeforeJoin} B (${(pulled / freshBeforeJoin).toFixed(2)}x)\n`);
+      assert.ok(pulled <= 1.5 * freshBeforeJoin, `the join pulled ${pulled} B, more than 1.5x a fresh save (${freshBeforeJoin} B)`);
       const h = (await converged([a, c])) as { meals: Array<{ description: string }> };
       assert.deepEqual(h.meals.map((m) => m.description), ['edit 1000']);
     } finally {
       await c.stop();
+      proxy.close();
     }
   });
 });

@@ -69,7 +69,8 @@ describe('sync: a field from a newer version survives an older device\'s edit', 
       async () => {
         const now = await find();
         const r = now?.doc.records[mealId];
-        return r?.description === 'lentil soup with bread' ? r : undefined;
+        // Strings are immutable strings in documents (String() reads them).
+        return String(r?.description) === 'lentil soup with bread' ? r : undefined;
       },
       30_000,
     );
