@@ -48,16 +48,19 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Whether the recorded server answers at its URL. A process id alone can mislead: after a crash
- * and a reboot the recorded id may belong to some other program.
+ * Whether the recorded server is there. A process id alone can mislead: after a crash and a
+ * reboot the recorded id may belong to some other program, so the server must answer at its URL.
+ * One that is slower than `timeoutMs` (a loaded machine, a long request) still counts as there:
+ * only a refused connection or an answer that is not a healthy Chyme shows it gone, because
+ * writing to a database a live server holds open is what this check exists to prevent.
  */
 export async function serverAnswers(instance: ServerInstance, timeoutMs = 3000): Promise<boolean> {
   try {
     const res = await fetch(`${instance.url}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel();
     return res.ok;
-  } catch {
-    return false;
+  } catch (err) {
+    return (err as Error)?.name === 'TimeoutError';
   }
 }
 
