@@ -122,11 +122,12 @@ describe('the phone app offline: its service worker', { skip }, () => {
 
     // Second visit, online: the page and its files come from the cache; the browser asks only for sw.js.
     const sentBefore = site.sent.length;
+    const heardOnline = site.requests.length;
     await page.goto(app);
     await waitReady(page);
     await waitForToday(page);
     // The browser's update check runs beside the page's load; give it its moment to finish.
-    await until(() => site.requests.slice(heardBefore).includes(`${BASE}${SERVICE_WORKER}`), 'the update check for sw.js');
+    await until(() => site.requests.slice(heardOnline).includes(`${BASE}${SERVICE_WORKER}`), 'the update check for sw.js');
     const second = site.sent.slice(sentBefore);
     t.diagnostic(`second visit: ${(sum(second) / KB).toFixed(1)} KB from the server (${second.map((s) => `${s.path} ${s.bytes}`).join(', ')})`);
     assert.ok(sum(second) < 50 * KB, `a second visit transfers under 50 KB (${sum(second)} bytes)`);
