@@ -24,7 +24,8 @@ import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { devices, type Browser, type Request } from 'playwright-core';
 import { writeServiceWorker, SERVICE_WORKER } from '../../scripts/phone-service-worker.js';
-import { axe, formatViolations, launchBrowser, skipReason, until, waitForToday } from './harness.js';
+import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
+import { axe, formatViolations, launchBrowser, resultsDir, skipReason, until, waitForToday } from './harness.js';
 import { PHONE, phoneApi, phoneSkip, serveStatic, waitReady, watch } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
@@ -73,6 +74,8 @@ describe('the phone app offline: its service worker', { skip }, () => {
     await page.evaluate(() => (globalThis as unknown as SwGlobal).navigator.serviceWorker.ready);
     await until(() => page.evaluate(() => (globalThis as unknown as SwGlobal).navigator.serviceWorker.controller?.scriptURL), 'the service worker to control the page');
     const firstVisit = [...site.sent];
+    // A service worker runs under the policy its script is served with, as the database worker does.
+    assert.equal((await fetch(`${app}${SERVICE_WORKER}`)).headers.get('content-security-policy'), PHONE_CONTENT_SECURITY_POLICY, 'sw.js is served with the phone’s policy');
     // The file each answer was (the app's address is its page).
     const distinct = new Set(firstVisit.map((s) => (s.path === BASE ? 'phone.html' : s.path.slice(BASE.length))));
     const gzip = [...distinct].reduce((a, file) => a + gzipSync(readFileSync(join(dir, file)), { level: 9 }).length, 0);
@@ -145,6 +148,7 @@ describe('the phone app offline: its service worker', { skip }, () => {
     assert.equal(await page.evaluate(() => (globalThis as unknown as SwGlobal).document.activeElement?.textContent), 'Reload', 'Reload is the first stop of the keyboard');
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme });
+      await page.screenshot({ path: join(resultsDir('phone'), `update-prompt-${colorScheme}.png`) });
       const violations = await axe(page);
       assert.deepEqual(violations, [], `axe with the prompt, ${colorScheme}: ${formatViolations(violations)}`);
     }
