@@ -7,6 +7,8 @@
  * - After a first load and one meal, offline, a reload shows Today with the meal from the phone's
  *   own storage, and every request of the page and its worker is answered by the service worker.
  * - A second visit online fetches only the service worker's script from the server (< 50 KB).
+ * - A half-done deploy (a file that is not the one listed) fails the install; the running version
+ *   stays, with its cache.
  * - A new build (another precache list) installs beside the old one and waits: the page offers
  *   "A new version is ready — Reload", first stop of the keyboard and axe-clean in light and dark;
  *   Reload brings the new files, and the old cache is gone.
@@ -34,8 +36,15 @@ const BASE = '/app/';
 const KB = 1024;
 
 /** The page's globals these tests use (typed without the DOM library). */
+type Worker = { state: string; addEventListener(type: 'statechange', listener: () => void): void };
 type SwGlobal = {
-  navigator: { serviceWorker: { controller: { scriptURL: string } | null; ready: Promise<{ active: { state: string } | null }> } };
+  navigator: {
+    serviceWorker: {
+      controller: { scriptURL: string } | null;
+      ready: Promise<{ active: { state: string } | null }>;
+      getRegistration(): Promise<{ update(): Promise<unknown>; installing: Worker | null; waiting: Worker | null } | undefined>;
+    };
+  };
   caches: { keys(): Promise<string[]> };
   document: { activeElement: { textContent: string | null } | null; documentElement: { outerHTML: string } };
 };
@@ -136,8 +145,28 @@ describe('the phone app offline: its service worker', { skip }, () => {
     assert.ok(sum(second) < 50 * KB, `a second visit transfers under 50 KB (${sum(second)} bytes)`);
     assert.deepEqual(second.map((s) => s.path), [`${BASE}${SERVICE_WORKER}`], 'only the service worker script came from the server');
 
+    // A deploy half done: sw.js lists a page that the server no longer has. The new worker's
+    // install fails on the hash, and the running version stays, its cache whole, with no prompt.
+    const page1 = readFileSync(join(dir, 'phone.html'), 'utf8');
+    writeFileSync(join(dir, 'phone.html'), page1.replace('</body>', '<!-- listed --></body>'));
+    await writeServiceWorker(dir);
+    writeFileSync(join(dir, 'phone.html'), page1.replace('</body>', '<!-- not listed --></body>'));
+    const halfDone = await page.evaluate(async () => {
+      const registration = (await (globalThis as unknown as SwGlobal).navigator.serviceWorker.getRegistration())!;
+      await registration.update();
+      const worker = registration.installing ?? registration.waiting;
+      if (!worker) return 'no new worker';
+      if (worker.state === 'installing') await new Promise<void>((r) => worker.addEventListener('statechange', () => worker.state !== 'installing' && r()));
+      return worker.state;
+    });
+    assert.equal(halfDone, 'redundant', 'an install that gets a file not of its list fails');
+    assert.equal(await page.getByRole('complementary', { name: 'Update' }).count(), 0, 'no prompt for a failed install');
+    assert.equal((await page.evaluate(() => (globalThis as unknown as SwGlobal).caches.keys())).length, 1, 'the failed version’s cache is gone, the running one’s kept');
+    await page.reload();
+    await waitForToday(page);
+
     // A new build: the page changed, so the list (and sw.js) did. A visit installs it, and it waits.
-    writeFileSync(join(dir, 'phone.html'), readFileSync(join(dir, 'phone.html'), 'utf8').replace('</body>', '<!-- the next build --></body>'));
+    writeFileSync(join(dir, 'phone.html'), page1.replace('</body>', '<!-- the next build --></body>'));
     await writeServiceWorker(dir);
     await page.reload();
     await waitReady(page);
