@@ -46,8 +46,8 @@ export function serveStatic({ root = PHONE, base = '/' } = {}): Promise<{ server
     const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
     requests.push(path);
     const inBase = path.startsWith(base) ? path.slice(base.length - 1) : null;
-    const file = join(root, inBase === '/' ? 'phone.html' : (inBase ?? '/..'));
-    if (inBase === null || !file.startsWith(root) || !existsSync(file) || !TYPES[extname(file)]) {
+    const file = inBase === null ? null : join(root, inBase === '/' ? 'phone.html' : inBase);
+    if (file === null || !file.startsWith(root) || !existsSync(file) || !TYPES[extname(file)]) {
       res.writeHead(404).end();
       return;
     }
