@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin, type UserConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 import { shippedFoodTable } from './server/foods/table-file.js';
+import { writeServiceWorker } from './scripts/phone-service-worker.js';
 
 /**
  * The dev server injects an inline React Refresh preamble, inserts CSS as <style> elements and
@@ -43,10 +45,29 @@ const phonePaths: Plugin = {
  * node:crypto's createHash, and no file system, since the worker fetches or bundles the files
  * it needs (the food table, the search words).
  */
+/**
+ * Last in the phone's build, once every file is written: `sw.js`, the service worker that
+ * precaches them all (renderer/src/phone/sw.ts, scripts/phone-service-worker.ts).
+ */
+let phoneOutDir = '';
+const phoneServiceWorker: Plugin = {
+  name: 'chyme-phone-service-worker',
+  apply: 'build',
+  configResolved(config) {
+    phoneOutDir = resolve(config.root, config.build.outDir);
+  },
+  closeBundle: {
+    order: 'post',
+    async handler() {
+      await writeServiceWorker(phoneOutDir);
+    },
+  },
+};
+
 const phone: UserConfig = {
   root: 'renderer',
   base: './',
-  plugins: [react(), phonePaths],
+  plugins: [react(), phonePaths, phoneServiceWorker],
   resolve: {
     alias: {
       'node:crypto': shim('node-crypto.ts'),

@@ -32,16 +32,26 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
   // The food table: its bytes as they are (no Content-Encoding), which the worker unzips itself.
   '.gz': 'application/gzip',
+  // The manifest and icons (renderer/phone-public), which the service worker precaches with the rest.
+  '.webmanifest': 'application/manifest+json',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
 };
 
-/** The phone's files with the headers the relay will serve them with (PHONE-PEER.md §E2); `requests` lists every path asked for. */
-export function serveStatic(): Promise<{ server: Server; url: string; requests: string[] }> {
+/**
+ * The phone's files with the headers the relay will serve them with (PHONE-PEER.md §E2), from
+ * `root` (default build/phone) at `base` (the relay's is /app/); `requests` lists every path asked
+ * for and `sent` the bytes of each answer's body.
+ */
+export function serveStatic({ root = PHONE, base = '/' } = {}): Promise<{ server: Server; url: string; requests: string[]; sent: { path: string; bytes: number }[] }> {
   const requests: string[] = [];
+  const sent: { path: string; bytes: number }[] = [];
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
     requests.push(path);
-    const file = join(PHONE, path === '/' ? 'phone.html' : path);
-    if (!file.startsWith(PHONE) || !existsSync(file) || !TYPES[extname(file)]) {
+    const inBase = path.startsWith(base) ? path.slice(base.length - 1) : null;
+    const file = inBase === null ? null : join(root, inBase === '/' ? 'phone.html' : inBase);
+    if (file === null || !file.startsWith(root) || !existsSync(file) || !TYPES[extname(file)]) {
       res.writeHead(404).end();
       return;
     }
@@ -51,9 +61,11 @@ export function serveStatic(): Promise<{ server: Server; url: string; requests: 
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-cache',
     });
-    res.end(readFileSync(file));
+    const body = readFileSync(file);
+    sent.push({ path, bytes: body.length });
+    res.end(body);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, sent })));
 }
 
 export interface StorageGlobal {

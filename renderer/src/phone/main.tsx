@@ -11,6 +11,7 @@ import { setTransport, type Transport } from '../api/client';
 import { startApp } from '../boot';
 import type { CoreReady } from './protocol';
 import { SyncPlaceholder } from './SyncPlaceholder';
+import { registerServiceWorker } from './sw-register';
 import { connectWorker } from './transport';
 import './phone.css';
 
@@ -64,6 +65,9 @@ function start(): void {
   document.documentElement.dataset.platform = 'phone';
   startApp({ screens: ['today', 'log', 'score', 'timeline', 'integrations'], integrations: <SyncPlaceholder />, live: false });
 }
+
+// The offline copy of the app, after the page's own files have loaded so that its downloads do not hold up the first screen.
+window.addEventListener('load', () => void registerServiceWorker().catch((err: Error) => console.warn(`No offline copy of the app: ${err.message}`)), { once: true });
 
 /** Holds the lock for the rest of the page's life: the browser releases it when the page goes. */
 const holdForever = () => new Promise<never>(() => {});
