@@ -26,10 +26,6 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.wasm': 'application/wasm',
   '.css': 'text/css; charset=utf-8',
-  // The manifest and icons (renderer/phone-public/).
-  '.webmanifest': 'application/manifest+json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
   // The food table: its bytes as they are (no Content-Encoding), which the worker unzips itself.
   '.gz': 'application/gzip',
   // The manifest and icons (renderer/phone-public), which the service worker precaches with the rest.
