@@ -86,8 +86,17 @@ function relayThrough(server: HttpServer, relayPort: number) {
   };
 }
 
-const mealsOf = async (d: Device): Promise<string[]> => ((await d.api<List<Meal>>('GET', '/v1/nutrition/meals?limit=100')).json.data ?? []).map((m) => m.description);
-const phoneMeals = async (page: Page): Promise<string[]> => (await phoneApi<List<Meal>>(page, 'GET', '/v1/nutrition/meals', undefined, { limit: '100' })).body.data.map((m) => m.description);
+/** The days around now (the meals here are all within the last hour or so). */
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const around = () => ({ start_date: day(-2), end_date: day(1), limit: '100' });
+const mealsOf = async (d: Device): Promise<string[]> => ((await d.api<List<Meal>>('GET', `/v1/nutrition/meals?${new URLSearchParams(around()).toString()}`)).json.data ?? []).map((m) => m.description);
+const phoneMeals = async (page: Page): Promise<string[]> => ((await phoneApi<List<Meal>>(page, 'GET', '/v1/nutrition/meals', undefined, around())).body.data ?? []).map((m) => m.description);
+/** Sets the colour scheme and waits out the colours' transitions, so that axe measures the final ones. */
+async function scheme(page: Page, colorScheme: 'light' | 'dark'): Promise<void> {
+  await page.emulateMedia({ colorScheme });
+  await page.evaluate(() => Promise.all((globalThis as unknown as { document: { getAnimations(): Array<{ finished: Promise<unknown> }> } }).document.getAnimations().map((a) => a.finished)));
+}
+
 const phoneSync = async (page: Page) => (await phoneApi<SyncStatus>(page, 'GET', '/v1/sync')).body;
 
 describe('the phone syncs as a peer: joined with a pairing code, through a real relay', { skip }, () => {
@@ -103,14 +112,19 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
   let phoneCode: string;
   const problems: string[] = [];
   const now = Date.now();
-  const iso = (ms: number) => new Date(ms).toISOString();
+  /**
+   * Meal times: within the last hour, but never before today's start (UTC, the phone's zone here),
+   * so that every meal shows on Today. (A run that crosses midnight would still fail.)
+   */
+  const earliest = Math.max(now - 3600_000, Date.parse(`${day(0)}T00:00:00Z`));
+  const at = (i: number) => new Date(Math.min(now, earliest + i * 1000)).toISOString();
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'chyme-phone-sync-'));
     relay = await startRelay(join(dir, 'relay'));
     desktop = await startDevice(dir, 'desktop');
     for (let i = 0; i < 3; i++) {
-      const r = await desktop.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - (i + 1) * 3600_000), meal_type: 'snack', description: `Desk meal ${i}`, macros: { calories: 200 } });
+      const r = await desktop.api('POST', '/v1/nutrition/meals', { timestamp: at(i), meal_type: 'snack', description: `Desk meal ${i}`, macros: { calories: 200 } });
       assert.equal(r.status, 201, JSON.stringify(r.json));
     }
     const setup = await desktop.api('POST', '/v1/sync/setup', { relay: relay.url, token: relay.token, name: 'Desktop' });
@@ -139,7 +153,7 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     const card = page.locator('[data-testid="sync-card"][data-sync="off"]');
     await card.waitFor();
     for (const theme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: theme });
+      await scheme(page, theme);
       const found = await axe(page);
       assert.deepEqual(found, [], `axe, the join form, ${theme}:\n${formatViolations(found)}`);
     }
@@ -157,11 +171,11 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     const status = await phoneSync(page);
     assert.ok(status.enabled && status.peers.some((p) => p.this_device && p.device_name === 'Pixel'), JSON.stringify(status));
     for (const theme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: theme });
+      await scheme(page, theme);
       const found = await axe(page);
       assert.deepEqual(found, [], `axe, sync on, ${theme}:\n${formatViolations(found)}`);
     }
-    await page.emulateMedia({ colorScheme: 'light' });
+    await scheme(page, 'light');
 
     await page.getByRole('link', { name: 'Today' }).click();
     await waitForToday(page);
@@ -172,11 +186,11 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
   });
 
   test('a meal logged on the phone reaches the desktop; one logged on the desktop reaches the phone', async () => {
-    const r = await phoneApi(page, 'POST', '/v1/nutrition/meals', { timestamp: iso(now - 600_000), meal_type: 'lunch', description: 'Phone soup', macros: { calories: 300 } });
+    const r = await phoneApi(page, 'POST', '/v1/nutrition/meals', { timestamp: at(10), meal_type: 'lunch', description: 'Phone soup', macros: { calories: 300 } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     await syncUntil('the phone’s meal on the desktop', async () => (await mealsOf(desktop)).includes('Phone soup'), ARRIVES_MS);
 
-    const d = await desktop.api('POST', '/v1/nutrition/meals', { timestamp: iso(now - 300_000), meal_type: 'snack', description: 'Desk apple', macros: { calories: 80 } });
+    const d = await desktop.api('POST', '/v1/nutrition/meals', { timestamp: at(11), meal_type: 'snack', description: 'Desk apple', macros: { calories: 80 } });
     assert.equal(d.status, 201);
     await syncUntil('the desktop’s meal on the phone', async () => (await phoneMeals(page)).includes('Desk apple'), ARRIVES_MS);
     // The screen shows it when Today loads again (no live updates on the phone yet).
@@ -188,7 +202,7 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
   test('cut off from the relay, the phone keeps its meal and sends it once the connection is back', async () => {
     link.cut();
     await syncUntil('the phone notices the cut', async () => !(await phoneSync(page)).connected, ARRIVES_MS);
-    const r = await phoneApi(page, 'POST', '/v1/nutrition/meals', { timestamp: iso(now - 120_000), meal_type: 'snack', description: 'Phone offline tea', macros: { calories: 20 } });
+    const r = await phoneApi(page, 'POST', '/v1/nutrition/meals', { timestamp: at(12), meal_type: 'snack', description: 'Phone offline tea', macros: { calories: 20 } });
     assert.equal(r.status, 201);
     await syncUntil('the meal waits as a pending change', async () => (await phoneSync(page)).pending_changes > 0, ARRIVES_MS);
     await page.getByRole('link', { name: 'Integrations' }).click();
@@ -259,7 +273,7 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     assert.deepEqual(workers, [], 'no worker started: no database opened');
     assert.equal(await p.getByTestId('sync-join').count(), 0, 'no join form');
     for (const theme of ['light', 'dark'] as const) {
-      await p.emulateMedia({ colorScheme: theme });
+      await scheme(p, theme);
       const found = await axe(p);
       assert.deepEqual(found, [], `axe, the refusal, ${theme}:\n${formatViolations(found)}`);
     }
