@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import { ApiError, errorMessage } from '../api/client';
+import { errorMessage } from '../api/client';
 import { getSync, joinSync } from '../api/sync';
 import type { SyncStatus } from '../api/types';
 import { ConfirmButton } from '../components/ConfirmButton';
-import { Chip, ErrorNote, Field, FormError, Loading, ScreenHead, useApiForm } from '../components/ui';
+import { ErrorNote, Field, FormError, Loading, ScreenHead, useApiForm } from '../components/ui';
 import { useApp } from '../lib/app';
 import { useNow } from '../lib/hooks';
 import { fmtDateTime, formatAge } from '../lib/time';
 import '../screens/integrations/SyncCard.css';
+import { SyncCardHead, underPairingCode } from '../screens/integrations/SyncCard';
 import type { CoreWorker } from './transport';
 
 /** How often the card asks again while sync is on: the connection and the pending changes move without any event on the phone. */
@@ -79,12 +80,7 @@ export function PhoneSync({ core, pairingCode }: { core: Pick<CoreWorker, 'contr
     <div className="screen" data-testid="integrations">
       <ScreenHead title="Integrations" subtitle="Sync this phone with your computers." />
       <section className="card sync" id="sync" aria-labelledby="sync-title" data-testid="sync-card" data-sync={!isSecureContext ? 'refused' : status ? (status.enabled ? 'on' : 'off') : 'loading'}>
-        <header className="card__head">
-          <h2 id="sync-title" tabIndex={-1} ref={headingRef}>
-            Sync
-          </h2>
-          {status?.enabled ? <Chip tone="positive">On</Chip> : null}
-        </header>
+        <SyncCardHead enabled={status?.enabled ?? false} headingRef={headingRef} />
         {!isSecureContext ? (
           <p role="alert">{NOT_SECURE}</p>
         ) : !status ? (
@@ -139,11 +135,7 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
         app.toast('Joined: this phone now has your history and keeps it in sync.');
         onJoined(s);
       } catch (err) {
-        // A code the service refuses as a whole belongs under its field.
-        if (err instanceof ApiError && err.code === 'invalid_pairing_code' && !err.param) {
-          throw new ApiError(err.status, { type: 'invalid_request_error', code: err.code, message: err.message, param: 'pairing_code', request_id: err.requestId });
-        }
-        throw err;
+        throw underPairingCode(err);
       }
     });
   }

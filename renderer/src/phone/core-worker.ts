@@ -50,7 +50,19 @@ const VFS_ATTEMPTS = 8;
  * The routes the phone's screens call (Today, Log meal, Score with sleep, Timeline, the sync card);
  * any other path answers 404.
  */
-const phoneRoutes = (sync: SyncSubsystem) => [...systemRoutes, ...mealRoutes, ...foodRoutes, ...savedMealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes, ...syncRoutes({ sync })];
+const phoneRoutes = (sync: SyncSubsystem) => [
+  ...systemRoutes,
+  ...mealRoutes,
+  ...foodRoutes,
+  ...savedMealRoutes,
+  ...sleepRoutes,
+  ...digestionRoutes,
+  ...snapshotRoutes,
+  // A phone joins a history (set-up, which needs the relay's token, stays on a computer), and never
+  // sends webhooks or MQTT, so it cannot become their host.
+  ...syncRoutes({ sync }).filter((route) => !PHONE_EXCLUDED_SYNC_ROUTES.has(route.path)),
+];
+const PHONE_EXCLUDED_SYNC_ROUTES = new Set(['/v1/sync/setup', '/v1/sync/webhook-host']);
 
 /** The page that started the worker is the phone's owner: no keys, every scope. */
 const OWNER: Principal = { kind: 'session', id: 'phone', scopes: new Set(SCOPES) };
