@@ -69,12 +69,16 @@ const phone: UserConfig = {
   base: './',
   plugins: [react(), phonePaths, phoneServiceWorker],
   resolve: {
-    alias: {
-      'node:crypto': shim('node-crypto.ts'),
-      'node:fs': shim('node-fs.ts'),
-      'node:path': shim('node-path.ts'),
-      'node:zlib': shim('node-zlib.ts'),
-    },
+    alias: [
+      { find: 'node:crypto', replacement: shim('node-crypto.ts') },
+      { find: 'node:fs', replacement: shim('node-fs.ts') },
+      { find: 'node:os', replacement: shim('node-os.ts') },
+      { find: 'node:path', replacement: shim('node-path.ts') },
+      { find: 'node:zlib', replacement: shim('node-zlib.ts') },
+      // Sync (server/sync/) in the worker: the browser's WebSocket, Automerge's wasm as a file.
+      { find: /^ws$/, replacement: shim('ws.ts') },
+      { find: /^@automerge\/automerge$/, replacement: shim('automerge.ts') },
+    ],
   },
   define: {
     // The worker fetches the food table only when its database lacks this version (core-worker.ts).
@@ -84,6 +88,7 @@ const phone: UserConfig = {
     'process.platform': JSON.stringify('browser'),
     'process.env.TZ': 'undefined',
     'process.env.TZDIR': 'undefined',
+    'process.env.CHYME_SYNC_DEBUG': 'undefined',
   },
   // The manifest and icons that make the app installable; apart from renderer/public, which the desktop would ship too.
   publicDir: 'phone-public',

@@ -258,6 +258,10 @@ export function hasMeals(db: Db): boolean {
   return db.prepare('SELECT 1 FROM meals LIMIT 1').get() !== undefined;
 }
 
+export function countMeals(db: Db): number {
+  return db.prepare('SELECT count(*) FROM meals').pluck().get() as number;
+}
+
 /** Re-derives every meal's day (after a day_start change); `dayFor` maps (instant, offset) to a day. */
 export function recomputeMealDays(db: Db, dayFor: (timestampMs: number, utcOffsetMin: number) => string): number {
   const rows = db.prepare('SELECT id, timestamp_ms, utc_offset_min, day FROM meals').all() as Pick<

@@ -6,29 +6,36 @@
  * engine as on a computer. The page starts it only while it holds the database's Web Lock
  * (main.ts), so one tab opens it.
  */
+import './shims/node-timers.js';
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
-import { createLocalApi, type LocalRequest } from '../../../server/api/local.js';
+import { createLocalApi } from '../../../server/api/local.js';
 import { digestionRoutes } from '../../../server/api/routes/digestion.js';
 import { foodRoutes } from '../../../server/api/routes/foods.js';
 import { mealRoutes } from '../../../server/api/routes/meals.js';
 import { savedMealRoutes } from '../../../server/api/routes/saved-meals.js';
 import { sleepRoutes } from '../../../server/api/routes/sleep.js';
 import { snapshotRoutes } from '../../../server/api/routes/snapshot.js';
+import { errors } from '../../../server/api/errors.js';
+import { syncRoutes } from '../../../server/api/routes/sync.js';
 import { systemRoutes } from '../../../server/api/routes/system.js';
 import { createAppContext } from '../../../server/app-context.js';
 import { SCOPES, type Principal } from '../../../server/auth/scopes.js';
 import { systemClock } from '../../../server/clock.js';
 import type { Db } from '../../../server/db/connection.js';
+import { countMeals } from '../../../server/db/meals.js';
 import { schemaVersion } from '../../../server/db/migrate.js';
+import { getSyncConfig } from '../../../server/db/sync.js';
 import { openWasmChymeDatabase, type WasmDatabase } from '../../../server/db/wasm-database.js';
 import { attachDerivedCache } from '../../../server/digestion/cache.js';
 import { provideSearchWords, type SearchWordsFile } from '../../../server/foods/search-words.js';
 import { loadedTableState } from '../../../server/foods/table.js';
 import { foodTableOf, provideShippedFoodTable } from '../../../server/foods/table-file.js';
+import { newId } from '../../../server/ids.js';
 import type { Logger } from '../../../server/logger.js';
 import { initSettings } from '../../../server/settings.js';
+import { createSync, type SyncSubsystem } from '../../../server/sync/index.js';
 import searchWordsFile from '../../../server/foods/data/search-words.json';
-import type { CoreNotice, CoreRequest } from './protocol.js';
+import type { ControlResults, CoreControl, CoreNotice, CoreRequest } from './protocol.js';
 
 /** The worker's global scope, as far as it is used (the renderer's types are the DOM's, not a worker's). */
 const scope = self as unknown as {
@@ -39,8 +46,23 @@ const scope = self as unknown as {
 const DB_FILE = '/chyme.db';
 const VFS_ATTEMPTS = 8;
 
-/** The routes the phone's screens call (Today, Log meal, Score with sleep, Timeline); any other path answers 404. */
-const PHONE_ROUTES = [...systemRoutes, ...mealRoutes, ...foodRoutes, ...savedMealRoutes, ...sleepRoutes, ...digestionRoutes, ...snapshotRoutes];
+/**
+ * The routes the phone's screens call (Today, Log meal, Score with sleep, Timeline, the sync card);
+ * any other path answers 404.
+ */
+const phoneRoutes = (sync: SyncSubsystem) => [
+  ...systemRoutes,
+  ...mealRoutes,
+  ...foodRoutes,
+  ...savedMealRoutes,
+  ...sleepRoutes,
+  ...digestionRoutes,
+  ...snapshotRoutes,
+  // A phone joins a history (set-up, which needs the relay's token, stays on a computer), and never
+  // sends webhooks or MQTT, so it cannot become their host.
+  ...syncRoutes({ sync }).filter((route) => !PHONE_EXCLUDED_SYNC_ROUTES.has(route.path)),
+];
+const PHONE_EXCLUDED_SYNC_ROUTES = new Set(['/v1/sync/setup', '/v1/sync/webhook-host']);
 
 /** The page that started the worker is the phone's owner: no keys, every scope. */
 const OWNER: Principal = { kind: 'session', id: 'phone', scopes: new Set(SCOPES) };
@@ -97,7 +119,12 @@ async function provideFoodTable(db: Db): Promise<void> {
   provideShippedFoodTable(foodTableOf(gz, () => text));
 }
 
-async function open(): Promise<(request: LocalRequest) => ReturnType<ReturnType<typeof createLocalApi>>> {
+interface Core {
+  answer: ReturnType<typeof createLocalApi>;
+  control<C extends CoreControl>(control: C): Promise<ControlResults[C]>;
+}
+
+async function open(): Promise<Core> {
   const start = performance.now();
   const sqlite3 = await sqlite3InitModule();
   const wasmMs = performance.now() - start;
@@ -113,16 +140,61 @@ async function open(): Promise<(request: LocalRequest) => ReturnType<ReturnType<
   // better-sqlite3's Database is the service's type; the WASM connection implements the part of it the features use (sql-api.ts).
   const app = createAppContext(db as unknown as Db, systemClock, log);
   attachDerivedCache(app);
-  const api = createLocalApi(app, PHONE_ROUTES, OWNER);
+  // The same sync as `chyme serve`'s: the engine (with Automerge) loads only once sync is set up.
+  const sync = createSync(app, { dbPath: DB_FILE });
+  sync.start();
+  const api = createLocalApi(app, phoneRoutes(sync), OWNER);
   const coreMs = performance.now() - start;
   scope.postMessage({ type: 'ready', created, schemaVersion: schemaVersion(db), sqliteVersion: sqlite3.version.libVersion, wasmMs, vfsMs, openMs, coreMs });
-  return api;
+  let erased = false;
+  const controls: { [C in CoreControl]: () => Promise<ControlResults[C]> } = {
+    progress: () => Promise.resolve({ meals: countMeals(app.db) }),
+    async forget() {
+      // Told to the relay as `chyme sync leave` does (the other devices list this phone as gone);
+      // an unreachable relay does not keep the phone from forgetting.
+      let leftRelay = false;
+      if (getSyncConfig(app.db)) {
+        leftRelay = await sync.leave().then(
+          () => true,
+          (err: unknown) => {
+            log.warn('sync: leaving on the relay failed; the phone forgets its history anyway', { error: String(err) });
+            return false;
+          },
+        );
+      }
+      await sync.stop();
+      erased = true;
+      db.close();
+      await pool.wipeFiles();
+      return { erased: true, leftRelay };
+    },
+  };
+  return {
+    answer: (request) => (erased ? Promise.resolve(goneAnswer()) : api(request)),
+    control: (control) => controls[control]() as Promise<ControlResults[typeof control]>,
+  };
+}
+
+/** After "Forget this phone": the page reloads onto a new, empty database; nothing is served meanwhile. */
+function goneAnswer() {
+  const e = errors.unavailable('storage_erased', 'This phone\'s data was erased; reload the page.');
+  return { status: e.status, headers: e.headers, body: JSON.stringify(e.toBody(newId('req'))) };
 }
 
 const opened = open();
 opened.catch((err: unknown) => scope.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) }));
 
 scope.onmessage = (event) => {
-  const { id, request } = event.data;
-  void opened.then(async (answer) => scope.postMessage({ id, answer: await answer(request) }));
+  const message = event.data;
+  const { id } = message;
+  void opened.then(async (core) => {
+    if ('request' in message) {
+      scope.postMessage({ id, answer: await core.answer(message.request) });
+      return;
+    }
+    await core.control(message.control).then(
+      (result) => scope.postMessage({ id, result }),
+      (err: unknown) => scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) }),
+    );
+  });
 };

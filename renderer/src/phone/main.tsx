@@ -10,7 +10,7 @@
 import { setTransport, type Transport } from '../api/client';
 import { startApp } from '../boot';
 import type { CoreReady } from './protocol';
-import { SyncPlaceholder } from './SyncPlaceholder';
+import { NOT_SECURE, PhoneSync } from './PhoneSync';
 import { registerServiceWorker } from './sw-register';
 import { connectWorker } from './transport';
 import './phone.css';
@@ -48,11 +48,23 @@ function show(state: State, text: string): void {
   status.parentElement!.hidden = text === '';
 }
 
+/**
+ * The desktop's "Add a phone" QR code opens `…/app/#pair=<code>`: the code fills the sync card's
+ * field, and leaves the address bar (and the history) at once, since it is the key to the history.
+ */
+function takePairingCode(): string {
+  const m = /^#pair=(.+)$/.exec(location.hash);
+  if (!m) return '';
+  history.replaceState(null, '', `${location.pathname}${location.search}#/integrations`);
+  return decodeURIComponent(m[1]!);
+}
+
 function start(): void {
   // The app shows its own "Opening Chyme" until the worker answers.
   show('opening', '');
   const worker = new Worker(new URL('./core-worker.ts', import.meta.url), { type: 'module', name: 'chyme-core' });
   const core = connectWorker(worker);
+  const pairingCode = takePairingCode();
   transport = core.transport;
   core.ready.then(
     (ready) => {
@@ -63,7 +75,7 @@ function start(): void {
   );
   setTransport(core.transport);
   document.documentElement.dataset.platform = 'phone';
-  startApp({ screens: ['today', 'log', 'score', 'timeline', 'integrations'], integrations: <SyncPlaceholder />, live: false });
+  startApp({ screens: ['today', 'log', 'score', 'timeline', 'integrations'], integrations: <PhoneSync core={core} pairingCode={pairingCode} />, live: false });
 }
 
 // The offline copy of the app, after the page's own files have loaded so that its downloads do not hold up the first screen.
@@ -72,14 +84,18 @@ window.addEventListener('load', () => void registerServiceWorker().catch((err: E
 /** Holds the lock for the rest of the page's life: the browser releases it when the page goes. */
 const holdForever = () => new Promise<never>(() => {});
 
-void navigator.locks.request(LOCK, { ifAvailable: true }, (lock) => {
+// Without a secure context there is no Web Lock, OPFS or WebCrypto: nothing of the app can run.
+if (!isSecureContext) show('failed', NOT_SECURE);
+else void navigator.locks.request(LOCK, { ifAvailable: true }, (lock) => {
   if (lock) {
     start();
     return holdForever();
   }
   show('blocked', OPEN_ELSEWHERE);
   // Queued: when the other tab closes (or, after a reload, its old page finishes going) this one opens.
-  void navigator.locks.request(LOCK, () => {
+  // Without a secure context there is no Web Lock, OPFS or WebCrypto: nothing of the app can run.
+if (!isSecureContext) show('failed', NOT_SECURE);
+else void navigator.locks.request(LOCK, () => {
     start();
     return holdForever();
   });

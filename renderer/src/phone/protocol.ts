@@ -4,15 +4,22 @@ import type { LocalAnswer, LocalRequest } from '../../../server/api/local-types.
  * Messages between the phone page and its worker (core-worker.ts): `/v1` requests, answered by the
  * service's own routes (server/api/local.ts), each tagged with an id the answer carries back.
  */
-export interface CoreRequest {
-  id: number;
-  request: LocalRequest;
+export type CoreRequest = { id: number; request: LocalRequest } | { id: number; control: CoreControl };
+
+/**
+ * What the page asks the worker besides `/v1`: `progress`, how many meals the database holds (the
+ * sync card counts them while a join downloads the history); `forget`, leave sync (the relay is
+ * told, as `chyme sync leave` does) and erase the phone's storage: the worker closes the database
+ * and empties its OPFS pool, and answers nothing after that.
+ */
+export type CoreControl = 'progress' | 'forget';
+
+export interface ControlResults {
+  progress: { meals: number };
+  forget: { erased: true; leftRelay: boolean };
 }
 
-export interface CoreReply {
-  id: number;
-  answer: LocalAnswer;
-}
+export type CoreReply = { id: number; answer: LocalAnswer } | { id: number; result: ControlResults[CoreControl] } | { id: number; error: string };
 
 /** How long opening took, in ms from the worker's start (performance.now() in the worker). */
 export interface CoreReady {

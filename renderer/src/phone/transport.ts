@@ -1,5 +1,5 @@
 import type { Transport } from '../api/client';
-import type { CoreNotice, CoreReady, CoreRequest, LocalAnswer } from './protocol';
+import type { ControlResults, CoreControl, CoreNotice, CoreReady, CoreRequest, CoreReply } from './protocol';
 
 /**
  * The phone's transport: each `/v1` request goes to the worker with an id, and its answer comes
@@ -10,10 +10,12 @@ export interface CoreWorker {
   transport: Transport;
   /** Settles when the worker has opened the database (or failed to). */
   ready: Promise<CoreReady>;
+  /** What the page asks the worker besides `/v1` (protocol.ts). */
+  control<C extends CoreControl>(control: C): Promise<ControlResults[C]>;
 }
 
 export function connectWorker(worker: Worker): CoreWorker {
-  const pending = new Map<number, (answer: LocalAnswer) => void>();
+  const pending = new Map<number, (reply: CoreReply) => void>();
   let nextId = 1;
   let opened!: (ready: CoreReady) => void;
   let failed!: (err: Error) => void;
@@ -30,7 +32,17 @@ export function connectWorker(worker: Worker): CoreWorker {
     }
     const settle = pending.get(notice.id);
     pending.delete(notice.id);
-    settle?.(notice.answer);
+    settle?.(notice);
+  };
+  /** Sends `message` once the worker is open; `settle` gets its reply. */
+  const send = (message: CoreRequest, settle: (reply: CoreReply) => void, reject: (err: Error) => void) => {
+    pending.set(message.id, settle);
+    // A worker that failed to open answers nothing: the request fails as an unreachable service would.
+    ready.catch((err: unknown) => {
+      pending.delete(message.id);
+      reject(err instanceof Error ? err : new Error(String(err)));
+    });
+    worker.postMessage(message);
   };
   const transport: Transport = (r) => {
     if (r.signal?.aborted) return Promise.reject(new DOMException('The request was aborted.', 'AbortError'));
@@ -43,14 +55,27 @@ export function connectWorker(worker: Worker): CoreWorker {
         pending.delete(id);
         reject(new DOMException('The request was aborted.', 'AbortError'));
       }, { once: true });
-      pending.set(id, (answer) => resolve(new Response(answer.body, { status: answer.status, headers: { 'Content-Type': 'application/json', ...answer.headers } })));
-      // A worker that failed to open answers nothing: the request fails as an unreachable service would.
-      ready.catch((err: unknown) => {
-        pending.delete(id);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      });
-      worker.postMessage(message);
+      send(
+        message,
+        (reply) => {
+          if (!('answer' in reply)) return reject(new Error('the worker answered a /v1 request with something else'));
+          const { answer } = reply;
+          resolve(new Response(answer.body, { status: answer.status, headers: { 'Content-Type': 'application/json', ...answer.headers } }));
+        },
+        reject,
+      );
     });
   };
-  return { transport, ready };
+  const control = <C extends CoreControl>(kind: C) =>
+    new Promise<ControlResults[C]>((resolve, reject) => {
+      send(
+        { id: nextId++, control: kind },
+        (reply) => {
+          if ('result' in reply) resolve(reply.result as ControlResults[C]);
+          else reject(new Error('error' in reply ? reply.error : 'the worker answered a control with a /v1 answer'));
+        },
+        reject,
+      );
+    });
+  return { transport, ready, control };
 }

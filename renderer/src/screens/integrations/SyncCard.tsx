@@ -106,12 +106,7 @@ export function SyncCard() {
 
   return (
     <section ref={cardRef} className="card sync" id="sync" aria-labelledby="sync-title" data-testid="sync-card" data-sync={status ? (status.enabled ? 'on' : 'off') : 'loading'}>
-      <header className="card__head">
-        <h2 id="sync-title" tabIndex={-1} ref={headingRef}>
-          Sync
-        </h2>
-        {status?.enabled ? <Chip tone="positive">On</Chip> : null}
-      </header>
+      <SyncCardHead enabled={status?.enabled ?? false} headingRef={headingRef} />
       {!status ? (
         loadError ? (
           <ErrorNote error={loadError} onRetry={() => void load()} />
@@ -124,6 +119,18 @@ export function SyncCard() {
         <SyncOff show={show} reload={() => void load()} />
       )}
     </section>
+  );
+}
+
+/** The card's heading (focus moves to it when sync turns on or off) and whether sync is on; the phone's card has the same. */
+export function SyncCardHead({ enabled, headingRef }: { enabled: boolean; headingRef: RefObject<HTMLHeadingElement | null> }) {
+  return (
+    <header className="card__head">
+      <h2 id="sync-title" tabIndex={-1} ref={headingRef}>
+        Sync
+      </h2>
+      {enabled ? <Chip tone="positive">On</Chip> : null}
+    </header>
   );
 }
 
@@ -150,7 +157,7 @@ function useOnScreen(ref: RefObject<HTMLElement | null>): boolean {
  * The service names the code it refused without a `param` when the code is well-formed JSON but
  * not a pairing code; it still belongs under the field the person pasted it into.
  */
-function underPairingCode(err: unknown): unknown {
+export function underPairingCode(err: unknown): unknown {
   if (err instanceof ApiError && err.code === 'invalid_pairing_code' && !err.param) {
     return new ApiError(err.status, { type: 'invalid_request_error', code: err.code, message: err.message, param: 'pairing_code', request_id: err.requestId });
   }
