@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import { PAGE_SECURITY_HEADERS, PHONE_CONTENT_SECURITY_POLICY } from '../content-security.js';
 import { packageRoot } from '../paths.js';
+import { PHONE_APP_PATH } from './pairing-url.js';
 
 /**
  * The phone app's files on the relay's own address (issue 29): what `vite build --mode phone` wrote
@@ -14,29 +15,8 @@ import { packageRoot } from '../paths.js';
  * runs under the policy its own script is served with (docs/phone.md).
  */
 
-/** Where the relay serves the app; the pairing URL (phoneAppUrl) points here. */
-export const PHONE_APP_PATH = '/app/';
-
 /** The app's first page: Vite names it after its source (renderer/phone.html); index.html is taken if there is one. */
 const ENTRY_FILES = ['index.html', 'phone.html'];
-
-/**
- * The address that opens the phone app with `code` filled in, for a relay at `relayUrl`: the same
- * host and path with https for wss (http for ws), and the code in the fragment, which the browser
- * never sends to any server.
- */
-export function phoneAppUrl(relayUrl: string, code: string): string {
-  const url = new URL(relayUrl);
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new TypeError(`The relay address must be a ws:// or wss:// URL, not ${JSON.stringify(relayUrl)}.`);
-  url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
-  // A relay behind a proxy at a path (wss://host/chyme) serves the app below that path.
-  url.pathname = url.pathname.replace(/\/+$/, '') + PHONE_APP_PATH;
-  url.search = '';
-  url.hash = '';
-  url.username = '';
-  url.password = '';
-  return `${url.href}#pair=${code}`;
-}
 
 /** build/phone beside the relay's own build (build/server/…), whichever folder it was started from. */
 export function phoneAppDir(): string {

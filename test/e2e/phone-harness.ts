@@ -21,7 +21,8 @@ export const phoneSkip = !existsSync(CHROMIUM)
     ? 'build/phone is missing: run `npm run build:renderer` first'
     : false;
 
-const TYPES: Record<string, string> = {
+/** The media type each of the phone's files is served with, by extension. */
+export const PHONE_FILE_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.wasm': 'application/wasm',
@@ -47,12 +48,12 @@ export function serveStatic({ root = PHONE, base = '/' } = {}): Promise<{ server
     requests.push(path);
     const inBase = path.startsWith(base) ? path.slice(base.length - 1) : null;
     const file = inBase === null ? null : join(root, inBase === '/' ? 'phone.html' : inBase);
-    if (file === null || !file.startsWith(root) || !existsSync(file) || !TYPES[extname(file)]) {
+    if (file === null || !file.startsWith(root) || !existsSync(file) || !PHONE_FILE_TYPES[extname(file)]) {
       res.writeHead(404).end();
       return;
     }
     res.writeHead(200, {
-      'Content-Type': TYPES[extname(file)]!,
+      'Content-Type': PHONE_FILE_TYPES[extname(file)]!,
       'Content-Security-Policy': PHONE_CONTENT_SECURITY_POLICY,
       'X-Content-Type-Options': 'nosniff',
       'Cache-Control': 'no-cache',

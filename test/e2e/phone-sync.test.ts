@@ -23,7 +23,7 @@ import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js'
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until as syncUntil, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, skipReason, waitForToday } from './harness.js';
-import { PHONE, phoneApi, phoneSkip, serveStatic, waitReady, watch } from './phone-harness.js';
+import { PHONE, PHONE_FILE_TYPES, phoneApi, phoneSkip, serveStatic, waitReady, watch } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -254,9 +254,9 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     await lan.route('http://chyme-home.lan/**', (route) => {
       const path = new URL(route.request().url()).pathname;
       const file = join(PHONE, path === '/' ? 'phone.html' : path);
-      const types: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.wasm': 'application/wasm' };
-      if (!file.startsWith(PHONE) || !types[extname(file)]) return route.fulfill({ status: 404 });
-      return route.fulfill({ status: 200, headers: { 'Content-Type': types[extname(file)]!, 'Content-Security-Policy': PHONE_CONTENT_SECURITY_POLICY }, body: readFileSync(file) });
+      const type = PHONE_FILE_TYPES[extname(file)];
+      if (!file.startsWith(PHONE) || !type) return route.fulfill({ status: 404 });
+      return route.fulfill({ status: 200, headers: { 'Content-Type': type, 'Content-Security-Policy': PHONE_CONTENT_SECURITY_POLICY }, body: readFileSync(file) });
     });
     const p = await lan.newPage();
     const local: string[] = [];

@@ -1,5 +1,5 @@
 import { decodePairingCode, type SyncSubsystem } from '../../sync/index.js';
-import { phoneAppUrl } from '../../sync/relay-app.js';
+import { phoneAppUrl } from '../../sync/pairing-url.js';
 import { SyncJoinSchema, SyncPairingSchema, SyncSetupSchema, SyncStatusSchema } from '../../sync/schemas.js';
 import { defineRoute } from '../route.js';
 import { ErrorSchema } from '../schemas.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { defaultDataDir } from '../../paths.js';
-import { PHONE_APP_PATH } from '../../sync/relay-app.js';
+import { PHONE_APP_PATH } from '../../sync/pairing-url.js';
 import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT, RELAY_DB_FILE, RelayConfigError, relayTokenPath, startRelay } from '../../sync/relay.js';
 import { CommandFailed, EXIT, fail, parseFlags, type Command } from '../usage.js';
 
