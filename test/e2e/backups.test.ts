@@ -87,10 +87,14 @@ describe('Backups card', { skip: skip ?? false }, () => {
   });
 
   test('`chyme restore` against the running app refreshes its open windows (Today and Log meal), as a restore from the app does', async () => {
-    const kept = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: iso(Date.now() - 7200_000), meal_type: 'lunch', description: 'Kept stew', macros: { calories: 500 } });
+    // Both meals on today's date (UTC, the service's zone), so Today lists them at any hour of a
+    // run: 2 h and 30 min ago, or closer to now just after midnight.
+    const sinceMidnight = Date.now() % 86_400_000;
+    const ago = (ms: number) => iso(Date.now() - Math.min(ms, Math.floor(sinceMidnight / 3)));
+    const kept = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: ago(7200_000), meal_type: 'lunch', description: 'Kept stew', macros: { calories: 500 } });
     const backup = await server.api<{ path: string }>('POST', '/v1/backups');
     assert.equal(backup.status, 201);
-    const gone = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: iso(Date.now() - 1800_000), meal_type: 'snack', description: 'Restored-away pear', macros: { calories: 80 } });
+    const gone = await server.api<{ id: string }>('POST', '/v1/nutrition/meals', { timestamp: ago(1800_000), meal_type: 'snack', description: 'Restored-away pear', macros: { calories: 80 } });
     const today = await openApp(browser, server);
     const log = await openApp(browser, server);
     try {
