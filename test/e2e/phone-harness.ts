@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createConnection, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -107,4 +108,41 @@ export function watch(page: Page, problems: string[]): void {
     const reason = r.failure()?.errorText ?? 'no reason';
     if (reason !== 'net::ERR_ABORTED') problems.push(`request failed: ${new URL(r.url()).pathname} (${reason})`);
   });
+}
+
+/**
+ * WebSocket upgrades on `server` passed through to the relay's port, as raw TCP. `cut()` closes
+ * every open connection and refuses new ones until `restore()`.
+ */
+export function relayThrough(server: Server, relayPort: number) {
+  const open = new Set<Socket>();
+  let cut = false;
+  server.on('upgrade', (req, socket: Socket, head: Buffer) => {
+    if (cut) {
+      socket.destroy();
+      return;
+    }
+    const upstream = createConnection(relayPort, '127.0.0.1');
+    const pair = [socket, upstream];
+    const drop = () => pair.forEach((s) => (s.destroy(), open.delete(s)));
+    for (const s of pair) {
+      open.add(s);
+      s.on('error', drop).on('close', drop);
+    }
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    upstream.write(lines.join('\r\n') + '\r\n\r\n');
+    if (head.length) upstream.write(head);
+    socket.pipe(upstream).pipe(socket);
+  });
+  return {
+    cut() {
+      cut = true;
+      for (const s of open) s.destroy();
+      open.clear();
+    },
+    restore() {
+      cut = false;
+    },
+  };
 }
