@@ -4,14 +4,15 @@
  * test surface (`window.chymeStorage`, renderer/src/phone/main.tsx).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createConnection, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
 import type { CoreReady } from '../../renderer/src/phone/protocol.js';
+import type { Device, RelayProcess } from '../helpers/sync.js';
 import { CHROMIUM, ROOT } from './harness.js';
 
 export const PHONE = join(ROOT, 'build/phone');
@@ -145,4 +146,14 @@ export function relayThrough(server: Server, relayPort: number) {
       cut = false;
     },
   };
+}
+
+/** Stops what a phone sync test started (any of it, as far as its `before` got) and removes its folder. */
+export async function stopPhoneSync(parts: { browser?: Browser; desktop?: Device; relay?: RelayProcess; site?: { server: Server }; dir?: string }): Promise<void> {
+  const { browser, desktop, relay, site, dir } = parts;
+  await browser?.close();
+  await desktop?.stop();
+  await relay?.kill();
+  await new Promise((r) => (site ? site.server.close(r) : r(undefined)));
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }

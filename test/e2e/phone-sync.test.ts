@@ -12,7 +12,7 @@
  * before left off.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
@@ -22,7 +22,7 @@ import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js'
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until as syncUntil, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, skipReason, waitForToday } from './harness.js';
-import { PHONE, PHONE_FILE_TYPES, phoneApi, phoneSkip, relayThrough, serveStatic, waitReady, watch } from './phone-harness.js';
+import { PHONE, PHONE_FILE_TYPES, phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, waitReady, watch } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -99,13 +99,7 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     context = await browser.newContext({ ...devices['Pixel 7'], viewport: PHONE_SCREEN, timezoneId: 'UTC', locale: 'en-GB' });
   });
 
-  after(async () => {
-    await browser?.close();
-    await desktop?.stop();
-    await relay?.kill();
-    await new Promise((r) => (site ? site.server.close(r) : r(undefined)));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stopPhoneSync({ browser, desktop, relay, site, dir }));
 
   test('joins by typing the code; the desktop’s meals show on Today; the card shows the connection; axe light and dark', async (t) => {
     page = await context.newPage();
