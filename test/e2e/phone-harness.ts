@@ -4,13 +4,15 @@
  * test surface (`window.chymeStorage`, renderer/src/phone/main.tsx).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createConnection, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
 import type { CoreReady } from '../../renderer/src/phone/protocol.js';
+import type { Device, RelayProcess } from '../helpers/sync.js';
 import { CHROMIUM, ROOT } from './harness.js';
 
 export const PHONE = join(ROOT, 'build/phone');
@@ -107,4 +109,51 @@ export function watch(page: Page, problems: string[]): void {
     const reason = r.failure()?.errorText ?? 'no reason';
     if (reason !== 'net::ERR_ABORTED') problems.push(`request failed: ${new URL(r.url()).pathname} (${reason})`);
   });
+}
+
+/**
+ * WebSocket upgrades on `server` passed through to the relay's port, as raw TCP. `cut()` closes
+ * every open connection and refuses new ones until `restore()`.
+ */
+export function relayThrough(server: Server, relayPort: number) {
+  const open = new Set<Socket>();
+  let cut = false;
+  server.on('upgrade', (req, socket: Socket, head: Buffer) => {
+    if (cut) {
+      socket.destroy();
+      return;
+    }
+    const upstream = createConnection(relayPort, '127.0.0.1');
+    const pair = [socket, upstream];
+    const drop = () => pair.forEach((s) => (s.destroy(), open.delete(s)));
+    for (const s of pair) {
+      open.add(s);
+      s.on('error', drop).on('close', drop);
+    }
+    const lines = [`${req.method} ${req.url} HTTP/1.1`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    upstream.write(lines.join('\r\n') + '\r\n\r\n');
+    if (head.length) upstream.write(head);
+    socket.pipe(upstream).pipe(socket);
+  });
+  return {
+    cut() {
+      cut = true;
+      for (const s of open) s.destroy();
+      open.clear();
+    },
+    restore() {
+      cut = false;
+    },
+  };
+}
+
+/** Stops what a phone sync test started (any of it, as far as its `before` got) and removes its folder. */
+export async function stopPhoneSync(parts: { browser?: Browser; desktop?: Device; relay?: RelayProcess; site?: { server: Server }; dir?: string }): Promise<void> {
+  const { browser, desktop, relay, site, dir } = parts;
+  await browser?.close();
+  await desktop?.stop();
+  await relay?.kill();
+  await new Promise((r) => (site ? site.server.close(r) : r(undefined)));
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }

@@ -12,8 +12,7 @@
  * before left off.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createConnection, type Socket } from 'node:net';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
@@ -23,7 +22,7 @@ import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js'
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until as syncUntil, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, skipReason, waitForToday } from './harness.js';
-import { PHONE, PHONE_FILE_TYPES, phoneApi, phoneSkip, serveStatic, waitReady, watch } from './phone-harness.js';
+import { PHONE, PHONE_FILE_TYPES, phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, waitReady, watch } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -48,43 +47,6 @@ interface SyncStatus {
 
 /** The page's globals, typed without the DOM library. */
 type DomGlobal = { location: { hash: string; href: string }; isSecureContext: boolean };
-
-/**
- * WebSocket upgrades on `server` passed through to the relay's port, as raw TCP. `cut()` closes
- * every open connection and refuses new ones until `restore()`.
- */
-function relayThrough(server: HttpServer, relayPort: number) {
-  const open = new Set<Socket>();
-  let cut = false;
-  server.on('upgrade', (req, socket: Socket, head: Buffer) => {
-    if (cut) {
-      socket.destroy();
-      return;
-    }
-    const upstream = createConnection(relayPort, '127.0.0.1');
-    const pair = [socket, upstream];
-    const drop = () => pair.forEach((s) => (s.destroy(), open.delete(s)));
-    for (const s of pair) {
-      open.add(s);
-      s.on('error', drop).on('close', drop);
-    }
-    const lines = [`${req.method} ${req.url} HTTP/1.1`];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-    upstream.write(lines.join('\r\n') + '\r\n\r\n');
-    if (head.length) upstream.write(head);
-    socket.pipe(upstream).pipe(socket);
-  });
-  return {
-    cut() {
-      cut = true;
-      for (const s of open) s.destroy();
-      open.clear();
-    },
-    restore() {
-      cut = false;
-    },
-  };
-}
 
 /** The days around now (the meals here are all within the last hour or so). */
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -137,13 +99,7 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     context = await browser.newContext({ ...devices['Pixel 7'], viewport: PHONE_SCREEN, timezoneId: 'UTC', locale: 'en-GB' });
   });
 
-  after(async () => {
-    await browser?.close();
-    await desktop?.stop();
-    await relay?.kill();
-    await new Promise((r) => (site ? site.server.close(r) : r(undefined)));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stopPhoneSync({ browser, desktop, relay, site, dir }));
 
   test('joins by typing the code; the desktop’s meals show on Today; the card shows the connection; axe light and dark', async (t) => {
     page = await context.newPage();

@@ -9,6 +9,7 @@ import { useNow } from '../lib/hooks';
 import { fmtDateTime, formatAge } from '../lib/time';
 import '../screens/integrations/SyncCard.css';
 import { SyncCardHead, underPairingCode } from '../screens/integrations/SyncCard';
+import { forgetServiceWorker } from './sw-register';
 import type { CoreWorker } from './transport';
 
 /** How often the card asks again while sync is on: the connection and the pending changes move without any event on the phone. */
@@ -187,6 +188,7 @@ function PhoneSyncOn({ status, core }: { status: SyncStatus; core: Pick<CoreWork
     setForgetError(null);
     try {
       await core.control('forget');
+      await forgetServiceWorker();
       // The worker closed and erased the database: a new page opens a new, empty one.
       location.replace(location.pathname);
     } catch (err) {

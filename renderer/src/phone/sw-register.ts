@@ -67,3 +67,15 @@ export async function registerServiceWorker(): Promise<void> {
     if (document.visibilityState === 'visible') registration.update().catch(() => {});
   });
 }
+
+/**
+ * "Forget this phone" (PHONE-PEER.md criterion 21): the app's offline copy goes too, so that what
+ * the origin keeps is what a first visit would. The worker is unregistered as well as its caches
+ * deleted: a worker left without its cache would never fill it again, and the app would no longer
+ * open offline; unregistered, the next page load installs it afresh.
+ */
+export async function forgetServiceWorker(): Promise<void> {
+  if ('serviceWorker' in navigator) for (const registration of await navigator.serviceWorker.getRegistrations()) await registration.unregister();
+  // Every cache of the origin: the relay's origin serves only this app.
+  if ('caches' in window) for (const name of await caches.keys()) await caches.delete(name);
+}
