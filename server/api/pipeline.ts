@@ -1,15 +1,14 @@
-import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AppContext } from '../app-context.js';
 import { canonicalJson } from '../canonical-json.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
 import { isBusyError } from '../db/connection.js';
-import { findIdempotentResponse, saveIdempotentResponse } from '../db/idempotency.js';
 import { newId } from '../ids.js';
 import { JsonText } from '../json-text.js';
 import type { UrlMatch } from './dispatch.js';
-import { answerError, ApiError, asApiError, errors } from './errors.js';
+import { answerError, ApiError, errors } from './errors.js';
+import { idempotencyKeyOf, recordAnswer, recordClientError, replayOf, requestHashOf, runOnce, storedAnswer, type HeldKey } from './idempotency.js';
 import { checkRouteScopes, requireScopeOf } from './access.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal } from '../auth/scopes.js';
@@ -22,7 +21,6 @@ import { validBody, validParams, validQuery } from './validation.js';
  */
 
 export const MAX_BODY_BYTES = 64 * 1024;
-const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
 
 /** What the pipeline learns about a request on its way to the handler. */
 interface RequestState {
@@ -38,11 +36,7 @@ interface RequestState {
   idempotency?: IdempotencyState;
 }
 
-interface IdempotencyState {
-  principalId: string;
-  key: string;
-  requestHash: string;
-  nowMs: number;
+interface IdempotencyState extends HeldKey {
   /** A streamed body: the hash is completed (and the key looked up) once the handler has read it. */
   awaitingBody?: { method: string; path: string };
 }
@@ -276,11 +270,8 @@ const streamedKeysInFlight = new WeakMap<AppContext, Set<string>>();
 
 export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
   return (req, res, next) => {
-    const key = req.headers['idempotency-key'];
-    if (req.method === 'GET' || typeof key !== 'string') return next();
-    if (key.length === 0 || key.length > 255) {
-      throw errors.parameterInvalid('Idempotency-Key', 'The Idempotency-Key header must be 1 to 255 characters.');
-    }
+    const key = idempotencyKeyOf(req.method, req.headers['idempotency-key']);
+    if (key === undefined) return next();
     const s = state(res);
     const principalId = s.principal?.id ?? 'public';
     const nowMs = app.clock.now();
@@ -299,20 +290,16 @@ export function idempotency(app: AppContext, route: RouteDef): RequestHandler {
       s.idempotency = { principalId, key, requestHash: '', nowMs, awaitingBody: { method: req.method, path } };
       return next();
     }
-    const requestHash = requestHashOf(req.method, path, s.body === undefined ? '' : canonicalJson(s.body));
-    const previous = findIdempotentResponse(app.db, principalId, key, nowMs - IDEMPOTENCY_WINDOW_MS);
+    const held = { principalId, key, requestHash: requestHashOf(req.method, path, s.body === undefined ? '' : canonicalJson(s.body)), nowMs };
+    const previous = storedAnswer(app, held);
     if (previous) {
-      if (previous.requestHash !== requestHash) throw errors.idempotencyConflict();
-      sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' }, route.etag);
+      const replay = replayOf(previous, held);
+      sendJson(res, replay.status!, replay.body, replay.headers, route.etag);
       return;
     }
-    s.idempotency = { principalId, key, requestHash, nowMs };
+    s.idempotency = held;
     next();
   };
-}
-
-function requestHashOf(method: string, path: string, body: string): string {
-  return createHash('sha256').update(`${method} ${path}\n${body}`).digest('hex');
 }
 
 /**
@@ -325,12 +312,11 @@ function settleStreamedIdempotency(app: AppContext, s: RequestState, bodyDigest:
   if (!saved?.awaitingBody) return null;
   saved.requestHash = requestHashOf(saved.awaitingBody.method, saved.awaitingBody.path, bodyDigest);
   delete saved.awaitingBody;
-  const previous = findIdempotentResponse(app.db, saved.principalId, saved.key, saved.nowMs - IDEMPOTENCY_WINDOW_MS);
+  const previous = storedAnswer(app, saved);
   if (!previous) return null;
   // Answered from the record: nothing of this request is recorded over the first one's.
   delete s.idempotency;
-  if (previous.requestHash !== saved.requestHash) throw errors.idempotencyConflict();
-  return { status: previous.status, body: previous.body, headers: { 'Idempotent-Replayed': 'true' } };
+  return replayOf(previous, saved);
 }
 
 // ---- 7. The handler ------------------------------------------------------------------------
@@ -338,25 +324,16 @@ function settleStreamedIdempotency(app: AppContext, s: RequestState, bodyDigest:
 export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
   const isAsync = route.handler.constructor.name === 'AsyncFunction';
 
-  /** Client errors are part of the request's answer: replay them too, as Stripe does. */
   const saveClientError = (s: RequestState, err: unknown) => {
-    const saved = s.idempotency;
-    const apiError = asApiError(err);
     // A streamed body that failed before it was read whole has no request hash to record.
-    if (!saved || saved.awaitingBody || !apiError || apiError.status >= 500 || apiError.status === 429) return;
-    try {
-      saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, apiError.status, apiError.toBody(s.requestId), saved.nowMs);
-    } catch (saveErr) {
-      // The client still gets its error; only a replay of it is lost (a storage fault).
-      app.log.warn('could not record an idempotent error response', { request_id: s.requestId, error: String(saveErr) });
-    }
+    if (s.idempotency && !s.idempotency.awaitingBody) recordClientError(app, s.idempotency, err, s.requestId);
   };
 
   const respond = (res: Response, s: RequestState, result: JsonResult | typeof HANDLED, recordIt: boolean): void => {
     if (result === HANDLED) return;
     const status = result.status ?? 200;
     const saved = s.idempotency;
-    if (recordIt && saved && !saved.awaitingBody) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, status, result.body, saved.nowMs);
+    if (recordIt && saved && !saved.awaitingBody) recordAnswer(app, saved, status, result.body);
     sendJson(res, status, result.body, result.headers, route.etag);
   };
 
@@ -390,29 +367,14 @@ export function runHandler(app: AppContext, route: RouteDef): RequestHandler {
     };
     const saved = s.idempotency;
     if (saved && !isAsync) {
-      // One transaction holds the look-up, the write and the record of its response: they commit
-      // together, so a crash can never leave a write whose retry with the same key applies it
-      // again, and of two concurrent requests with one key only the first runs.
-      let previous: ReturnType<typeof findIdempotentResponse>;
-      let result: JsonResult | typeof HANDLED;
+      let once: ReturnType<typeof runOnce>;
       try {
-        result = app.bus.write(() => {
-          previous = findIdempotentResponse(app.db, saved.principalId, saved.key, saved.nowMs - IDEMPOTENCY_WINDOW_MS);
-          if (previous) return HANDLED;
-          const r = route.handler(ctx) as JsonResult | typeof HANDLED;
-          if (r !== HANDLED) saveIdempotentResponse(app.db, saved.principalId, saved.key, saved.requestHash, r.status ?? 200, r.body, saved.nowMs);
-          return r;
-        });
+        once = runOnce(app, saved, () => route.handler(ctx) as JsonResult | typeof HANDLED);
       } catch (err) {
         saveClientError(s, err);
         throw err;
       }
-      if (previous) {
-        if (previous.requestHash !== saved.requestHash) throw errors.idempotencyConflict();
-        sendJson(res, previous.status, previous.body, { 'Idempotent-Replayed': 'true' }, route.etag);
-        return;
-      }
-      return respond(res, s, result, false);
+      return respond(res, s, 'previous' in once ? replayOf(once.previous, saved) : once.result, false);
     }
     let result: ReturnType<RouteDef['handler']>;
     try {
