@@ -176,7 +176,8 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     const on = page.locator('[data-testid="sync-card"][data-sync="on"]');
     await on.getByRole('button', { name: 'Forget this phone…' }).click();
     await on.getByRole('button', { name: 'Yes, erase this phone’s Chyme' }).click();
-    // The page loads again onto a new, empty database.
+    // The app is erased in place (phone-apart.test.ts); "Set up again" opens it onto a new, empty database.
+    await page.getByRole('button', { name: 'Set up again' }).click({ timeout: ARRIVES_MS });
     await page.waitForURL((u) => !u.hash.includes('integrations'), { timeout: ARRIVES_MS });
     const ready = await waitReady(page);
     assert.equal(ready.created, true, 'a new database after forgetting');

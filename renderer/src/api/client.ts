@@ -97,17 +97,10 @@ const httpTransport: Transport = (r) =>
   fetch(url(r.path, r.query), { method: r.method, headers: r.headers, body: r.body, credentials: 'same-origin', signal: r.signal });
 
 let transport: Transport = httpTransport;
-let overHttp = true;
 
-/** The phone's page sets its worker as the transport, before anything is requested. */
+/** The phone's page sets its worker as the transport, before anything is requested (and its events, events.ts's setEventFeed). */
 export function setTransport(t: Transport): void {
   transport = t;
-  overHttp = false;
-}
-
-/** Whether requests go over HTTP (the desktop), where the service also has an event stream. */
-export function usesHttp(): boolean {
-  return overHttp;
 }
 
 async function send(method: string, path: string, opts: RequestOptions): Promise<Response> {

@@ -1,16 +1,22 @@
 /**
- * Live events from `GET /v1/events/stream` (Server-Sent Events).
+ * Live events: what the service announces (the events webhooks carry), for the screens to refresh.
  *
+ * They come from a feed. On a computer it is `GET /v1/events/stream` (Server-Sent Events): since
  * EventSource cannot send an Authorization header, and the Electron renderer authenticates with a
- * bearer key, so the stream is read with fetch and parsed here (the text/event-stream format is
+ * bearer key, the stream is read with fetch and parsed here (the text/event-stream format is
  * small). One code path serves the browser (cookie) and Electron (bearer), so the path the e2e tests
  * exercise is the one the desktop app runs. It reconnects with backoff, sending Last-Event-ID.
+ * On the phone the feed is the worker's (renderer/src/phone/transport.ts), set with setEventFeed
+ * beside client.ts's setTransport: the same events, posted by the worker's service.
  */
-import { authHeaders, url, usesHttp } from './client';
+import { authHeaders, url } from './client';
 import type { ServiceEvent, StreamEventType } from './types';
 
 export type StreamStatus = 'connecting' | 'open' | 'closed';
 type Listener = (ev: ServiceEvent) => void;
+
+/** Starts delivering events for the rest of the page's life, and says how its connection stands. */
+export type EventFeed = (deliver: Listener, status: (s: StreamStatus) => void) => void;
 
 const listeners = new Set<Listener>();
 const statusListeners = new Set<(s: StreamStatus) => void>();
@@ -23,13 +29,21 @@ function setStatus(s: StreamStatus) {
   for (const fn of statusListeners) fn(s);
 }
 
-/** Subscribes to every event; starts the shared stream on first use. */
+/** The service's stream over HTTP (below). */
+const httpFeed: EventFeed = () => void run();
+let feed: EventFeed = httpFeed;
+
+/** The phone's page sets its worker's feed, before anything subscribes. */
+export function setEventFeed(f: EventFeed): void {
+  feed = f;
+}
+
+/** Subscribes to every event; starts the shared feed on first use. */
 export function subscribe(fn: Listener): () => void {
   listeners.add(fn);
-  // The phone's worker has no event stream yet: its page is the only writer, and refreshes itself.
-  if (!started && usesHttp()) {
+  if (!started) {
     started = true;
-    void run();
+    feed(deliver, setStatus);
   }
   return () => listeners.delete(fn);
 }
@@ -50,6 +64,10 @@ function dispatch(type: string, data: string) {
   }
   // The SSE `event:` field names the type when the body does not.
   if (!ev.type) ev.type = type as StreamEventType;
+  deliver(ev);
+}
+
+function deliver(ev: ServiceEvent) {
   for (const fn of listeners) {
     try {
       fn(ev);

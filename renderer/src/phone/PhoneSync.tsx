@@ -5,14 +5,18 @@ import type { SyncStatus } from '../api/types';
 import { ConfirmButton } from '../components/ConfirmButton';
 import { ErrorNote, Field, FormError, Loading, ScreenHead, useApiForm } from '../components/ui';
 import { useApp } from '../lib/app';
-import { useNow } from '../lib/hooks';
+import { useNow, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, formatAge } from '../lib/time';
 import '../screens/integrations/SyncCard.css';
 import { SyncCardHead, underPairingCode } from '../screens/integrations/SyncCard';
+import { erased } from './erased';
 import { forgetServiceWorker } from './sw-register';
 import type { CoreWorker } from './transport';
 
-/** How often the card asks again while sync is on: the connection and the pending changes move without any event on the phone. */
+/**
+ * How often the card asks again while sync is on: the changes not yet synced and the last sync move
+ * without an event (as on a computer's card); the connection and the devices come as events too.
+ */
 const POLL_MS = 5000;
 /** How often the meals that arrived so far are counted while a join downloads the history. */
 const PROGRESS_MS = 700;
@@ -64,6 +68,8 @@ export function PhoneSync({ core, pairingCode }: { core: Pick<CoreWorker, 'contr
       clearTimeout(timer);
     };
   }, [enabled, load]);
+
+  useServiceEvents(['sync.'], () => void load());
 
   useEffect(() => {
     if (enabled) void navigator.storage?.persisted?.().then((kept) => setPersistRefused(!kept));
@@ -189,8 +195,8 @@ function PhoneSyncOn({ status, core }: { status: SyncStatus; core: Pick<CoreWork
     try {
       await core.control('forget');
       await forgetServiceWorker();
-      // The worker closed and erased the database: a new page opens a new, empty one.
-      location.replace(location.pathname);
+      // In place, with no reload: no network is needed, and nothing is created again.
+      erased();
     } catch (err) {
       setForgetError(errorMessage(err));
       setForgetting(false);

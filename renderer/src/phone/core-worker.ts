@@ -3,8 +3,9 @@
  * Chyme's SQLite database through SQLite-WASM on the OPFS "SAH pool" VFS (no COOP/COEP needed),
  * runs every migration, builds the service's context over it and answers the page's `/v1`
  * requests with the service's own routes (server/api/local.ts): the same features, rules and
- * engine as on a computer. The page starts it only while it holds the database's Web Lock
- * (main.ts), so one tab opens it.
+ * engine as on a computer. What the service announces (its event bus: the page's own writes and
+ * what sync brings) goes to the page as it happens, as `GET /v1/events/stream` does on a computer.
+ * The page starts it only while it holds the database's Web Lock (main.ts), so one tab opens it.
  */
 import './shims/node-timers.js';
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
@@ -27,6 +28,8 @@ import { schemaVersion } from '../../../server/db/migrate.js';
 import { getSyncConfig } from '../../../server/db/sync.js';
 import { openWasmChymeDatabase, type WasmDatabase } from '../../../server/db/wasm-database.js';
 import { attachDerivedCache } from '../../../server/digestion/cache.js';
+import { eventEnvelope } from '../../../server/events/bus.js';
+import { mayRead } from '../../../server/events/visibility.js';
 import { provideSearchWords, type SearchWordsFile } from '../../../server/foods/search-words.js';
 import { loadedTableState } from '../../../server/foods/table.js';
 import { foodTableOf, provideShippedFoodTable } from '../../../server/foods/table-file.js';
@@ -35,6 +38,7 @@ import type { Logger } from '../../../server/logger.js';
 import { initSettings } from '../../../server/settings.js';
 import { createSync, type SyncSubsystem } from '../../../server/sync/index.js';
 import searchWordsFile from '../../../server/foods/data/search-words.json';
+import type { ServiceEvent } from '../api/types.js';
 import type { ControlResults, CoreControl, CoreNotice, CoreRequest } from './protocol.js';
 
 /** The worker's global scope, as far as it is used (the renderer's types are the DOM's, not a worker's). */
@@ -140,6 +144,10 @@ async function open(): Promise<Core> {
   // better-sqlite3's Database is the service's type; the WASM connection implements the part of it the features use (sql-api.ts).
   const app = createAppContext(db as unknown as Db, systemClock, log);
   attachDerivedCache(app);
+  // After each commit, as the event stream sends them: the screens refresh on what they show.
+  const stopEvents = app.bus.subscribe((event) => {
+    if (mayRead(OWNER, event.type)) scope.postMessage({ type: 'event', event: eventEnvelope(event) as unknown as ServiceEvent });
+  });
   // The same sync as `chyme serve`'s: the engine (with Automerge) loads only once sync is set up.
   const sync = createSync(app, { dbPath: DB_FILE });
   sync.start();
@@ -163,9 +171,15 @@ async function open(): Promise<Core> {
         );
       }
       await sync.stop();
+      stopEvents();
       erased = true;
       db.close();
       await pool.wipeFiles();
+      // The pool's files and folder too (removeVfs releases their handles first), then anything
+      // else in the origin's private file system: the relay's origin serves only this app.
+      await pool.removeVfs();
+      const root = await navigator.storage.getDirectory();
+      for await (const name of (root as unknown as { keys(): AsyncIterable<string> }).keys()) await root.removeEntry(name, { recursive: true });
       return { erased: true, leftRelay };
     },
   };

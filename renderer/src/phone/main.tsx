@@ -8,18 +8,20 @@
  * `request`, which sends a `/v1` request through the same transport as the screens.
  */
 import { setTransport, type Transport } from '../api/client';
+import { setEventFeed } from '../api/events';
 import { startApp } from '../boot';
 import type { CoreReady } from './protocol';
 import { NOT_SECURE, PhoneSync } from './PhoneSync';
 import { registerServiceWorker } from './sw-register';
 import { connectWorker } from './transport';
+import { onErase, showErased, staysErased } from './erased';
 import './phone.css';
 
 /** One lock per origin: every tab of the app asks for the same one. */
 const LOCK = 'chyme-database';
 const OPEN_ELSEWHERE = 'Chyme is open in another tab. Close it, or use that tab.';
 
-type State = 'waiting' | 'blocked' | 'opening' | 'ready' | 'failed';
+type State = 'waiting' | 'blocked' | 'opening' | 'ready' | 'failed' | 'erased';
 
 interface ChymeStorage {
   state: State;
@@ -59,7 +61,15 @@ function takePairingCode(): string {
   return decodeURIComponent(m[1]!);
 }
 
+/** The erased view instead of the app (erased.ts): nothing of the app runs or is stored. */
+function erasedView(): void {
+  storage.state = 'erased';
+  showErased();
+}
+
 function start(): void {
+  // A tab that waited for the lock while another forgot the phone opens nothing.
+  if (staysErased()) return erasedView();
   // The app shows its own "Opening Chyme" until the worker answers.
   show('opening', '');
   const worker = new Worker(new URL('./core-worker.ts', import.meta.url), { type: 'module', name: 'chyme-core' });
@@ -74,8 +84,15 @@ function start(): void {
     (err: Error) => show('failed', `Chyme could not open its database: ${err.message}`),
   );
   setTransport(core.transport);
+  setEventFeed(core.events);
   document.documentElement.dataset.platform = 'phone';
-  startApp({ screens: ['today', 'log', 'score', 'timeline', 'integrations'], integrations: <PhoneSync core={core} pairingCode={pairingCode} />, live: false });
+  const app = startApp({ screens: ['today', 'log', 'score', 'timeline', 'integrations'], integrations: <PhoneSync core={core} pairingCode={pairingCode} />, live: false });
+  onErase(() => {
+    storage.state = 'erased';
+    transport = null;
+    app.unmount();
+    worker.terminate();
+  });
 }
 
 // The offline copy of the app, after the page's own files have loaded so that its downloads do not hold up the first screen.
@@ -86,6 +103,7 @@ const holdForever = () => new Promise<never>(() => {});
 
 // Without a secure context there is no Web Lock, OPFS or WebCrypto: nothing of the app can run.
 if (!isSecureContext) show('failed', NOT_SECURE);
+else if (staysErased()) erasedView();
 else void navigator.locks.request(LOCK, { ifAvailable: true }, (lock) => {
   if (lock) {
     start();

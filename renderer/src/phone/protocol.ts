@@ -1,4 +1,5 @@
 import type { LocalAnswer, LocalRequest } from '../../../server/api/local-types.js';
+import type { ServiceEvent } from '../api/types.js';
 
 /**
  * Messages between the phone page and its worker (core-worker.ts): `/v1` requests, answered by the
@@ -10,7 +11,8 @@ export type CoreRequest = { id: number; request: LocalRequest } | { id: number; 
  * What the page asks the worker besides `/v1`: `progress`, how many meals the database holds (the
  * sync card counts them while a join downloads the history); `forget`, leave sync (the relay is
  * told, as `chyme sync leave` does) and erase the phone's storage: the worker closes the database
- * and empties its OPFS pool, and answers nothing after that.
+ * and removes its OPFS pool (and whatever else the origin's private file system holds), and
+ * answers nothing after that.
  */
 export type CoreControl = 'progress' | 'forget';
 
@@ -38,6 +40,16 @@ export interface CoreReady {
   coreMs: number;
 }
 
-export type CoreNotice = CoreReady | { type: 'failed'; message: string } | CoreReply;
+/**
+ * A change the worker's service announced (its event bus, which also feeds `GET /v1/events/stream`
+ * on a computer): the envelope the stream's `data:` carries, for every event the page's owner may
+ * read. Changes that sync brings from the computers are announced like the page's own.
+ */
+export interface CoreEvent {
+  type: 'event';
+  event: ServiceEvent;
+}
+
+export type CoreNotice = CoreReady | { type: 'failed'; message: string } | CoreEvent | CoreReply;
 
 export type { LocalAnswer, LocalRequest };

@@ -7,6 +7,7 @@
  * Relative URLs throughout: the page is at / in the tests and at /app/ on the relay, and the
  * worker's scope is the page's folder either way.
  */
+import { isErased } from './erased';
 import './sw-prompt.css';
 
 const PROMPT_ID = 'update-prompt';
@@ -44,7 +45,8 @@ function offerWhenInstalled(worker: ServiceWorker): void {
 }
 
 export async function registerServiceWorker(): Promise<void> {
-  if (!('serviceWorker' in navigator) || !window.isSecureContext) return;
+  // A forgotten phone does not download the app again until the person sets it up again.
+  if (!('serviceWorker' in navigator) || !window.isSecureContext || isErased()) return;
   const container = navigator.serviceWorker;
   // No controller: the first install, which takes this page without a reload (sw.ts, activate).
   // With one, a change of controller means a new version took over: this page's files are the old ones.

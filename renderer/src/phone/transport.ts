@@ -1,4 +1,6 @@
 import type { Transport } from '../api/client';
+import type { EventFeed } from '../api/events';
+import type { ServiceEvent } from '../api/types';
 import type { ControlResults, CoreControl, CoreNotice, CoreReady, CoreRequest, CoreReply } from './protocol';
 
 /**
@@ -12,10 +14,13 @@ export interface CoreWorker {
   ready: Promise<CoreReady>;
   /** What the page asks the worker besides `/v1` (protocol.ts). */
   control<C extends CoreControl>(control: C): Promise<ControlResults[C]>;
+  /** The service's events as the worker posts them (events.ts's feed on the phone): open once the worker is, closed if it failed. */
+  events: EventFeed;
 }
 
 export function connectWorker(worker: Worker): CoreWorker {
   const pending = new Map<number, (reply: CoreReply) => void>();
+  let deliver: ((ev: ServiceEvent) => void) | undefined;
   let nextId = 1;
   let opened!: (ready: CoreReady) => void;
   let failed!: (err: Error) => void;
@@ -26,7 +31,8 @@ export function connectWorker(worker: Worker): CoreWorker {
   worker.onmessage = (event: MessageEvent<CoreNotice>) => {
     const notice = event.data;
     if ('type' in notice) {
-      if (notice.type === 'ready') opened(notice);
+      if (notice.type === 'event') deliver?.(notice.event);
+      else if (notice.type === 'ready') opened(notice);
       else failed(new Error(notice.message));
       return;
     }
@@ -77,5 +83,13 @@ export function connectWorker(worker: Worker): CoreWorker {
         reject,
       );
     });
-  return { transport, ready, control };
+  const events: EventFeed = (d, status) => {
+    deliver = d;
+    status('connecting');
+    ready.then(
+      () => status('open'),
+      () => status('closed'),
+    );
+  };
+  return { transport, ready, control, events };
 }
