@@ -179,7 +179,9 @@ async function open(): Promise<Core> {
       // else in the origin's private file system: the relay's origin serves only this app.
       await pool.removeVfs();
       const root = await navigator.storage.getDirectory();
-      for await (const name of (root as unknown as { keys(): AsyncIterable<string> }).keys()) await root.removeEntry(name, { recursive: true });
+      const names: string[] = [];
+      for await (const name of (root as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+      for (const name of names) await root.removeEntry(name, { recursive: true });
       return { erased: true, leftRelay };
     },
   };
