@@ -10,6 +10,7 @@ import { backupBeforeMigration, createBackups, type Backups } from './backups/in
 import { clearServerInstance, recordServerInstance, runningServer, serverAnswers, ServerAlreadyRunningError } from './backups/instance.js';
 import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
+import { loadExpress } from './api/express.js';
 import { createMcpEndpoint } from './api/mcp.js';
 import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, type RouteDef } from './api/route.js';
@@ -297,6 +298,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     if (stopped) return;
     housekeeping();
     startSubsystems(subsystems);
+    // Express is left out of the start (api/express.ts); loaded now, no request waits for it.
+    void loadExpress().catch((err: unknown) => log.error('loading express failed', { error: String(err) }));
     void warmRecentDays(app).catch((err: unknown) => log.error('filling the derived-data cache failed', { error: String(err) }));
   }, options.deferredStartMs ?? DEFERRED_START_MS);
 
