@@ -109,7 +109,18 @@ await build({
 // esbuild writes every string and identifier in ASCII (its default charset) but keeps comments as
 // they are; one em dash made V8 hold the whole 2 MB source as a two-byte string, decoded from
 // UTF-8 at every start (~13 ms). Outside strings, a comment's character is nobody's business.
-writeFileSync(bundlePath, readFileSync(bundlePath, 'utf8').replace(/[^\0-\x7f]/g, '?'));
+//
+// And import() of what the bundle leaves out (the MCP SDK, busboy, the mqtt package) calls
+// load-cli.ts's importer instead: in Node 20 a function V8 restored from a code cache has lost the
+// script's import() callback ("A dynamic import callback was not specified"), and the callback
+// vm offers prints an experimental-feature warning. load-cli.js sits beside the bundle, so its
+// import() resolves every specifier as the bundle's own would.
+writeFileSync(
+  bundlePath,
+  readFileSync(bundlePath, 'utf8')
+    .replace(/[^\0-\x7f]/g, '?')
+    .replace(/\bimport\(("[^"]+")\)/g, '__chymeImport($1)'),
+);
 
 await build({
   ...options,

@@ -59,19 +59,18 @@ export async function loadCli(): Promise<Cli> {
   const cachedData = matchingCache(source);
   // The wrapper Node's own CommonJS loader puts around a module. The bundle is ASCII (bundle.mjs
   // keeps it so): read as Latin-1 it needs no UTF-8 decoding.
-  script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${isAscii(source) ? source.toString('latin1') : source.toString('utf8')}\n})`, {
+  script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __chymeImport) {${isAscii(source) ? source.toString('latin1') : source.toString('utf8')}\n})`, {
     filename: BUNDLE,
     ...(cachedData ? { cachedData } : {}),
-    // import() in the bundle (the MCP SDK, Automerge, busboy, the mqtt package) resolves as in
-    // any module of this folder.
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const requireFromBundle = createRequire(BUNDLE);
   // memory.js stays one module (its collector is set up by main.js before this loads), and it is
   // an ES module, which require() cannot load in Node 20.
   const require = Object.assign((id: string) => (id === '../memory.js' ? memory : requireFromBundle(id)), requireFromBundle);
   const module = { exports: {} as Cli };
-  (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, require, module, BUNDLE, DIR);
+  // The bundle's import() calls (bundle.mjs): resolved from this folder, as from the bundle.
+  const importFromBundle = (specifier: string): Promise<unknown> => import(specifier);
+  (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, require, module, BUNDLE, DIR, importFromBundle);
   return module.exports;
 }
 
