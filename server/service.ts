@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAppContext, replaceDatabase, type AppContext, type Subsystem } from './app-context.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
@@ -10,6 +11,7 @@ import { backupBeforeMigration, createBackups, type Backups } from './backups/in
 import { clearServerInstance, recordServerInstance, runningServer, serverAnswers, ServerAlreadyRunningError } from './backups/instance.js';
 import { RestoreBusyError, restoreInService, type RestoreResult } from './backups/service-restore.js';
 import { createApiServer, type HttpOptions } from './api/http.js';
+import { loadExpress } from './api/express.js';
 import { createMcpEndpoint } from './api/mcp.js';
 import { buildOpenApi } from './api/openapi.js';
 import { defineRoute, type RouteDef } from './api/route.js';
@@ -106,6 +108,8 @@ const FOODS_WARM_UP_DELAY_MS = 1000;
 const STALE_UPLOAD_MS = 24 * 3600_000;
 /** How long after listening the background work starts (see createService). */
 const DEFERRED_START_MS = 200;
+/** How long the background work waits at most for the requests that arrived before it (see createService). */
+const BACKGROUND_WAIT_LIMIT_MS = 2000;
 /** How soon a subsystem that could not start (a locked database) is tried again. */
 const SUBSYSTEM_RETRY_MS = 1000;
 
@@ -293,11 +297,35 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       startRetry.unref();
     }
   };
-  const deferredStart = setTimeout(() => {
-    if (stopped) return;
+  let backgroundStarted = false;
+  const startBackground = () => {
+    if (stopped || backgroundStarted) return;
+    backgroundStarted = true;
+    server.off('request', countFirstRequests);
+    clearTimeout(deferredStart);
     housekeeping();
     startSubsystems(subsystems);
+    // Express is left out of the start (api/express.ts); loaded now, no request waits for it.
+    void loadExpress().catch((err: unknown) => log.error('loading express failed', { error: String(err) }));
     void warmRecentDays(app).catch((err: unknown) => log.error('filling the derived-data cache failed', { error: String(err) }));
+  };
+  // Requests that arrived before the background work started are answered before it starts: on a
+  // busy machine the first answers of a cold start can take longer than DEFERRED_START_MS, and the
+  // work would then run ahead of them on the only thread. A request that stays open (an event
+  // stream) holds it back by BACKGROUND_WAIT_LIMIT_MS at most.
+  let requestsBeforeStart = 0;
+  const countFirstRequests = (_req: IncomingMessage, res: ServerResponse) => {
+    requestsBeforeStart++;
+    res.once('close', () => {
+      if (--requestsBeforeStart === 0 && backgroundDue) startBackground();
+    });
+  };
+  server.on('request', countFirstRequests);
+  let backgroundDue = false;
+  let deferredStart = setTimeout(() => {
+    backgroundDue = true;
+    if (requestsBeforeStart === 0) return startBackground();
+    deferredStart = setTimeout(startBackground, BACKGROUND_WAIT_LIMIT_MS);
   }, options.deferredStartMs ?? DEFERRED_START_MS);
 
   let stopping: Promise<void> | undefined;

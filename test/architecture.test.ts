@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -36,4 +38,27 @@ test('no import breaks the layering rules, and there are no import cycles', asyn
     (v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (cycle: ${v.cycle.map((c) => c.name).join(' → ')})` : ''}`,
   );
   assert.deepEqual(lines, [], `layering violations (see docs/architecture.md):\n${lines.join('\n')}`);
+});
+
+/**
+ * engine/ is pure functions of their inputs (docs/architecture.md): no module-level state that
+ * calls fill, which would make an answer depend on what was asked before and outlive a restore.
+ * Caches belong to the feature that owns the data (digestion/cache.ts) and are passed in. Caught
+ * here: a top-level `let` or `var`, and a top-level collection made empty to be filled.
+ */
+test('engine/ keeps no module-level mutable state', () => {
+  const dir = join(root, 'server', 'engine');
+  // Zone look-ups (userDay and its kin), pure functions of (zone, day start, instant) and the
+  // machine's tz database, memoised per zone: the same answer whoever asked first.
+  const allowed = new Set(['days.ts: const memoTables = new Map<string, MemoTables>();']);
+  const found = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((f) =>
+      readFileSync(join(dir, f), 'utf8')
+        .split('\n')
+        .filter((line) => /^(export )?(let|var) /.test(line) || /^(export )?const \w+(: [^=]+)? = (new (Map|Set|WeakMap|WeakSet|Array)\b[^(]*\(\)|\[\]|\{\});/.test(line))
+        .map((line) => `${f}: ${line.trim()}`),
+    )
+    .filter((line) => !allowed.has(line));
+  assert.deepEqual(found, []);
 });

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import cookieParser from 'cookie-parser';
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import type { Express, Request, Response, RequestHandler, Router } from 'express';
 import type { AppContext } from '../app-context.js';
 import {
   assignRequestId,
@@ -21,6 +21,7 @@ import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limit.js';
 import type { RouteDef } from './route.js';
 import { chain, DispatchTable, type DispatchRoute } from './dispatch.js';
 import { rendererRouter } from './static.js';
+import { loadExpress, type ExpressModule } from './express.js';
 
 export interface HttpOptions {
   /** Host names accepted besides loopback (the --host the server binds, --allowed-host values). */
@@ -62,7 +63,7 @@ export function commonPrefix(paths: readonly string[]): string {
  * expression per route, Express's layers) was a tenth of `chyme serve`'s cold start, and the
  * first requests of a client are plain /v1 paths.
  */
-function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, firstSteps: RequestHandler[]): { router: () => Router; table: DispatchTable } {
+function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, firstSteps: RequestHandler[]): { router: (express: ExpressModule) => Router; table: DispatchTable } {
   const byTag = new Map<string, RouteDef[]>();
   for (const route of routes) {
     const list = byTag.get(route.tag);
@@ -87,7 +88,7 @@ function apiRouters(app: AppContext, routes: RouteDef[], limiter: RateLimiter, f
     }
     mounts.push(mount);
   }
-  const router = () => {
+  const router = (express: ExpressModule) => {
     // Case-sensitive mount points, as the routes themselves are: /V1/... is not /v1/...
     const api = express.Router({ caseSensitive: true, strict: false });
     for (const mount of mounts) {
@@ -114,20 +115,29 @@ export function createHttpListener(app: AppContext, routes: RouteDef[], options:
   const writeError = errorResponder(app);
 
   let http: Express | undefined;
-  const expressApp = (): Express => {
+  const expressApp = (express: ExpressModule): Express => {
     const built = express();
     built.disable('x-powered-by');
     built.set('etag', false);
     built.set('query parser', firstValueQuery);
     built.use(chain(firstSteps)); // one Express layer for the three (see chain)
-    built.use(api.router());
+    built.use(api.router(express));
     built.use('/v1', unmatchedApiRoute);
-    built.use(rendererRouter(app, options.staticDir));
+    built.use(rendererRouter(express, app, options.staticDir));
     built.use(writeError);
     return built;
   };
 
-  const listener = api.table.listener(prepareDispatched, writeError, (req, res) => (http ??= expressApp())(req, res));
+  // Express itself is imported then too (express.ts).
+  const toExpress = (req: IncomingMessage, res: ServerResponse) => {
+    if (http) return http(req, res);
+    loadExpress().then(
+      (express) => (http ??= expressApp(express))(req, res),
+      // Express could not be loaded (a damaged install): a 500 from the one error writer.
+      (err: unknown) => writeError(err, req as Request, Object.assign(res, { locals: {} }) as Response, () => undefined),
+    );
+  };
+  const listener = api.table.listener(prepareDispatched, writeError, toExpress);
   return (req, res) => {
     // While an import's worker holds the write lock, a request that may write waits for it here,
     // asynchronously, rather than in SQLite's busy handler, which would stop the thread (and every

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../app-context.js';
 import { canonicalJson } from '../canonical-json.js';
 import { authenticateKey, authenticateSession, SESSION_COOKIE } from '../auth/keys.js';
@@ -10,6 +10,7 @@ import type { UrlMatch } from './dispatch.js';
 import { answerError, ApiError, errors } from './errors.js';
 import { idempotencyKeyOf, recordAnswer, recordClientError, replayOf, requestHashOf, runOnce, storedAnswer, type HeldKey } from './idempotency.js';
 import { checkRouteScopes, requireScopeOf } from './access.js';
+import { loadExpress } from './express.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { Principal } from '../auth/scopes.js';
 import { HANDLED, type JsonResult, type RequestContext, type RouteDef } from './route.js';
@@ -236,12 +237,19 @@ export function hasNonEmptyBody(req: Request): boolean {
 
 export function parseBody(route: RouteDef): RequestHandler {
   const limit = route.maxBodyBytes ?? MAX_BODY_BYTES;
-  // strict: false lets a JSON scalar through to the schema, which names what is wrong with it.
-  const json = express.json({ limit, strict: false, type: 'application/json' });
+  let json: RequestHandler | undefined;
+  const parse = (req: Request, res: Response, next: NextFunction) => {
+    if (json) return json(req, res, next);
+    loadExpress().then((express) => {
+      // strict: false lets a JSON scalar through to the schema, which names what is wrong with it.
+      json ??= express.json({ limit, strict: false, type: 'application/json' });
+      json(req, res, next);
+    }, next);
+  };
   return (req, res, next) => {
     // A route that streams its body (multipart uploads) reads it itself.
     if (!BODY_METHODS.has(req.method) || route.streamsBody) return next();
-    json(req, res, (err?: unknown) => {
+    parse(req, res, (err?: unknown) => {
       if (err) return next(bodyError(err as { type?: string; message: string }, limit, req));
       if (!route.body) return next();
       let body: unknown = req.body;

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import express, { type Response, type Router } from 'express';
+import type { Response, Router } from 'express';
 import type { AppContext } from '../app-context.js';
 import { exchangeLaunchToken, SESSION_COOKIE, SESSION_TTL_MS } from '../auth/keys.js';
 import { PAGE_SECURITY_HEADERS } from '../content-security.js';
 import { errors } from './errors.js';
+import type { ExpressModule } from './express.js';
 
 /** Vite's hashed bundles never change under their name; everything else is revalidated. */
 function setFileHeaders(res: Response, path: string): void {
@@ -17,7 +18,7 @@ function setFileHeaders(res: Response, path: string): void {
  * HttpOnly session cookie (as Jupyter does), then redirects to a clean URL. Paths that are not a
  * file get the app shell (index.html), so the renderer's own routes survive a reload.
  */
-export function rendererRouter(app: AppContext, staticDir: string | undefined): Router {
+export function rendererRouter(express: ExpressModule, app: AppContext, staticDir: string | undefined): Router {
   const router = express.Router();
   router.use((req, _res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') throw errors.methodNotAllowed(req.method, req.path, ['GET', 'HEAD']);

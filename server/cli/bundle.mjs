@@ -1,90 +1,148 @@
-// Rolls the built CLI's own modules (build/server/**, as tsc wrote them) into one file, in place
-// of build/server/cli/cli.js, which main.js imports (plus chunks beside it, bundle-*.js, for what
-// is loaded on demand). Loading ~150 small modules one by one cost
-// ~45 ms of a ~300 ms cold start (resolving, opening and compiling each file); packages stay
-// external and load from node_modules as before. The rest of build/server stays as tsc wrote it:
-// the desktop app, the library entry point and the import worker import those files directly.
+// Rolls the built CLI's own modules (build/server/**, as tsc wrote them) and the packages they
+// use into build/server/cli/cli.cjs, which load-cli.ts compiles with the V8 code cache that
+// code-cache.mjs then writes beside it (cli.cjs.cache); `chyme relay`'s entry into relay-cli.js
+// (in place); the mqtt package into build/server/mqtt/package.js (in place). Loading ~150 small
+// modules one by one cost ~45 ms of a ~300 ms cold start (resolving, opening and compiling each
+// file). The rest of build/server stays as tsc wrote it: the desktop app, the library entry point
+// and the import worker import those files directly.
 import { build } from 'esbuild';
-import { readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const cli = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'server', 'cli', 'cli.js');
-// Chunks from an earlier build (their names carry a content hash) would otherwise pile up.
-for (const f of readdirSync(dirname(cli))) if (f.startsWith('bundle-')) rmSync(join(dirname(cli), f));
-await build({
-  // `chyme relay` has an entry of its own (relay-cli.ts), so that it loads none of the service.
-  entryPoints: [cli, join(dirname(cli), 'relay-cli.js')],
-  outdir: dirname(cli),
-  allowOverwrite: true,
+const here = dirname(fileURLToPath(import.meta.url));
+const cliDir = join(here, '..', '..', 'build', 'server', 'cli');
+const cli = join(cliDir, 'cli.js');
+// Outputs of earlier builds: the ES module chunks the CLI was once split into (their names carry
+// a content hash), and the code cache, which belongs to the bundle it was made from.
+for (const f of readdirSync(cliDir)) if (f.startsWith('bundle-') || f === 'cli.cjs.cache') rmSync(join(cliDir, f));
+
+const options = {
   bundle: true,
   platform: 'node',
-  format: 'esm',
   target: 'node20',
-  // Packages are bundled too: loading express, zod and the rest file by file was most of `chyme
-  // serve`'s cold start (~400 small CommonJS and ES modules, each resolved, read and compiled;
-  // docs/performance.md, "Cold start"). Left in node_modules: better-sqlite3, a native addon;
-  // Automerge, which finds its WebAssembly beside its own files; and the MCP SDK, loaded only for
-  // MCP (server/mcp/sdk.ts), with its own copy of zod.
-  external: ['better-sqlite3', '@automerge/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
-  // Bundled CommonJS packages call require() for Node's own modules, which an ES module lacks.
-  banner: { js: "import { createRequire as __chymeCreateRequire } from 'node:module'; const require = __chymeCreateRequire(import.meta.url);" },
-  // The sync engine (and Automerge's wasm with it) is imported only once sync is on
-  // (server/sync/index.ts): splitting puts it in a chunk of its own, loaded at run time, instead of
-  // being folded in here and loaded by every command. It used to be left external as tsc wrote it,
-  // build/server/sync/engine.js, but that file imports the rest of the service from build/server
-  // (57 modules: the digestion engine, the food search, the database layer…), a second copy of
-  // modules this bundle already holds (and their module-level state twice: the engine's copy of
-  // digestion/cache.js never had the service's derived-data cache attached). Loading it in a bare
-  // process took +5.3 MB of JS heap and +10.6 MB resident; in `chyme serve` with sync on and ten
-  // years (bench/sync-rss-probe.ts) V8's old space held ~2 MB less afterwards (27.1 against
-  // 29.2 MB used under the light load), for as long as the service runs. Now the modules both
-  // need are in a shared chunk, loaded once.
-  splitting: true,
-  chunkNames: 'bundle-[name]-[hash]',
-  plugins: [
-    {
-      // What the start path need not parse (2.7 MB of JavaScript was a third of a cold start's
-      // CPU): iconv-lite's encoding tables (550 KB), which it requires on the first body it
-      // decodes, load then from node_modules; zod's translations of its messages into 40
-      // languages (370 KB; Chyme words its own and never sets a locale) are left out, only
-      // English, zod's default, stays.
-      name: 'lean-start',
-      setup(b) {
-        // Only where the bundle's require finds the very copy being bundled (a nested second
-        // copy of iconv-lite stays bundled whole).
-        const fromCli = createRequire(cli);
-        b.onResolve({ filter: /^\.\.\/encodings$/ }, (args) => {
-          if (!/[\\/]iconv-lite[\\/]lib$/.test(args.resolveDir)) return undefined;
-          let found;
-          try {
-            found = fromCli.resolve('iconv-lite/encodings');
-          } catch {
-            return undefined;
-          }
-          return found === join(args.resolveDir, '..', 'encodings', 'index.js') ? { path: 'iconv-lite/encodings', external: true } : undefined;
-        });
-        b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]v4[\\/](core|classic)$/.test(args.resolveDir) ? { path: 'zod-english-only', namespace: 'lean-start' } : undefined));
-        b.onLoad({ filter: /.*/, namespace: 'lean-start' }, () => ({
-          contents: "export { default as en } from 'zod/v4/locales/en.js';",
-          resolveDir: dirname(cli),
-        }));
-      },
-    },
-    {
-      // main.js (not bundled) calls useCompactHeap on build/server/memory.js before it loads this
-      // bundle; a copy of memory.js folded in here would be another module whose collector was
-      // never set, and collectGarbage (the engine's and the relay's, after they drop documents)
-      // would do nothing. All outputs sit in build/server/cli/, so '../memory.js' is that file.
-      name: 'one-memory-module',
-      setup(b) {
-        const memory = join(dirname(cli), '..', 'memory.js');
-        b.onResolve({ filter: /memory\.js$/ }, (args) => (join(args.resolveDir, args.path) === memory ? { path: '../memory.js', external: true } : undefined));
-      },
-    },
-  ],
   // Follows tsc's maps, so a stack trace still points into server/**/*.ts.
   sourcemap: 'linked',
   logLevel: 'warning',
+};
+
+/**
+ * main.js (not bundled) calls useCompactHeap on build/server/memory.js before it loads the
+ * bundle; a copy of memory.js folded in would be another module whose collector was never set,
+ * and collectGarbage (the engine's and the relay's, after they drop documents) would do nothing.
+ * The outputs sit in build/server/cli/, so '../memory.js' is that file (load-cli.ts hands it to
+ * the CommonJS bundle, which cannot require an ES module).
+ */
+const oneMemoryModule = {
+  name: 'one-memory-module',
+  setup(b) {
+    const memory = join(cliDir, '..', 'memory.js');
+    b.onResolve({ filter: /memory\.js$/ }, (args) => (join(args.resolveDir, args.path) === memory ? { path: '../memory.js', external: true } : undefined));
+  },
+};
+
+// What the start path need not parse: iconv-lite's encoding tables (550 KB), which it requires on
+// the first body it decodes, load then from node_modules; zod's translations of its messages into
+// 40 languages (370 KB; Chyme words its own and never sets a locale) are left out, only English,
+// zod's default, stays.
+const leanStart = {
+  name: 'lean-start',
+  setup(b) {
+    // Only where the bundle's require finds the very copy being bundled (a nested second copy of
+    // iconv-lite stays bundled whole).
+    const fromCli = createRequire(cli);
+    b.onResolve({ filter: /^\.\.\/encodings$/ }, (args) => {
+      if (!/[\\/]iconv-lite[\\/]lib$/.test(args.resolveDir)) return undefined;
+      let found;
+      try {
+        found = fromCli.resolve('iconv-lite/encodings');
+      } catch {
+        return undefined;
+      }
+      return found === join(args.resolveDir, '..', 'encodings', 'index.js') ? { path: 'iconv-lite/encodings', external: true } : undefined;
+    });
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]v4[\\/](core|classic)$/.test(args.resolveDir) ? { path: 'zod-english-only', namespace: 'lean-start' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'lean-start' }, () => ({
+      contents: "export { default as en } from 'zod/v4/locales/en.js';",
+      resolveDir: cliDir,
+    }));
+  },
+};
+
+/** The mqtt package, bundled on its own (below): loaded once a broker is set, never at start. */
+const mqttPackage = join(cliDir, '..', 'mqtt', 'package.js');
+const mqttApart = {
+  name: 'mqtt-apart',
+  setup(b) {
+    b.onResolve({ filter: /package\.js$/ }, (args) => (join(args.resolveDir, args.path) === mqttPackage ? { path: '../mqtt/package.js', external: true } : undefined));
+  },
+};
+
+const bundlePath = join(cliDir, 'cli.cjs');
+await build({
+  ...options,
+  entryPoints: [cli],
+  outfile: bundlePath,
+  // CommonJS, because V8 can cache the compiled code of a script (load-cli.ts) and Node 20 offers
+  // no such cache for an ES module. One file: esbuild splits only ES modules. What is imported
+  // only on demand (the sync engine with ws and the relay client, the MCP command) is in it too,
+  // behind esbuild's lazy module wrappers: its top level runs on first import(), and with the code
+  // cache its size costs reading the file, not compiling it. So modules the start path and the
+  // sync engine share exist once (the engine once had its own copy of digestion/cache.js, whose
+  // derived-data cache the service never attached).
+  format: 'cjs',
+  // Packages are bundled too: loading express, zod and the rest file by file was most of `chyme
+  // serve`'s cold start (~400 small CommonJS and ES modules, each resolved, read and compiled;
+  // docs/performance.md, "Cold start"). Left in node_modules: better-sqlite3, a native addon;
+  // Automerge, which finds its WebAssembly beside its own files; the MCP SDK, loaded only for MCP
+  // (server/mcp/sdk.ts), with its own copy of zod; busboy, on the first upload. The mqtt package
+  // (~850 KB) is its own bundle (mqtt-apart).
+  external: ['better-sqlite3', '@automerge/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'busboy'],
+  // Every module's import.meta is the bundle's, as it was when the bundle was an ES module.
+  define: { 'import.meta': '__chymeImportMeta' },
+  banner: { js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };" },
+  plugins: [leanStart, oneMemoryModule, mqttApart],
 });
+
+// esbuild writes every string and identifier in ASCII (its default charset) but keeps comments as
+// they are; one em dash made V8 hold the whole 2 MB source as a two-byte string, decoded from
+// UTF-8 at every start (~13 ms). Outside strings, a comment's character is nobody's business.
+//
+// And import() of what the bundle leaves out (the MCP SDK, busboy, the mqtt package) calls
+// load-cli.ts's importer instead: in Node 20 a function V8 restored from a code cache has lost the
+// script's import() callback ("A dynamic import callback was not specified"), and the callback
+// vm offers prints an experimental-feature warning. load-cli.js sits beside the bundle, so its
+// import() resolves every specifier as the bundle's own would.
+writeFileSync(
+  bundlePath,
+  readFileSync(bundlePath, 'utf8')
+    .replace(/[^\0-\x7f]/g, '?')
+    .replace(/\bimport\(("[^"]+")\)/g, '__chymeImport($1)'),
+);
+
+await build({
+  ...options,
+  // `chyme relay` has an entry of its own (relay-cli.ts), so that it loads none of the service.
+  entryPoints: [join(cliDir, 'relay-cli.js')],
+  outfile: join(cliDir, 'relay-cli.js'),
+  allowOverwrite: true,
+  format: 'esm',
+  external: ['better-sqlite3', '@automerge/*', './load-cli.js'],
+  // Bundled CommonJS packages call require() for Node's own modules, which an ES module lacks.
+  banner: { js: "import { createRequire as __chymeCreateRequire } from 'node:module'; const require = __chymeCreateRequire(import.meta.url);" },
+  plugins: [oneMemoryModule],
+});
+
+await build({
+  ...options,
+  entryPoints: [mqttPackage],
+  outfile: mqttPackage,
+  allowOverwrite: true,
+  format: 'esm',
+  banner: { js: "import { createRequire as __chymeCreateRequire } from 'node:module'; const require = __chymeCreateRequire(import.meta.url);" },
+});
+
+// The code cache of the bundle, made by a start of `chyme serve` (code-cache.mjs).
+execFileSync(process.execPath, [join(here, 'code-cache.mjs')], { stdio: 'inherit' });

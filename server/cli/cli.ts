@@ -20,6 +20,9 @@ import { serveCommand } from './commands/serve.js';
 import { syncCommand } from './commands/sync.js';
 import { CommandFailed, EXIT, fail, usageText, UsageError, type Command } from './usage.js';
 
+/** For relay-cli.ts, whose bundle holds copies of these classes of its own. */
+export { CommandFailed, UsageError };
+
 /** Every command, in the order the usage text lists them. */
 const COMMANDS: readonly Command[] = [
   serveCommand,

@@ -6,14 +6,20 @@
  * loaded only when needed, so `chyme relay`'s usage text, sentences and exit statuses stay those of
  * the full CLI.
  */
+import { loadCli } from './load-cli.js';
 import { relayCommand } from './commands/relay.js';
+import { CommandFailed, UsageError } from './usage.js';
 
 export async function runCli(argv: string[]): Promise<void> {
   const rest = argv.slice(1);
-  if (rest.includes('--help') || rest.includes('-h')) return (await import('./cli.js')).runCli(argv);
+  if (rest.includes('--help') || rest.includes('-h')) return (await loadCli()).runCli(argv);
   try {
     await relayCommand.run(rest);
   } catch (err) {
-    (await import('./cli.js')).exitOnFailure(err, argv);
+    const cli = await loadCli();
+    // This entry and the CLI are bundled apart (server/cli/bundle.mjs), each with its own copy of
+    // usage.ts: exitOnFailure knows a mistake by the CLI's classes.
+    const failure = err instanceof UsageError ? new cli.UsageError(err.message) : err instanceof CommandFailed ? new cli.CommandFailed(err.message, err.exitCode) : err;
+    cli.exitOnFailure(failure, argv);
   }
 }

@@ -1,7 +1,7 @@
 import type { AppContext, DataChange } from '../app-context.js';
 import type { Db } from '../db/connection.js';
 import { dataVersion } from '../db/sql-api.js';
-import { lowerBound, type InstantWindow } from '../engine/index.js';
+import { lowerBound, StomachMemo, type InstantWindow } from '../engine/index.js';
 
 /**
  * The derived-data cache: the engine's results (a day's score, a day's overnight scores, a day's
@@ -44,6 +44,13 @@ export class DerivedCache {
   private latestNow = -Infinity;
   /** Grows whenever entries are dropped by a write, another connection or time going back. */
   generation = 0;
+  /**
+   * The last few stomach runs by their exact input (engine/state.ts), for the state and the
+   * windows, which mostly run the same meals (a write's announcements, the scheduler's every
+   * second). Keyed by the whole input, so no write makes an entry wrong and a write transaction
+   * may use it too; dropped with everything else.
+   */
+  readonly stomachs = new StomachMemo();
 
   constructor(private readonly db: Db) {}
 
@@ -103,6 +110,7 @@ export class DerivedCache {
 
   private clear(): void {
     this.entries.clear();
+    this.stomachs.clear();
     this.generation++;
   }
 

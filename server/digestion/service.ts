@@ -10,6 +10,7 @@ import {
   insightsFromEvidence,
   digestionWindows,
   digestiveState,
+  stomachAt,
   insightsInputWindows,
   loggedDaysThrough,
   lowerBound,
@@ -33,10 +34,11 @@ import {
   type InsightsInput,
   type MealPhases,
   type OvernightScore,
+  type StomachMemo,
 } from '../engine/index.js';
 import { mealResource } from '../nutrition/meals.js';
 import { addDays } from '../time/tz.js';
-import { nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
+import { derivedCacheOf, nextInstantIn, usableCache, type CachedEntry, type DerivedCache } from './cache.js';
 import { engineMeal, engineSettings, engineSleep } from './inputs.js';
 
 /**
@@ -61,6 +63,8 @@ export interface DigestionContext {
   firstLoggedDays: readonly string[];
   /** The cache to read through, when there is one and no write transaction is open. */
   cache: DerivedCache | undefined;
+  /** The service's memo of stomach runs (with its derived-data cache), inside a write transaction too. */
+  stomachs: StomachMemo | undefined;
 }
 
 export function digestionContext(app: AppContext): DigestionContext {
@@ -75,6 +79,7 @@ export function digestionContext(app: AppContext): DigestionContext {
     // Calibration only distinguishes "fewer than CALIBRATION_MIN_DAYS days logged".
     firstLoggedDays: firstMealDays(app.db, constants.CALIBRATION_MIN_DAYS),
     cache: usableCache(app, now),
+    stomachs: derivedCacheOf(app)?.stomachs,
   };
 }
 
@@ -94,11 +99,9 @@ export function currentState(app: AppContext, ctx = digestionContext(app)): Dige
   return stateOf(mealsIn(app, stateInputWindow(ctx.now)).map(engineMeal), ctx);
 }
 
-/** The state from meals that hold at least its input window's (any others are left out here). */
-function stateOf(meals: readonly EngineMeal[], ctx: DigestionContext): DigestiveState {
-  const w = stateInputWindow(ctx.now);
-  const inWindow = meals.filter((m) => m.timestamp >= w.from && m.timestamp <= w.to);
-  return digestiveState(inWindow, ctx.now, { daysWithData: daysWithDataThrough(ctx, ctx.today) });
+/** The state from the meals of its input window (the engine leaves out any after now, once). */
+function stateOf(inWindow: readonly EngineMeal[], ctx: DigestionContext): DigestiveState {
+  return digestiveState(inWindow, ctx.now, { daysWithData: daysWithDataThrough(ctx, ctx.today) }, stomachAt(inWindow, ctx.now, ctx.stomachs));
 }
 
 export function currentWindows(app: AppContext, ctx = digestionContext(app)): DigestionWindows {
@@ -113,6 +116,7 @@ function windowsOf(meals: EngineMeal[], app: AppContext, ctx: DigestionContext):
     settings: ctx.settings,
     now: ctx.now,
     daysWithData: daysWithDataThrough(ctx, ctx.today),
+    ...(ctx.stomachs ? { stomachs: ctx.stomachs } : {}),
   });
 }
 
@@ -122,7 +126,10 @@ function windowsOf(meals: EngineMeal[], app: AppContext, ctx: DigestionContext):
  */
 export function currentStateAndWindows(app: AppContext, ctx = digestionContext(app)): { state: DigestiveState; windows: DigestionWindows } {
   const meals = mealsIn(app, windowsInputWindows(ctx.now, ctx.settings).meals).map(engineMeal);
-  return { state: stateOf(meals, ctx), windows: windowsOf(meals, app, ctx) };
+  // Oldest first: the state's input window is a run of them.
+  const w = stateInputWindow(ctx.now);
+  const times = meals.map((m) => m.timestamp);
+  return { state: stateOf(meals.slice(lowerBound(times, w.from), lowerBound(times, w.to + 1)), ctx), windows: windowsOf(meals, app, ctx) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ export { runStomach, loadFromRun, sharedClockSpeed, type MealCourse, type Stomac
 export { stomachLoadAt, stomachLoadSeries } from './load.js';
 export { digestionEpisodes, type DigestionEpisode, type DigestionSegment } from './episodes.js';
 export { mealPhases, type PhaseOptions } from './phases.js';
-export { digestiveState, type StateOptions } from './state.js';
+export { digestiveState, stomachAt, StomachMemo, type StateOptions } from './state.js';
 export { dailyScore, dailyScores, dayMetrics, loggedDaysThrough, lowerBound, type DailyScoreInput, type DailyScoresInput, type DayMetrics } from './daily.js';
 export { overnightScores, analyseNight, baselineOf, mealGapScore, type OvernightScoresInput, type NightAnalysis } from './overnight.js';
 export { digestionWindows, type WindowsInput } from './windows.js';

@@ -16,6 +16,7 @@ import {
   MS_PER_MINUTE,
 } from './constants.js';
 import { digestionEpisodes, digestiveKinetics, SETTLING_MS, type DigestionEpisode } from './episodes.js';
+import type { MealKinetics } from './meal-model.js';
 import { courseConfidence, roundConfidence } from './phases.js';
 import { runStomach, type StomachRun } from './stomach.js';
 import type { DigestiveState, EngineMeal } from './types.js';
@@ -31,30 +32,44 @@ export interface StomachAtNow {
 }
 
 /**
- * The last few runs by their exact input (every field of every meal's kinetics). A meal write
- * asks for the state and the windows, which mostly read the same meals, and the scheduler asks
- * again every second although nothing changed; with a day of 200 meals each run is tens of ms on
- * the only thread. Results are shared, so callers treat them as read-only (they do).
+ * The last few stomach runs by their exact input (every field of every meal's kinetics). A meal
+ * write asks for the state and the windows, which mostly read the same meals, and the scheduler
+ * asks again every second although nothing changed; with a day of 200 meals each run is tens of ms
+ * on the only thread. The engine keeps none itself (it is functions of their inputs): the
+ * digestion feature keeps one beside its derived-data cache (digestion/cache.ts) and passes it in.
+ * A result depends on nothing but its key, so no write makes one wrong. Results are shared, so
+ * callers treat them as read-only (they do).
  */
-const STOMACH_MEMO_LIMIT = 4;
-const stomachMemo = new Map<string, StomachAtNow>();
+export class StomachMemo {
+  private readonly runs = new Map<string, StomachAtNow>();
 
-/** The shared-stomach run and episodes of the meals eaten at or before `now`. */
-export function stomachAt(meals: readonly EngineMeal[], now: number): StomachAtNow {
-  const kinetics = digestiveKinetics(meals.filter((m) => m.timestamp <= now));
-  const key = JSON.stringify(kinetics);
-  const hit = stomachMemo.get(key);
-  if (hit) {
+  constructor(private readonly limit = 4) {}
+
+  /** The run for `kinetics`, computed by `run` unless one of the last few asked for the same. */
+  runFor(kinetics: readonly MealKinetics[], run: () => StomachAtNow): StomachAtNow {
+    const key = JSON.stringify(kinetics);
+    const hit = this.runs.get(key);
     // Most recently used last, so the oldest is the one dropped.
-    stomachMemo.delete(key);
-    stomachMemo.set(key, hit);
-    return hit;
+    if (hit) this.runs.delete(key);
+    else if (this.runs.size >= this.limit) this.runs.delete(this.runs.keys().next().value!);
+    const result = hit ?? run();
+    this.runs.set(key, result);
+    return result;
   }
-  const run = runStomach(kinetics);
-  const result = { run, episodes: digestionEpisodes(run) };
-  if (stomachMemo.size >= STOMACH_MEMO_LIMIT) stomachMemo.delete(stomachMemo.keys().next().value!);
-  stomachMemo.set(key, result);
-  return result;
+
+  clear(): void {
+    this.runs.clear();
+  }
+}
+
+/** The shared-stomach run and episodes of the meals eaten at or before `now` (through `memo` when given). */
+export function stomachAt(meals: readonly EngineMeal[], now: number, memo?: StomachMemo): StomachAtNow {
+  const kinetics = digestiveKinetics(meals.filter((m) => m.timestamp <= now));
+  const compute = () => {
+    const run = runStomach(kinetics);
+    return { run, episodes: digestionEpisodes(run) };
+  };
+  return memo ? memo.runFor(kinetics, compute) : compute();
 }
 
 /** Confidence of an episode's prediction: its least certain meal. */

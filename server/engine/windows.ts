@@ -22,7 +22,7 @@ import { formatDuration } from './format.js';
 import { eatingDay, nightsBefore } from './daily.js';
 import { clockInUserDay, localMinute, minuteInUserDay, userDay } from './days.js';
 import { isDigestiveMeal } from './meal-model.js';
-import { digestiveState, stomachAt } from './state.js';
+import { digestiveState, stomachAt, type StomachMemo } from './state.js';
 import type { DigestionWindows, EngineMeal, EngineSettings, EngineSleep, MealSuggestion, TonightWindow } from './types.js';
 
 export interface WindowsInput {
@@ -33,6 +33,8 @@ export interface WindowsInput {
   settings: EngineSettings;
   now: number;
   daysWithData: number;
+  /** The caller's memo of stomach runs (state.ts), when it keeps one. */
+  stomachs?: StomachMemo;
 }
 
 const PRE_SLEEP_MS = PRE_SLEEP_WINDOW_MIN * MS_PER_MINUTE;
@@ -94,7 +96,7 @@ export function tonightWindow(
 export function digestionWindows(input: WindowsInput): DigestionWindows {
   const { settings, now } = input;
   const eaten = input.meals.filter((m) => m.timestamp <= now);
-  const stomach = stomachAt(eaten, now);
+  const stomach = stomachAt(eaten, now, input.stomachs);
   const state = digestiveState(eaten, now, { daysWithData: input.daysWithData }, stomach);
   const { run } = stomach;
 

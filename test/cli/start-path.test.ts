@@ -1,42 +1,144 @@
 /**
- * What every command compiles before it runs: the CLI bundle (build/server/cli/cli.js) and the
- * chunks it imports statically. Packages are bundled into it (server/cli/bundle.mjs), so a heavy
- * one imported statically anywhere in server/ lands on the start path of `chyme serve` unseen:
- * the MQTT client (~850 KB, loaded once a broker is set) and the MCP SDK must stay out of it, and
- * from node_modules it may load only better-sqlite3.
+ * What every command compiles before it runs: the CLI bundle (build/server/cli/cli.cjs, one
+ * file), loaded through load-cli.ts with its V8 code cache. Packages are bundled into it
+ * (server/cli/bundle.mjs), so a heavy one imported statically anywhere in server/ lands on the
+ * start path of `chyme serve` unseen: the MQTT client (~850 KB, loaded once a broker is set) and
+ * the MCP SDK must stay out of it, and from node_modules it may load only better-sqlite3.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, runCli, startServe } from '../helpers/cli.js';
 
-const BUNDLE = join(ROOT, 'build', 'server', 'cli', 'cli.js');
+const CLI_DIR = join(ROOT, 'build', 'server', 'cli');
+const BUNDLE = join(CLI_DIR, 'cli.cjs');
+const LOADER = join(CLI_DIR, 'load-cli.js');
+const built = { skip: existsSync(BUNDLE) ? false : 'not built' };
 
-/** The files loaded with `file` before any of its code runs, itself included, and what else they import. */
-function staticGraph(file: string, files = new Map<string, string>(), specifiers = new Set<string>()): { files: Map<string, string>; specifiers: Set<string> } {
-  if (files.has(file)) return { files, specifiers };
-  const text = readFileSync(file, 'utf8');
-  files.set(file, text);
-  for (const m of text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s*"([^"]+)";|^import\s*"([^"]+)";/gm)) {
-    const spec = (m[1] ?? m[2])!;
-    if (spec.startsWith('.')) staticGraph(join(dirname(file), spec), files, specifiers);
-    else specifiers.add(spec);
-  }
-  return { files, specifiers };
-}
-
-test('the start path of the CLI loads no package but better-sqlite3, and neither the MQTT client nor the MCP SDK', { skip: existsSync(BUNDLE) ? false : 'not built' }, () => {
-  const { files, specifiers } = staticGraph(BUNDLE);
-  assert.deepEqual([...specifiers].filter((s) => !s.startsWith('node:')), ['better-sqlite3']);
+test('the CLI bundle holds the packages it starts with, and neither the MQTT client nor the MCP SDK', built, () => {
+  const text = readFileSync(BUNDLE, 'utf8');
   // esbuild heads each bundled file with its path.
-  const bundled = [...files.values()].flatMap((text) => [...text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]!));
-  assert.ok(bundled.includes('express'), 'packages are bundled (express is)');
-  for (const lazy of ['mqtt', 'mqtt-packet', '@modelcontextprotocol/sdk']) assert.ok(!bundled.includes(lazy), `${lazy} is on the start path`);
-  assert.ok(!specifiers.has('mqtt'));
+  const paths = [...text.matchAll(/^\s*\/\/ (node_modules\/\S+)$/gm)].map((m) => m[1]!);
+  const bundled = new Set(paths.map((p) => /^node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(p)![1]!));
+  assert.ok(bundled.has('express'), 'packages are bundled (express is)');
+  for (const lazy of ['mqtt', 'mqtt-packet', '@modelcontextprotocol/sdk', '@automerge/automerge']) assert.ok(!bundled.has(lazy), `${lazy} is in the bundle`);
+  // Packages it requires (the rest are bundled or loaded with import() on first use): at its
+  // top, better-sqlite3; inside the modules that need them, iconv-lite's tables, Automerge (in the
+  // sync engine, which runs only once sync is on) and ws's optional native helpers.
+  const required = new Set([...text.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!).filter((s) => !s.startsWith('node:') && !builtinModules.includes(s)));
+  assert.deepEqual([...required].sort(), ['@automerge/automerge', 'better-sqlite3', 'bufferutil', 'iconv-lite/encodings', 'utf-8-validate']);
+  assert.deepEqual(
+    [...text.matchAll(/^var \S+ = (?:__toESM\()?require\("([^"]+)"\)/gm)].map((m) => m[1]!).filter((s) => !s.startsWith('node:') && !builtinModules.includes(s)),
+    text.match(/^var \S+ = (?:__toESM\()?require\("better-sqlite3"\)/gm)!.map(() => 'better-sqlite3'),
+    'at its top level the bundle requires only better-sqlite3',
+  );
+  // import() goes through load-cli.ts's importer (bundle.mjs): a function restored from the code
+  // cache has lost the script's own import() callback in Node 20.
+  assert.deepEqual(text.match(/\bimport\("[^"]+"\)/g), null);
+  assert.match(text, /__chymeImport\("\.\.\/mqtt\/package\.js"\)/);
   // What the start path need not parse (server/cli/bundle.mjs, "lean-start"): iconv-lite's
   // encoding tables load on the first body decoded; of zod's locales only English is bundled.
-  const paths = [...files.values()].flatMap((text) => [...text.matchAll(/^\/\/ (node_modules\/\S+)$/gm)].map((m) => m[1]!));
   assert.deepEqual(paths.filter((p) => p.startsWith('node_modules/iconv-lite/encodings/')), []);
   assert.deepEqual(paths.filter((p) => p.startsWith('node_modules/zod/v4/locales/')), ['node_modules/zod/v4/locales/en.js']);
+});
+
+/** Loads the CLI as main.js does, in a child process, and reports what it took from node_modules and whether V8 took the cache. */
+function loadInChild(dir?: string): { fromNodeModules: string[]; cacheRejected: boolean | undefined } {
+  const script = `
+    import { createRequire } from 'node:module';
+    import vm from 'node:vm';
+    const { useCompactHeap } = await import(${JSON.stringify(join(ROOT, 'build', 'server', 'memory.js'))});
+    useCompactHeap();
+    let rejected;
+    const Script = vm.Script;
+    vm.Script = class extends Script { constructor(...a) { super(...a); rejected = this.cachedDataRejected; } };
+    const { loadCli } = await import(${JSON.stringify(dir ? join(dir, 'load-cli.js') : LOADER)});
+    const cli = await loadCli();
+    if (typeof cli.runCli !== 'function') throw new Error('no runCli');
+    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('/node_modules/')).map((f) => f.replace(/.*\\/node_modules\\//, ''));
+    console.log(JSON.stringify({ fromNodeModules: [...new Set(loaded.map((f) => f.split('/')[0]))].sort(), cacheRejected: rejected }));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: ROOT, timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as { fromNodeModules: string[]; cacheRejected: boolean | undefined };
+}
+
+test('loading the CLI takes only better-sqlite3 from node_modules, with the build\'s code cache', built, () => {
+  const { fromNodeModules, cacheRejected } = loadInChild();
+  assert.deepEqual(fromNodeModules, ['better-sqlite3']);
+  // Under the compact heap's flags (serve's), V8 takes the cache the build made.
+  assert.equal(cacheRejected, false);
+});
+
+test('a code cache that is not the bundle\'s own is never given to V8, and the CLI loads without it', built, () => {
+  // Beside build/server/cli, so that ../memory.js and the checkout's node_modules are found as from there.
+  const dir = mkdtempSync(join(ROOT, 'build', 'server', 'cli-cache-test-'));
+  try {
+    for (const f of ['load-cli.js', 'cli.cjs', 'cli.cjs.cache']) copyFileSync(join(CLI_DIR, f), join(dir, f));
+    const cache = readFileSync(join(dir, 'cli.cjs.cache'));
+    // Damaged: one byte of V8's data flipped.
+    cache[cache.length - 100]! ^= 0xff;
+    writeFileSync(join(dir, 'cli.cjs.cache'), cache);
+    assert.equal(loadInChild(dir).cacheRejected, undefined, 'a damaged cache is not handed to V8');
+    // Stale: a bundle of the same length with other contents (V8 itself compares only lengths).
+    copyFileSync(join(CLI_DIR, 'cli.cjs.cache'), join(dir, 'cli.cjs.cache'));
+    const bundle = readFileSync(join(dir, 'cli.cjs'), 'utf8');
+    const changed = bundle.replace('Usage:', 'Usagf:');
+    assert.notEqual(changed, bundle);
+    writeFileSync(join(dir, 'cli.cjs'), changed);
+    assert.equal(loadInChild(dir).cacheRejected, undefined, 'a stale cache is not handed to V8');
+    // Missing: the bundle loads as well.
+    rmSync(join(dir, 'cli.cjs.cache'));
+    assert.equal(loadInChild(dir).cacheRejected, undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the first requests after a cold start answer as any later one: a meal, the state after it, the body checks, the MCP SDK import and a path only Express serves', built, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chyme-first-request-'));
+  try {
+    const db = join(dir, 'chyme.db');
+    const created = runCli(['keys', 'create', '--name', 'first', '--scopes', 'all', '--db', db]);
+    assert.equal(created.status, 0, created.stderr);
+    const headers = { authorization: `Bearer ${created.stdout.trim().split('\n').at(-1)!}`, 'content-type': 'application/json' };
+    const serve = await startServe(['--db', db]);
+    try {
+      // First of all a write: its body is parsed by body-parser, which the start leaves unloaded.
+      const eatenAt = new Date(Date.now() - 10 * 60_000).toISOString();
+      const posted = await fetch(`${serve.url}/v1/nutrition/meals`, { method: 'POST', headers, body: JSON.stringify({ timestamp: eatenAt, meal_type: 'lunch', foods: [{ name: 'soup', calories: 500 }] }) });
+      assert.equal(posted.status, 201, await posted.clone().text());
+      const meal = (await posted.json()) as { id: string; macros: { calories: number } };
+      assert.equal(meal.macros.calories, 500);
+      const state = (await (await fetch(`${serve.url}/v1/digestion/state`, { headers })).json()) as { state: string; active_meals: number };
+      assert.equal(state.state, 'processing');
+      assert.equal(state.active_meals, 1);
+      const got = (await (await fetch(`${serve.url}/v1/nutrition/meals/${meal.id}`, { headers })).json()) as { id: string };
+      assert.equal(got.id, meal.id);
+      // The body's checks, as on any later request.
+      const broken = await fetch(`${serve.url}/v1/nutrition/meals`, { method: 'POST', headers, body: '{"timestamp":' });
+      assert.equal(broken.status, 400);
+      assert.equal(((await broken.json()) as { error: { code: string } }).error.code, 'invalid_json');
+      const text = await fetch(`${serve.url}/v1/nutrition/meals`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: 'soup' });
+      assert.equal(text.status, 415);
+      // The MCP SDK is imported on the first /mcp request, from a function of the cached bundle.
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'first', version: '1' } } };
+      const mcp = await fetch(`${serve.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json, text/event-stream' }, body: JSON.stringify(init) });
+      assert.equal(mcp.status, 200, await mcp.clone().text());
+      assert.match(await mcp.text(), /"protocolVersion"/);
+      // An unknown path goes to Express, which the start leaves unloaded too.
+      const unknown = await fetch(`${serve.url}/v1/no-such-thing`, { headers });
+      assert.equal(unknown.status, 404);
+      assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'resource_missing');
+    } finally {
+      assert.equal(await serve.stop(), 0);
+    }
+    assert.doesNotMatch(serve.stderr(), /warning|error/i);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -850,35 +850,22 @@ describe('RelayConnection', () => {
   });
 });
 
-/** The files the CLI bundle loads before any command runs: cli.js and the chunks it imports statically. */
-/** The files of the CLI bundle that `entry` loads before it runs (its static imports, side-effect ones included). */
-function staticBundleFiles(entry = 'cli.js'): Map<string, string> {
-  const dir = join(ROOT, 'build/server/cli');
-  const files = new Map<string, string>();
-  const visit = (name: string) => {
-    if (files.has(name)) return;
-    const text = readFileSync(join(dir, name), 'utf8');
-    files.set(name, text);
-    for (const m of text.matchAll(/^\s*import\s+(?:[^;]*?from\s+)?["']\.\/(bundle-[^"']+)["']/gm)) visit(m[1]!);
-  };
-  visit(entry);
-  return files;
-}
-
-test('the built CLI bundle loads automerge only through import(), so the relay and other commands start without its wasm', { skip: existsSync(join(ROOT, 'build/server/cli/cli.js')) ? false : 'not built' }, () => {
-  const files = staticBundleFiles();
-  for (const [name, text] of files) assert.deepEqual([...text.matchAll(/^\s*import\s[^;]*?from\s+["']@automerge\/[^"']*["']/gm)].map((m) => `${name}: ${m[0]}`), []);
-  const all = [...files.values()].join('\n');
-  // The engine, which imports Automerge, is a chunk of the bundle loaded on demand.
-  const engine = /import\("\.\/(bundle-engine-[^"]+\.js)"\)/.exec(all);
-  assert.ok(engine, 'the bundle imports its engine chunk with import()');
-  assert.ok(!files.has(engine[1]!), 'the engine chunk is not loaded at start');
-  assert.match(readFileSync(join(ROOT, 'build/server/cli', engine[1]!), 'utf8'), /from "@automerge\/automerge"/);
+test('the built CLI bundle loads automerge only inside the sync engine, which runs once sync is on, so the relay and other commands start without its wasm', { skip: existsSync(join(ROOT, 'build/server/cli/cli.cjs')) ? false : 'not built' }, () => {
+  // One CommonJS file (server/cli/bundle.mjs): a module imported only with import() is wrapped
+  // in esbuild's lazy initializer, and the packages it requires are required from there.
+  const bundle = readFileSync(join(ROOT, 'build/server/cli/cli.cjs'), 'utf8');
+  const required = [...bundle.matchAll(/^( *)\S.*\brequire\("@automerge\/[^"]*"\)/gm)];
+  assert.ok(required.length > 0, 'the bundle requires Automerge');
+  for (const m of required) assert.ok(m[1]!.length > 0, `required at the top level: ${m[0]}`);
+  const init = /^var (init_\w+) = __esm\(\{\n  "build\/server\/sync\/engine\.js"\(\) \{\n(?:.*\n)*?\}\);$/m.exec(bundle);
+  assert.ok(init, 'the sync engine is a lazily initialized module');
+  assert.match(init[0], /require\("@automerge\/automerge"\)/);
+  assert.ok(bundle.includes(`Promise.resolve().then(() => (${init[1]}(), engine_exports))`), 'imported with import()');
 });
 
 test("chyme relay's own entry loads the relay, its store, the protocol and ws, and none of express, zod, Automerge or the service", { skip: existsSync(join(ROOT, 'build/server/cli/relay-cli.js')) ? false : 'not built' }, () => {
-  const files = staticBundleFiles('relay-cli.js');
-  const all = [...files.values()].join('\n');
+  // One file (server/cli/bundle.mjs).
+  const all = readFileSync(join(ROOT, 'build/server/cli/relay-cli.js'), 'utf8');
   // esbuild heads each bundled module with a comment naming its file.
   const modules = new Set([...all.matchAll(/^\/\/ ((?:build\/server|node_modules)\/\S+)$/gm)].map((m) => m[1]!));
   for (const needed of ['build/server/sync/relay.js', 'build/server/sync/relay-store.js', 'build/server/sync/relay-app.js', 'build/server/sync/protocol.js', 'node_modules/ws/lib/websocket-server.js']) {
@@ -887,7 +874,8 @@ test("chyme relay's own entry loads the relay, its store, the protocol and ws, a
   const unwanted = [...modules].filter((m) => /^node_modules\/(express|zod|body-parser|mqtt|qrcode)\/|^build\/server\/(api|db|nutrition|digestion|foods|engine|webhooks|mcp|imports)\/|^build\/server\/sync\/(engine|documents|entities|index)\.js$/.test(m));
   assert.deepEqual(unwanted, []);
   assert.deepEqual([...all.matchAll(/^\s*import\s[^;]*?from\s+["'](@automerge\/[^"']*|express|zod)["']/gm)].map((m) => m[0]), []);
-  // The whole CLI is only ever imported on demand (help, a failure).
-  assert.ok(!files.has('cli.js'));
-  assert.match(files.get('relay-cli.js')!, /import\("\.\/cli\.js"\)/);
+  // The whole CLI is only ever loaded on demand (help, a failure), through load-cli.js.
+  assert.doesNotMatch(all, /cli\.cjs/);
+  assert.match(all, /^import \{ loadCli \} from "\.\/load-cli\.js";$/m);
+  assert.match(all, /cli\.exitOnFailure\(failure, argv\)/);
 });

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import express, { type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { exportDocument, ImportDocumentSchema, mealsCsv } from '../../export/export.js';
 import { importDocumentBytes } from '../../imports/imports.js';
 import { ImportDocumentInvalid } from '../../imports/types.js';
 import { errors } from '../errors.js';
+import { loadExpress } from '../express.js';
 import { bodyError, hasNonEmptyBody } from '../pipeline.js';
 import { issueError } from '../validation.js';
 import { isoUtc } from '../../time/tz.js';
@@ -93,7 +94,7 @@ export const exportRoutes = [
 ];
 
 /** body-parser's raw reader (inflating gzip and deflate), whatever the type: the type is checked first. */
-const rawImportBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES });
+let rawImportBody: RequestHandler | undefined;
 
 /**
  * The raw bytes of an import's JSON body, up to IMPORT_MAX_BYTES, with the API's usual answers for a body that is
@@ -103,8 +104,10 @@ const rawImportBody = express.raw({ type: () => true, limit: IMPORT_MAX_BYTES })
 async function readImportBody(req: Request, res: Response): Promise<Uint8Array> {
   const type = req.headers['content-type'];
   if (hasNonEmptyBody(req) && (type === undefined || !/^application\/json\s*(;|$)/i.test(type))) throw errors.unsupportedMediaType(type);
+  rawImportBody ??= (await loadExpress()).raw({ type: () => true, limit: IMPORT_MAX_BYTES });
+  const read = rawImportBody;
   await new Promise<void>((resolve, reject) =>
-    rawImportBody(req, res, (err?: unknown) => (err ? reject(bodyError(err as { type?: string; message: string }, IMPORT_MAX_BYTES, req)) : resolve())),
+    read(req, res, (err?: unknown) => (err ? reject(bodyError(err as { type?: string; message: string }, IMPORT_MAX_BYTES, req)) : resolve())),
   );
   return Buffer.isBuffer(req.body) ? new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.length) : new Uint8Array(0);
 }
