@@ -15,7 +15,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,7 +22,7 @@ import { devices, type Browser, type BrowserContext, type Page } from 'playwrigh
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { launchBrowser, skipReason } from './harness.js';
-import { phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, waitReady, watch } from './phone-harness.js';
+import { phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, waitReady, watch, type PhoneSite } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -102,7 +101,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
   let dir: string;
   let relay: RelayProcess;
   let desktop: Device;
-  let site: { server: Server; url: string };
+  let site: PhoneSite;
   let link: ReturnType<typeof relayThrough>;
   let browser: Browser;
   let context: BrowserContext;
@@ -147,7 +146,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
     context = await browser.newContext({ ...devices['Pixel 7'], viewport: PHONE_SCREEN, timezoneId: 'UTC', locale: 'en-GB' });
     page = await context.newPage();
     watch(page, problems);
-    await page.goto(`${site.url}/phone.html`);
+    await page.goto(`${site.app}phone.html`);
     await waitReady(page);
     const pairing_code = encodePairingCode({ relay: site.url.replace(/^http/, 'ws'), secret: decodePairingCode(code).secret });
     const joined = await phoneApi<SyncStatus>(page, 'POST', '/v1/sync/join', { pairing_code, name: 'Pixel' });
@@ -222,7 +221,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
     await on.getByRole('button', { name: 'Yes, erase this phone’s Chyme' }).click();
     await bounded(reloading, 'the reload after Forget reaches the network (no service worker answers it)');
     const onlooker = await context.newPage();
-    await onlooker.goto(`${site.url}/icon.svg`);
+    await onlooker.goto(`${site.app}icon.svg`);
     const forgotten = await estimate(onlooker);
     const offlineCopy = await onlooker.evaluate(async () => {
       const g = globalThis as unknown as { caches: { keys(): Promise<string[]> }; navigator: { serviceWorker: { getRegistrations(): Promise<unknown[]> } } };
