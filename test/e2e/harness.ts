@@ -179,11 +179,12 @@ async function acquireBrowserLock(): Promise<() => void> {
   }
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** `args`: Chromium switches of the caller's own (the phone's QR test feeds the fake camera a file). */
+export async function launchBrowser(args: string[] = []): Promise<Browser> {
   const release = await acquireBrowserLock();
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...args],
   }).catch((err: unknown) => {
     release();
     throw err;

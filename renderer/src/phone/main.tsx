@@ -10,6 +10,7 @@
 import { setTransport, type Transport } from '../api/client';
 import { startApp } from '../boot';
 import type { CoreReady } from './protocol';
+import { pairingCodeFromFragment } from './pairing-link';
 import { NOT_SECURE, PhoneSync } from './PhoneSync';
 import { registerServiceWorker } from './sw-register';
 import { connectWorker } from './transport';
@@ -53,10 +54,10 @@ function show(state: State, text: string): void {
  * field, and leaves the address bar (and the history) at once, since it is the key to the history.
  */
 function takePairingCode(): string {
-  const m = /^#pair=(.+)$/.exec(location.hash);
-  if (!m) return '';
+  const code = pairingCodeFromFragment(location.hash);
+  if (code === null) return '';
   history.replaceState(null, '', `${location.pathname}${location.search}#/integrations`);
-  return decodeURIComponent(m[1]!);
+  return code;
 }
 
 function start(): void {
