@@ -22,7 +22,7 @@ import { devices, type Browser, type BrowserContext, type Page } from 'playwrigh
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { launchBrowser, skipReason } from './harness.js';
-import { phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, waitReady, watch, type PhoneSite } from './phone-harness.js';
+import { APP, phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, waitReady, watch, type PhoneSite } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -208,7 +208,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
     const reloading = new Promise<void>((r) => (reloadAsked = r));
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const theReload = (u: URL) => u.pathname === '/phone.html';
+    const theReload = (u: URL) => u.pathname === `${APP}phone.html`;
     await page.route(theReload, async (route) => {
       reloadAsked();
       await released;

@@ -229,7 +229,9 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
       const found = await axe(p);
       assert.deepEqual(found, [], `axe, the refusal, ${theme}:\n${formatViolations(found)}`);
     }
-    assert.deepEqual(local, [], 'no console errors or CSP violations');
+    // The relay sends Cross-Origin-Opener-Policy, which a browser ignores on a non-secure origin
+    // and says so: that message is the situation under test, not a fault.
+    assert.deepEqual(local.filter((m) => !/^The Cross-Origin-Opener-Policy header has been ignored, because the URL's origin was untrustworthy/.test(m)), [], 'no console errors or CSP violations');
     await lan.close();
   });
 });
