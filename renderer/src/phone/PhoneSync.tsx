@@ -34,8 +34,9 @@ const PERSIST_REFUSED = 'This browser did not promise to keep Chyme’s data: it
 
 /**
  * The phone's Integrations screen: its Sync card. Off: join the history with a pairing code (typed,
- * pasted, or prefilled from the QR code's `#pair=` link). On: the connection, the changes not yet
- * synced, the devices, and "Forget this phone" (leave, then erase the phone's storage).
+ * pasted, scanned with the camera, or prefilled from the QR code's `#pair=` link). On: the
+ * connection, the changes not yet synced, the devices, and "Forget this phone" (leave, then erase
+ * the phone's storage).
  */
 export function PhoneSync({ core, pairingCode }: { core: Pick<CoreWorker, 'control'>; pairingCode: string }) {
   const headingRef = useRef<HTMLHeadingElement>(null);
