@@ -179,11 +179,12 @@ async function acquireBrowserLock(): Promise<() => void> {
   }
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** `args`: Chromium switches of the caller's own (the phone's QR test feeds the fake camera a file). */
+export async function launchBrowser(args: string[] = []): Promise<Browser> {
   const release = await acquireBrowserLock();
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', ...args],
   }).catch((err: unknown) => {
     release();
     throw err;
@@ -256,6 +257,12 @@ export async function axe(page: Page): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag
   // would be blocked by script-src 'self', as it should be).
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
+  // Colours are checked as they settle: a theme switched just before (emulateMedia) starts the
+  // buttons' background transitions, and mid-way a dark text sits on a light background.
+  await page.evaluate(async () => {
+    const doc = (globalThis as unknown as { document: { getAnimations(): Array<{ finished: Promise<unknown> }> } }).document;
+    await Promise.all(doc.getAnimations().map((a) => a.finished.catch(() => undefined)));
+  });
   // (The page's globals, typed here without the DOM library.)
   const result = await page.evaluate(async () => {
     const g = globalThis as unknown as { document: unknown; axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } };

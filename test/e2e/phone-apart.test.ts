@@ -15,7 +15,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,7 +22,7 @@ import { devices, type Browser, type BrowserContext, type Page } from 'playwrigh
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, skipReason } from './harness.js';
-import { phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, storageState, waitReady, watch } from './phone-harness.js';
+import { phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, storageState, waitReady, watch, type PhoneSite } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -86,7 +85,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
   let dir: string;
   let relay: RelayProcess;
   let desktop: Device;
-  let site: { server: Server; url: string; requests: string[] };
+  let site: PhoneSite;
   let link: ReturnType<typeof relayThrough>;
   let browser: Browser;
   let context: BrowserContext;
@@ -131,7 +130,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
     context = await browser.newContext({ ...devices['Pixel 7'], viewport: PHONE_SCREEN, timezoneId: 'UTC', locale: 'en-GB' });
     page = await context.newPage();
     watch(page, problems);
-    await page.goto(`${site.url}/phone.html`);
+    await page.goto(`${site.app}phone.html`);
     await waitReady(page);
     const pairing_code = encodePairingCode({ relay: site.url.replace(/^http/, 'ws'), secret: decodePairingCode(code).secret });
     const joined = await phoneApi<SyncStatus>(page, 'POST', '/v1/sync/join', { pairing_code, name: 'Pixel' });
@@ -215,7 +214,7 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
     const served = site.requests.length;
     page = await context.newPage();
     watch(page, problems);
-    await page.goto(`${site.url}/phone.html`);
+    await page.goto(`${site.app}phone.html`);
     await page.getByRole('status').filter({ hasText: 'Chyme is erased from this phone.' }).waitFor({ timeout: ARRIVES_MS });
     assert.equal((await storageState(page)).state, 'erased');
     await page.waitForLoadState('load');

@@ -14,14 +14,13 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { devices, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { addDays } from '../../server/time/tz.js';
 import { activeAttr, axe, formatViolations, history, launchBrowser, openApp, pickFood, resultsDir, seed, skipReason, startServer, until, waitForToday, type Server } from './harness.js';
-import { PHONE, phoneApi, phoneSkip, serveStatic, waitReady, watch, type StorageGlobal } from './phone-harness.js';
+import { APP, appFileOf, PHONE, phoneApi, phoneSkip, serveStatic, waitReady, watch, type StorageGlobal, type PhoneSite } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -56,7 +55,7 @@ function withoutIds(value: unknown): unknown {
 
 describe('the phone app: the desktop screens over the phone’s own /v1', { skip }, () => {
   let browser: Browser;
-  let site: { server: HttpServer; url: string; requests: string[] };
+  let site: PhoneSite;
   let server: Server;
   const shots = resultsDir('phone');
   const problems: string[] = [];
@@ -73,7 +72,7 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
   async function openPhone(context: BrowserContext, hash = ''): Promise<Page> {
     const page = await context.newPage();
     watch(page, problems);
-    await page.goto(`${site.url}/phone.html${hash}`);
+    await page.goto(`${site.app}phone.html${hash}`);
     await waitReady(page);
     return page;
   }
@@ -144,19 +143,19 @@ describe('the phone app: the desktop screens over the phone’s own /v1', { skip
     // Chromium fetches the favicon again on a navigation within the page, which fails offline
     // until the service worker keeps the app's files; anything else that failed is a problem.
     const offline = problems.splice(beforeOffline);
-    problems.push(...offline.filter((p) => !/ERR_INTERNET_DISCONNECTED/.test(p) || (/^request failed:/.test(p) && !p.startsWith('request failed: /icon.svg '))));
+    problems.push(...offline.filter((p) => !/ERR_INTERNET_DISCONNECTED/.test(p) || (/^request failed:/.test(p) && !p.startsWith(`request failed: ${APP}icon.svg `))));
 
     assert.deepEqual(leftThePage, [], 'no /v1 request left the page');
     assert.deepEqual(site.requests.filter((p) => p.includes('/v1')), [], 'the server saw no /v1 request');
 
     // First load's transfer (docs/phone.md): every file fetched, gzip -9 as a server would send it.
-    const files = [...new Set(site.requests)];
+    const files = [...new Set(site.requests.map(appFileOf))].filter((f) => f !== null);
     const sizes = files.map((p) => {
-      const raw = readFileSync(join(PHONE, p === '/' ? 'phone.html' : p));
+      const raw = readFileSync(join(PHONE, p));
       return { p, raw: raw.length, gz: p.endsWith('.gz') ? raw.length : gzipSync(raw, { level: 9 }).length };
     });
     const kb = (n: number) => (n / 1024).toFixed(0);
-    t.diagnostic(`first load: ${sizes.length} files, ${kb(sizes.reduce((s, f) => s + f.raw, 0))} KB raw, ${kb(sizes.reduce((s, f) => s + f.gz, 0))} KB gzip: ${sizes.map((f) => `${f.p.replace('/assets/', '')} ${kb(f.gz)}`).join(', ')}`);
+    t.diagnostic(`first load: ${sizes.length} files, ${kb(sizes.reduce((s, f) => s + f.raw, 0))} KB raw, ${kb(sizes.reduce((s, f) => s + f.gz, 0))} KB gzip: ${sizes.map((f) => `${f.p.replace('assets/', '')} ${kb(f.gz)}`).join(', ')}`);
     await context.close();
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });

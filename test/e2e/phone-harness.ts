@@ -1,16 +1,17 @@
 /**
- * What the phone's browser tests share: the built phone app (build/phone) served as the relay will
- * serve it (every file with the phone's CSP header, `.wasm` as application/wasm), and the page's
- * test surface (`window.chymeStorage`, renderer/src/phone/main.tsx).
+ * What the phone's browser tests share: the built phone app (build/phone) served by the relay's
+ * own file server at /app/, and the page's test surface (`window.chymeStorage`,
+ * renderer/src/phone/main.tsx).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { existsSync, rmSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createConnection, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
+import { PHONE_APP_PATH } from '../../server/sync/pairing-url.js';
+import { PhoneAppFiles } from '../../server/sync/relay-app.js';
 import type { CoreReady } from '../../renderer/src/phone/protocol.js';
 import type { Device, RelayProcess } from '../helpers/sync.js';
 import { CHROMIUM, ROOT } from './harness.js';
@@ -23,48 +24,50 @@ export const phoneSkip = !existsSync(CHROMIUM)
     ? 'build/phone is missing: run `npm run build:renderer` first'
     : false;
 
-/** The media type each of the phone's files is served with, by extension. */
-export const PHONE_FILE_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-  // The food table: its bytes as they are (no Content-Encoding), which the worker unzips itself.
-  '.gz': 'application/gzip',
-  // The manifest and icons (renderer/phone-public), which the service worker precaches with the rest.
-  '.webmanifest': 'application/manifest+json',
-  '.png': 'image/png',
-  '.svg': 'image/svg+xml',
-};
+/** Where the relay serves the app, and so the harness too: request paths below it name files of build/phone. */
+export const APP = PHONE_APP_PATH;
+
+/** The file of the app (relative to its folder) that a request path names, or null for a path outside the app. */
+export const appFileOf = (path: string): string | null => (path.startsWith(APP) ? (path === APP ? 'phone.html' : path.slice(APP.length)) : null);
+
+export interface PhoneSite {
+  server: Server;
+  /** The server's origin (http://127.0.0.1:port), also the relay's address in the phone tests that pass WebSocket upgrades on. */
+  url: string;
+  /** The app's address: `${url}/app/`. */
+  app: string;
+  /** Every path asked for, in order. */
+  requests: string[];
+  /** Each answer's status and the bytes of its body as sent (compressed where the browser accepted it; 0 for a 304). */
+  sent: { path: string; status: number; bytes: number }[];
+}
 
 /**
- * The phone's files with the headers the relay will serve them with (PHONE-PEER.md §E2), from
- * `root` (default build/phone) at `base` (the relay's is /app/); `requests` lists every path asked
- * for and `sent` the bytes of each answer's body.
+ * build/phone (or a copy at `root`) served by the relay's own file server (`PhoneAppFiles`,
+ * server/sync/relay-app.ts) under /app/, so the tests get exactly the relay's headers, CSP,
+ * compression and caching; any other path is 404.
  */
-export function serveStatic({ root = PHONE, base = '/' } = {}): Promise<{ server: Server; url: string; requests: string[]; sent: { path: string; bytes: number }[] }> {
+export function serveStatic({ root = PHONE } = {}): Promise<PhoneSite> {
+  const files = new PhoneAppFiles(root);
   const requests: string[] = [];
-  const sent: { path: string; bytes: number }[] = [];
+  const sent: PhoneSite['sent'] = [];
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
     requests.push(path);
-    const inBase = path.startsWith(base) ? path.slice(base.length - 1) : null;
-    const file = inBase === null ? null : join(root, inBase === '/' ? 'phone.html' : inBase);
-    if (file === null || !file.startsWith(root) || !existsSync(file) || !PHONE_FILE_TYPES[extname(file)]) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': PHONE_FILE_TYPES[extname(file)]!,
-      'Content-Security-Policy': PHONE_CONTENT_SECURITY_POLICY,
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-cache',
-    });
-    const body = readFileSync(file);
-    sent.push({ path, bytes: body.length });
-    res.end(body);
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const body = args[0];
+      sent.push({ path, status: res.statusCode, bytes: typeof body === 'string' || body instanceof Uint8Array ? Buffer.byteLength(body) : 0 });
+      return end(...args);
+    }) as ServerResponse['end'];
+    if (!files.handle(req, res, path)) res.writeHead(404).end();
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, sent })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      resolve({ server, url, app: `${url}${APP}`, requests, sent });
+    }),
+  );
 }
 
 export interface StorageGlobal {

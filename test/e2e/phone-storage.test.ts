@@ -7,12 +7,11 @@
  * violation anywhere.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { devices, type Browser, type BrowserContext } from 'playwright-core';
 import { migrations } from '../../server/db/migrations.js';
 import { axe, formatViolations, launchBrowser } from './harness.js';
-import { phoneApi, phoneSkip, serveStatic, storageState, waitReady, watch } from './phone-harness.js';
+import { phoneApi, phoneSkip, serveStatic, storageState, waitReady, watch, type PhoneSite } from './phone-harness.js';
 
 const MEAL = {
   timestamp: '2026-11-03T12:30:00+01:00',
@@ -31,7 +30,7 @@ interface Named {
 describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phoneSkip }, () => {
   let browser: Browser;
   let context: BrowserContext;
-  let site: { server: Server; url: string };
+  let site: PhoneSite;
   const problems: string[] = [];
   const wasmTypes: string[] = [];
 
@@ -53,7 +52,7 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phone
   test('opens and migrates a new database, keeps a meal and the food index over a reload, and one tab holds it', async (t) => {
     const page = await context.newPage();
     watch(page, problems);
-    await page.goto(`${site.url}/phone.html`);
+    await page.goto(`${site.app}phone.html`);
     const first = await waitReady(page);
     assert.equal(first.created, true, 'a new database');
     assert.equal(first.schemaVersion, Math.max(...migrations.map((m) => m.version)), 'every migration ran');
@@ -78,7 +77,7 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phone
 
     const second = await context.newPage();
     watch(second, problems);
-    await second.goto(`${site.url}/phone.html`);
+    await second.goto(`${site.app}phone.html`);
     await second.getByRole('status').filter({ hasText: 'Chyme is open in another tab' }).waitFor();
     assert.equal((await storageState(second)).state, 'blocked');
     for (const colorScheme of ['light', 'dark'] as const) {

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { flushSync } from 'react-dom';
 import { errorMessage } from '../api/client';
 import { getSync, joinSync } from '../api/sync';
 import type { SyncStatus } from '../api/types';
@@ -10,6 +11,7 @@ import { fmtDateTime, formatAge } from '../lib/time';
 import '../screens/integrations/SyncCard.css';
 import { SyncCardHead, underPairingCode } from '../screens/integrations/SyncCard';
 import { erased } from './erased';
+import { QrScanner } from './QrScanner';
 import { forgetServiceWorker } from './sw-register';
 import type { CoreWorker } from './transport';
 
@@ -36,8 +38,9 @@ const PERSIST_REFUSED = 'This browser did not promise to keep Chyme’s data: it
 
 /**
  * The phone's Integrations screen: its Sync card. Off: join the history with a pairing code (typed,
- * pasted, or prefilled from the QR code's `#pair=` link). On: the connection, the changes not yet
- * synced, the devices, and "Forget this phone" (leave, then erase the phone's storage).
+ * pasted, scanned with the camera, or prefilled from the QR code's `#pair=` link). On: the
+ * connection, the changes not yet synced, the devices, and "Forget this phone" (leave, then erase
+ * the phone's storage).
  */
 export function PhoneSync({ core, pairingCode }: { core: Pick<CoreWorker, 'control'>; pairingCode: string }) {
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -112,7 +115,18 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
   const ids = useId();
   const [join, setJoin] = useState({ pairing_code: initialCode, name: '' });
   const [meals, setMeals] = useState<number | null>(null);
+  const [scanning, setScanning] = useState(false);
+  const formRef = useRef<HTMLFormElement>(null);
   const form = useApiForm((p) => p in join);
+
+  /** A scanned code goes into the field and is submitted by the same form as a typed one. */
+  function scanned(code: string) {
+    flushSync(() => {
+      setScanning(false);
+      setJoin((j) => ({ ...j, pairing_code: code }));
+    });
+    formRef.current?.requestSubmit();
+  }
 
   // While the join downloads the history, count what has arrived.
   useEffect(() => {
@@ -156,13 +170,16 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
           <strong>First add Chyme to your home screen</strong> (Share → Add to Home Screen) and pair from there: Safari erases a website’s data after a week without a visit, but keeps a home-screen app’s.
         </p>
       ) : null}
-      <form className="stack" onSubmit={(e) => void submit(e)} noValidate aria-describedby={form.errors[''] ? errId : undefined} data-testid="sync-join">
+      <form ref={formRef} className="stack" onSubmit={(e) => void submit(e)} noValidate aria-describedby={form.errors[''] ? errId : undefined} data-testid="sync-join">
         <FormError errors={form.errors} id={errId} />
         <Field label="Pairing code" error={form.errors.pairing_code} hint="It holds the relay’s address and the key to your history: treat it as a password.">
           {({ id, describedBy, invalid }) => (
             <textarea id={id} rows={4} value={join.pairing_code} onChange={(e) => setJoin({ ...join, pairing_code: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" autoCapitalize="characters" spellCheck={false} className="sync__code-input" />
           )}
         </Field>
+        <button type="button" className="btn qr-scan-open" onClick={() => setScanning(true)} disabled={form.busy} data-testid="sync-scan">
+          Scan QR code
+        </button>
         <Field label="This phone’s name" error={form.errors.name} hint="How your computers list this phone. Empty: “Phone”.">
           {({ id, describedBy, invalid }) => (
             <input id={id} type="text" value={join.name} maxLength={60} onChange={(e) => setJoin({ ...join, name: e.target.value })} aria-describedby={describedBy} aria-invalid={invalid} autoComplete="off" />
@@ -177,6 +194,7 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
           </span>
         </div>
       </form>
+      {scanning ? <QrScanner onCode={scanned} onClose={() => setScanning(false)} /> : null}
     </>
   );
 }

@@ -11,6 +11,7 @@ import { setTransport, type Transport } from '../api/client';
 import { setEventFeed } from '../api/events';
 import { startApp } from '../boot';
 import type { CoreReady } from './protocol';
+import { pairingCodeFromFragment } from './pairing-link';
 import { NOT_SECURE, PhoneSync } from './PhoneSync';
 import { registerServiceWorker } from './sw-register';
 import { connectWorker } from './transport';
@@ -55,10 +56,10 @@ function show(state: State, text: string): void {
  * field, and leaves the address bar (and the history) at once, since it is the key to the history.
  */
 function takePairingCode(): string {
-  const m = /^#pair=(.+)$/.exec(location.hash);
-  if (!m) return '';
+  const code = pairingCodeFromFragment(location.hash);
+  if (code === null) return '';
   history.replaceState(null, '', `${location.pathname}${location.search}#/integrations`);
-  return decodeURIComponent(m[1]!);
+  return code;
 }
 
 /** The erased view instead of the app (erased.ts): nothing of the app runs or is stored. */
@@ -111,9 +112,7 @@ else void navigator.locks.request(LOCK, { ifAvailable: true }, (lock) => {
   }
   show('blocked', OPEN_ELSEWHERE);
   // Queued: when the other tab closes (or, after a reload, its old page finishes going) this one opens.
-  // Without a secure context there is no Web Lock, OPFS or WebCrypto: nothing of the app can run.
-if (!isSecureContext) show('failed', NOT_SECURE);
-else void navigator.locks.request(LOCK, () => {
+  void navigator.locks.request(LOCK, () => {
     start();
     return holdForever();
   });
