@@ -59,6 +59,12 @@ const OUTBOX_BATCH = 1_000;
 const SLICE_MS = 25;
 /** Records in one Automerge change of a drain at most (the slice adapts to how long the last one took). */
 const MAX_SLICE_RECORDS = 500;
+/** A drain follows local writes once they pause this long (a burst goes into the documents together)… */
+const DRAIN_QUIET_MS = 50;
+/** …and during a long burst at least this often. */
+const DRAIN_MAX_DELAY_MS = 500;
+/** The pull past this device's own chunks (before compaction can cover them) waits this long, for them all. */
+const OWN_PULL_DELAY_MS = 1000;
 /** A drain's change of a document touching at most this many records is a live edit: its push goes first. */
 const LIVE_RECORDS = 8;
 /** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
@@ -160,7 +166,6 @@ export class SyncEngine {
   private readonly cache = new Map<string, Cached>();
   private readonly connection: RelayConnection | undefined;
   private chain: Promise<unknown> = Promise.resolve();
-  private drainQueued = false;
   private closed = false;
   private readonly seenConflicts = new Set<string>();
   /** True while joining: the history that arrives is not news (no events). */
@@ -203,6 +208,12 @@ export class SyncEngine {
   private readonly heldBack = new Set<string>();
   /** Documents holding a live edit: pushed before the bulk ones. */
   private readonly urgent = new Set<string>();
+  /** The drain local writes asked for, and when the first of them did (performance.now()). */
+  private kickTimer: ReturnType<typeof setTimeout> | undefined;
+  private kickedSince: number | undefined;
+  /** The latest seq of this device's own chunks; a pull past them follows within OWN_PULL_DELAY_MS. */
+  private ownAhead = 0;
+  private ownPullTimer: ReturnType<typeof setTimeout> | undefined;
   /** Records per Automerge change in a drain's next slice. */
   private sliceRecords = 16;
   /** A drain gave the chain up to a pull: it goes on once that is applied. */
@@ -370,12 +381,20 @@ export class SyncEngine {
   kick(): void {
     // An import's worker is writing (it holds the write gate): its rows go into the documents
     // together once it is done, one change per shard rather than one per chunk it commits.
-    if (this.drainQueued || this.closed || this.app.writes.closed) return;
-    this.drainQueued = true;
-    setImmediate(() => {
-      this.drainQueued = false;
+    if (this.closed || this.app.writes.closed) return;
+    // Once writes pause for DRAIN_QUIET_MS, and at least every DRAIN_MAX_DELAY_MS during a burst:
+    // a drain (an Automerge change, its commits, a sealed push and its acknowledgement) is work the
+    // next request would otherwise wait behind, and one drain takes a burst's writes together.
+    const now = performance.now();
+    this.kickedSince ??= now;
+    const due = Math.min(now + DRAIN_QUIET_MS, this.kickedSince + DRAIN_MAX_DELAY_MS);
+    clearTimeout(this.kickTimer);
+    this.kickTimer = setTimeout(() => {
+      this.kickTimer = undefined;
+      this.kickedSince = undefined;
+      if (this.closed) return;
       void this.drain().catch((err: unknown) => this.fail('writing changes to the documents failed', err));
-    });
+    }, Math.max(0, due - now));
   }
 
   drain(): Promise<void> {
@@ -448,6 +467,8 @@ export class SyncEngine {
     clearInterval(this.presenceTimer);
     clearInterval(this.sweepTimer);
     clearInterval(this.lastSeenTimer);
+    clearTimeout(this.ownPullTimer);
+    clearTimeout(this.kickTimer);
     await this.chain.catch(() => undefined);
     this.connection?.stop();
     for (const w of this.caughtUp.splice(0)) w();
@@ -805,7 +826,16 @@ export class SyncEngine {
    */
   private ownOnRelay(seq: number): void {
     this.ownSeqs.add(seq);
-    this.relaySeq = Math.max(this.relaySeq, seq);
+    this.ownAhead = Math.max(this.ownAhead, seq);
+    // Not at once: a pull per write (the relay's answer, a cursor commit) was a good part of what
+    // a write with sync on cost. Once a second is enough for compaction.
+    if (this.ownPullTimer || this.closed) return;
+    this.ownPullTimer = setTimeout(() => {
+      this.ownPullTimer = undefined;
+      this.relaySeq = Math.max(this.relaySeq, this.ownAhead);
+      this.pullSoon();
+    }, OWN_PULL_DELAY_MS);
+    (this.ownPullTimer as { unref?: () => void }).unref?.();
   }
 
   /**
@@ -815,7 +845,8 @@ export class SyncEngine {
    */
   private compactSoon(): void {
     const conn = this.connection;
-    if (!conn?.connected || this.closed || this.pulling || this.relaySeq > this.cursor()) return;
+    // Only once the cursor is past this device's own chunks too: a snapshot covers up to the cursor.
+    if (!conn?.connected || this.closed || this.pulling || Math.max(this.relaySeq, this.ownAhead) > this.cursor()) return;
     const db = this.app.db;
     for (const oid of listDocsToCompact(db, MIN_COMPACT_TAIL_BYTES)) {
       if (this.inFlight.has(oid) || this.inFlight.size >= PUSHES_IN_FLIGHT) continue;
