@@ -63,8 +63,6 @@ const MAX_SLICE_RECORDS = 500;
 const DRAIN_QUIET_MS = 50;
 /** …and during a long burst at least this often. */
 const DRAIN_MAX_DELAY_MS = 500;
-/** The pull past this device's own chunks (before compaction can cover them) waits this long, for them all. */
-const OWN_PULL_DELAY_MS = 1000;
 /** A drain's change of a document touching at most this many records is a live edit: its push goes first. */
 const LIVE_RECORDS = 8;
 /** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
@@ -211,9 +209,6 @@ export class SyncEngine {
   /** The drain local writes asked for, and when the first of them did (performance.now()). */
   private kickTimer: ReturnType<typeof setTimeout> | undefined;
   private kickedSince: number | undefined;
-  /** The latest seq of this device's own chunks; a pull past them follows within OWN_PULL_DELAY_MS. */
-  private ownAhead = 0;
-  private ownPullTimer: ReturnType<typeof setTimeout> | undefined;
   /** Records per Automerge change in a drain's next slice. */
   private sliceRecords = 16;
   /** A drain gave the chain up to a pull: it goes on once that is applied. */
@@ -467,7 +462,6 @@ export class SyncEngine {
     clearInterval(this.presenceTimer);
     clearInterval(this.sweepTimer);
     clearInterval(this.lastSeenTimer);
-    clearTimeout(this.ownPullTimer);
     clearTimeout(this.kickTimer);
     await this.chain.catch(() => undefined);
     this.connection?.stop();
@@ -826,16 +820,7 @@ export class SyncEngine {
    */
   private ownOnRelay(seq: number): void {
     this.ownSeqs.add(seq);
-    this.ownAhead = Math.max(this.ownAhead, seq);
-    // Not at once: a pull per write (the relay's answer, a cursor commit) was a good part of what
-    // a write with sync on cost. Once a second is enough for compaction.
-    if (this.ownPullTimer || this.closed) return;
-    this.ownPullTimer = setTimeout(() => {
-      this.ownPullTimer = undefined;
-      this.relaySeq = Math.max(this.relaySeq, this.ownAhead);
-      this.pullSoon();
-    }, OWN_PULL_DELAY_MS);
-    (this.ownPullTimer as { unref?: () => void }).unref?.();
+    this.relaySeq = Math.max(this.relaySeq, seq);
   }
 
   /**
@@ -845,8 +830,7 @@ export class SyncEngine {
    */
   private compactSoon(): void {
     const conn = this.connection;
-    // Only once the cursor is past this device's own chunks too: a snapshot covers up to the cursor.
-    if (!conn?.connected || this.closed || this.pulling || Math.max(this.relaySeq, this.ownAhead) > this.cursor()) return;
+    if (!conn?.connected || this.closed || this.pulling || this.relaySeq > this.cursor()) return;
     const db = this.app.db;
     for (const oid of listDocsToCompact(db, MIN_COMPACT_TAIL_BYTES)) {
       if (this.inFlight.has(oid) || this.inFlight.size >= PUSHES_IN_FLIGHT) continue;
