@@ -78,6 +78,21 @@ export function listOutbox(db: Db, limit: number): OutboxEntry[] {
   return (db.prepare('SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox ORDER BY seq LIMIT ?').all(limit) as OutboxEntry[]);
 }
 
+/** The newest entries first: a live edit committed during a long import is drained before the import's rest. */
+export function listOutboxNewest(db: Db, limit: number): OutboxEntry[] {
+  return (db.prepare('SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox ORDER BY seq DESC LIMIT ?').all(limit) as OutboxEntry[]);
+}
+
+export function maxOutboxSeq(db: Db): number {
+  return (db.prepare('SELECT MAX(seq) FROM sync_outbox').pluck().get() as number | null) ?? 0;
+}
+
+/** Forgets the outbox entries a drain wrote into a document (in the transaction that stores it). */
+export function deleteOutboxSeqs(db: Db, seqs: readonly number[]): void {
+  const stmt = db.prepare('DELETE FROM sync_outbox WHERE seq = ?');
+  for (const seq of seqs) stmt.run(seq);
+}
+
 export function hasOutboxEntry(db: Db, recordId: string): boolean {
   return db.prepare('SELECT 1 FROM sync_outbox WHERE record_id = ? LIMIT 1').get(recordId) !== undefined;
 }
@@ -147,6 +162,14 @@ const toDoc = (r: DocDbRow): DocRow => ({
 export function getDoc(db: Db, oid: string): DocRow | undefined {
   const r = db.prepare('SELECT * FROM sync_docs WHERE oid = ?').get(oid) as DocDbRow | undefined;
   return r && toDoc(r);
+}
+
+/** What a push of a document needs to know, without its bytes (a month of meals is tens of KB). */
+export function docPushState(db: Db, oid: string): Omit<DocRow, 'bytes'> | undefined {
+  const r = db.prepare('SELECT oid, name, heads, synced_heads, dirty, unprojected, tail_bytes, snapshot_bytes FROM sync_docs WHERE oid = ?').get(oid) as Omit<DocDbRow, 'bytes'> | undefined;
+  if (!r) return undefined;
+  const { bytes: _none, ...rest } = toDoc({ ...r, bytes: Buffer.alloc(0) });
+  return rest;
 }
 
 export function hasDoc(db: Db, oid: string): boolean {

@@ -8,7 +8,8 @@ import {
   countOutbox,
   countPendingChanges,
   CURSOR_KEY,
-  deleteOutboxThrough,
+  deleteOutboxSeqs,
+  docPushState,
   deleteRow,
   docOfRecord,
   enqueueAll,
@@ -16,11 +17,12 @@ import {
   hasOutboxEntry,
   listDirtyDocs,
   listDocsToCompact,
-  listOutbox,
+  listOutboxNewest,
   listUnprojectedDocs,
   markDocResend,
   markDocSnapshot,
   markDocSynced,
+  maxOutboxSeq,
   readRows,
   recordConflict,
   recordIntegrityProblem,
@@ -44,13 +46,25 @@ import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes
 import type { RelayConnection } from './relay-client.js';
 
 /**
- * How many outbox entries go into one round of document changes (one change per document each
- * round). Bounded so that a round holds a few dozen documents in memory, not ten years of them:
- * set-up on a ten-year history peaked at 563 MB with 20,000.
+ * How many outbox entries go into one round of document changes (newest first). Bounded so that a
+ * round holds a few dozen documents in memory, not ten years of them (set-up on a ten-year history
+ * peaked at 563 MB with 20,000), and so that a round a live edit cuts short wasted little reading.
  */
-const OUTBOX_BATCH = 2_000;
-/** Records projected per SQLite transaction: between two, the service answers requests (a hard bound on pauses). */
-const PROJECT_BATCH = 100;
+const OUTBOX_BATCH = 1_000;
+/**
+ * The longest the engine works on the service's thread at a stretch (changing a document, projecting
+ * records into SQLite): between two slices the service answers requests. A target, not a bound: one
+ * record, or one Automerge load of a document, may take longer on a busy machine.
+ */
+const SLICE_MS = 25;
+/** Records in one Automerge change of a drain at most (the slice adapts to how long the last one took). */
+const MAX_SLICE_RECORDS = 500;
+/** A drain follows local writes once they pause this long (a burst goes into the documents together)… */
+const DRAIN_QUIET_MS = 50;
+/** …and during a long burst at least this often. */
+const DRAIN_MAX_DELAY_MS = 500;
+/** A drain's change of a document touching at most this many records is a live edit: its push goes first. */
+const LIVE_RECORDS = 8;
 /** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
 const CACHE_DOCS = 8;
 /** Pushes in flight at once (one per document). */
@@ -64,6 +78,24 @@ const PRESENCE_NAME = 'presence';
 /** How often the engine looks for work nobody announced (an import's worker writes on its own connection), and retries after a failure. */
 const RETRY_MS = 1000;
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync ${new Date().toISOString().slice(11, 23)}: ${line}\n`) : undefined;
+/** What the engine is doing (traced with CHYME_SYNC_DEBUG): a stall of the thread names the step that ran last. */
+let step = 'idle';
+const note = debug ? (what: string) => (step = what) : () => undefined;
+if (debug) {
+  // Stalls of the service's thread over 100 ms, with the engine's step when it began and the CPU
+  // the process used meanwhile (far less than the stall: the machine was busy with others).
+  let last = performance.now();
+  let cpu = process.cpuUsage();
+  let during = step;
+  setInterval(() => {
+    const now = performance.now();
+    const used = process.cpuUsage(cpu);
+    if (now - last > 110) debug(`stall ${Math.round(now - last - 10)} ms, cpu ${Math.round((used.user + used.system) / 1000)} ms (engine: ${during} .. ${step})`);
+    last = now;
+    cpu = process.cpuUsage();
+    during = step;
+  }, 10).unref();
+}
 
 export interface EngineOptions {
   /** The connection to the relay (none: one-device tests, a set-up before its first connection). */
@@ -132,7 +164,6 @@ export class SyncEngine {
   private readonly cache = new Map<string, Cached>();
   private readonly connection: RelayConnection | undefined;
   private chain: Promise<unknown> = Promise.resolve();
-  private drainQueued = false;
   private closed = false;
   private readonly seenConflicts = new Set<string>();
   /** True while joining: the history that arrives is not news (no events). */
@@ -173,6 +204,15 @@ export class SyncEngine {
   private readonly snapshotRefused = new Set<string>();
   /** Records a projection passed over because a local change of theirs was in the outbox. */
   private readonly heldBack = new Set<string>();
+  /** Documents holding a live edit: pushed before the bulk ones. */
+  private readonly urgent = new Set<string>();
+  /** The drain local writes asked for, and when the first of them did (performance.now()). */
+  private kickTimer: ReturnType<typeof setTimeout> | undefined;
+  private kickedSince: number | undefined;
+  /** Records per Automerge change in a drain's next slice. */
+  private sliceRecords = 16;
+  /** A drain gave the chain up to a pull: it goes on once that is applied. */
+  private drainAfter = false;
 
   constructor(
     private readonly app: AppContext,
@@ -336,12 +376,20 @@ export class SyncEngine {
   kick(): void {
     // An import's worker is writing (it holds the write gate): its rows go into the documents
     // together once it is done, one change per shard rather than one per chunk it commits.
-    if (this.drainQueued || this.closed || this.app.writes.closed) return;
-    this.drainQueued = true;
-    setImmediate(() => {
-      this.drainQueued = false;
+    if (this.closed || this.app.writes.closed) return;
+    // Once writes pause for DRAIN_QUIET_MS, and at least every DRAIN_MAX_DELAY_MS during a burst:
+    // a drain (an Automerge change, its commits, a sealed push and its acknowledgement) is work the
+    // next request would otherwise wait behind, and one drain takes a burst's writes together.
+    const now = performance.now();
+    this.kickedSince ??= now;
+    const due = Math.min(now + DRAIN_QUIET_MS, this.kickedSince + DRAIN_MAX_DELAY_MS);
+    clearTimeout(this.kickTimer);
+    this.kickTimer = setTimeout(() => {
+      this.kickTimer = undefined;
+      this.kickedSince = undefined;
+      if (this.closed) return;
       void this.drain().catch((err: unknown) => this.fail('writing changes to the documents failed', err));
-    });
+    }, Math.max(0, due - now));
   }
 
   drain(): Promise<void> {
@@ -414,6 +462,7 @@ export class SyncEngine {
     clearInterval(this.presenceTimer);
     clearInterval(this.sweepTimer);
     clearInterval(this.lastSeenTimer);
+    clearTimeout(this.kickTimer);
     await this.chain.catch(() => undefined);
     this.connection?.stop();
     for (const w of this.caughtUp.splice(0)) w();
@@ -427,7 +476,7 @@ export class SyncEngine {
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(fn, fn);
+    const run = this.chain.then(fn, fn).finally(() => note('idle'));
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -496,31 +545,56 @@ export class SyncEngine {
     this.pushSoon();
   }
 
+  /**
+   * Moves outbox entries into the documents, newest first: a round reads the newest OUTBOX_BATCH
+   * entries, groups them by document and writes the newest documents first (this month's shard,
+   * where a meal just logged is, before the years an import brought). Each document is changed in
+   * slices of SLICE_MS and stored with the end of its own entries in one transaction (a crash
+   * leaves the document and its entries together, or neither); its push starts at once. A live
+   * edit committed meanwhile (a newer entry) ends the round after the document under way: the next
+   * round begins with it, and the bulk rest follows.
+   */
   private async drainLocked(): Promise<void> {
     const db = this.app.db;
+    this.drainAfter = false;
     for (;;) {
-      const entries = listOutbox(db, OUTBOX_BATCH);
-      if (entries.length === 0 || !this.root) return;
-      const maxSeq = entries[entries.length - 1]!.seq;
+      if (!this.root) return;
+      const entries = listOutboxNewest(db, OUTBOX_BATCH);
+      if (entries.length === 0) return;
+      const top = entries[0]!.seq;
       debug?.(`drain ${entries.length} entries`);
+      note(`drain: reading ${entries.length} rows`);
       const rows = new Map<string, Row | undefined>();
       const newDocs = new Map<string, string>();
-      const byDoc = new Map<string, { name: string; list: Array<{ entry: OutboxEntry; def: EntityDef }> }>();
-      let settingsTouched = false;
+      const byDoc = new Map<string, { name: string; list: Array<{ entry: OutboxEntry; def: EntityDef }>; seqs: number[] }>();
+      /** Entries with nothing to write (created and deleted before they reached a document): forgotten with the first document. */
+      let idle: number[] = [];
+      const settingsSeqs: number[] = [];
+      let slice = performance.now();
       for (const entry of entries) {
+        if (performance.now() - slice > SLICE_MS) {
+          await nextTurn();
+          slice = performance.now();
+        }
         if (entry.entity === 'settings') {
-          settingsTouched = true;
+          settingsSeqs.push(entry.seq);
           continue;
         }
         const def = entityByKind(entry.entity);
-        if (!def) continue;
+        if (!def) {
+          idle.push(entry.seq);
+          continue;
+        }
         if (!rows.has(entry.recordId)) rows.set(entry.recordId, readRows(db, def.table, def.columns, [entry.recordId], def.where).get(entry.recordId));
         const row = rows.get(entry.recordId);
         let oid = docOfRecord(db, entry.recordId) ?? newDocs.get(entry.recordId);
         let name: string | undefined;
         if (!oid) {
           // Created and deleted before it reached a document: nothing to tell anyone.
-          if (!row) continue;
+          if (!row) {
+            idle.push(entry.seq);
+            continue;
+          }
           name = shardName(def.shardKey(row), this.config.deviceId);
           oid = await this.keys.oid(name);
           newDocs.set(entry.recordId, oid);
@@ -528,54 +602,83 @@ export class SyncEngine {
         let group = byDoc.get(oid);
         if (!group) {
           name ??= this.load(oid)?.name;
-          if (!name) continue; // A record whose document this device no longer has (cannot happen: documents are never deleted while synced).
-          byDoc.set(oid, (group = { name, list: [] }));
+          if (!name) {
+            // A record whose document this device no longer has (cannot happen: documents are never deleted while synced).
+            idle.push(entry.seq);
+            continue;
+          }
+          byDoc.set(oid, (group = { name, list: [], seqs: [] }));
         }
         group.list.push({ entry, def });
+        group.seqs.push(entry.seq);
       }
       const now = this.app.clock.now();
       const refused: Array<{ oid: string; id: string }> = [];
-      const changed = new Map<string, { name: string; doc: A.Doc<unknown>; since: A.Heads | undefined }>();
-      for (const [oid, { name, list }] of byDoc) {
-        const have = this.load(oid);
-        let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
-        const beforeHeads = A.getHeads(doc);
-        const before = beforeHeads.join();
-        doc = A.change(doc, (d) => {
-          for (const { entry, def } of list) {
-            if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
-          }
-        });
-        // The document before this change is outdated now (Automerge): the cache keeps the new one.
-        this.remember(oid, name, doc);
-        if (!have || A.getHeads(doc).join() !== before) changed.set(oid, { name, doc, since: have ? beforeHeads : undefined });
-        // A bulk change (an import) touches many documents: between two, the service answers requests.
-        if (byDoc.size > 1) await new Promise((r) => setImmediate(r));
-      }
-      let root: A.Doc<RootDoc> | undefined;
-      if (settingsTouched) {
+      const rootOid = await this.rootOid;
+      if (settingsSeqs.length > 0) {
         const local = settingsRecordToDoc(currentSettings(this.app));
         const rootBefore = A.getHeads(this.root).join();
         const next = A.change(this.root, (d) => {
           for (const c of SETTINGS_COLUMNS) if (d.settings[c] !== local[c]) d.settings[c] = local[c] ?? null;
         });
         this.root = next;
-        if (A.getHeads(next).join() !== rootBefore) root = next;
+        await this.app.writes.writable({ limitMs: Infinity });
+        relaxedCommit(db, () => {
+          if (A.getHeads(next).join() !== rootBefore) this.store(rootOid, ROOT_NAME, next, { dirty: true, unprojected: false });
+          deleteOutboxSeqs(db, [...settingsSeqs, ...idle]);
+        });
+        idle = [];
+        this.pushSoon();
       }
-      // The documents, where each new record lives, and the end of the outbox entries: one
-      // transaction, so a crash leaves either all of it or none (and then the same drain again).
-      const rootOid = await this.rootOid;
-      // Not waiting for the disk (relaxedCommit): a power cut that undoes this commit brings the
-      // outbox rows back with it, and the same drain runs again.
-      relaxedCommit(db, () => {
-        saveRecordDocs(db, newDocs);
-        for (const [oid, { name, doc, since }] of changed) {
-          this.store(oid, name, doc, { dirty: true, unprojected: false }, since);
-          this.preparePush(oid, doc);
+      const order = [...byDoc.keys()].sort((x, y) => shardAge(byDoc.get(x)!.name) - shardAge(byDoc.get(y)!.name));
+      for (const oid of order) {
+        const { name, list, seqs } = byDoc.get(oid)!;
+        note(`drain: changing ${name} (${list.length})`);
+        const have = this.load(oid);
+        let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
+        const beforeHeads = A.getHeads(doc);
+        // In slices: Automerge takes a few milliseconds per record on a busy machine, and an
+        // import's month is a hundred records or more. The cache holds the newest state (Automerge
+        // outdates the one before a change).
+        for (let i = 0; i < list.length; ) {
+          const t0 = performance.now();
+          const part = list.slice(i, i + this.sliceRecords);
+          doc = A.change(doc, (d) => {
+            for (const { entry, def } of part) {
+              if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
+            }
+          });
+          this.remember(oid, name, doc);
+          this.adaptSlice(part.length, performance.now() - t0);
+          i += part.length;
+          if (i < list.length) await nextTurn();
         }
-        if (root) this.store(rootOid, ROOT_NAME, root, { dirty: true, unprojected: false });
-        deleteOutboxThrough(db, maxSeq);
-      });
+        const changed = !have || A.getHeads(doc).join() !== beforeHeads.join();
+        const mine = [...newDocs].filter(([, o]) => o === oid);
+        await this.app.writes.writable({ limitMs: Infinity });
+        note(`drain: storing ${name}`);
+        // Not waiting for the disk (relaxedCommit): a power cut that undoes this commit brings the
+        // outbox rows back with it, and the same entries are drained again.
+        relaxedCommit(db, () => {
+          saveRecordDocs(db, mine);
+          if (changed) this.storeForPush(oid, name, doc, have ? beforeHeads : undefined);
+          deleteOutboxSeqs(db, idle.length > 0 ? [...seqs, ...idle] : seqs);
+        });
+        idle = [];
+        // A live edit's document (a few records) goes out before the bulk ones waiting to be sent.
+        if (changed && list.length <= LIVE_RECORDS) this.urgent.add(oid);
+        if (changed) this.pushSoon();
+        await nextTurn();
+        if (maxOutboxSeq(db) > top) break;
+        // A pull fetched meanwhile (a meal logged on another device) is applied before the rest
+        // of a long drain: the drain gives the chain up (or returns to the pull that called it,
+        // which applies it in between) and goes on after it.
+        if (this.fetched.length > 0) {
+          this.drainAfter = true;
+          break;
+        }
+      }
+      if (idle.length > 0) relaxedCommit(db, () => deleteOutboxSeqs(db, idle));
       // A record deleted on another device was edited here meanwhile: the deletion wins. And a
       // record a projection held back for its local change now gets the other fields that arrived.
       const again = new Map<string, string[]>();
@@ -587,25 +690,36 @@ export class SyncEngine {
           this.heldBack.delete(id);
         }
       }
+      note('drain: projecting held-back records');
       for (const [oid, ids] of again) {
         const doc = this.load(oid)?.doc as A.Doc<ShardDoc> | undefined;
         if (doc) await this.projectRecords(oid, doc, ids);
       }
       this.options.onStatus?.();
       this.pushSoon();
+      if (this.drainAfter) return;
     }
+  }
+
+  /** Sizes the next slice of records from how long this one took (a busy machine gets smaller slices). */
+  private adaptSlice(records: number, ms: number): void {
+    this.sliceRecords = Math.max(2, Math.min(MAX_SLICE_RECORDS, Math.floor((records * SLICE_MS) / Math.max(ms, 1))));
   }
 
   // ---- Out: the pusher ------------------------------------------------------------------------
 
   /**
-   * What the next push of a document sends, computed while the drain holds it in memory: a bulk
-   * change touches more documents than the cache keeps, and loading each again to push it cost
-   * more than the change itself.
+   * Stores a document a drain changed, and what its next push sends, computed while the drain
+   * holds it in memory: a bulk change touches more documents than the cache keeps, and loading
+   * each again to push it cost more than the change itself. A bulk change is saved whole once,
+   * for both (A.save of a month is a slice of work of its own).
    */
-  private preparePush(oid: string, doc: A.Doc<unknown>): void {
-    const row = getDoc(this.app.db, oid);
-    if (row) this.prepared.set(oid, this.pushBody(oid, row, doc));
+  private storeForPush(oid: string, name: string, doc: A.Doc<unknown>, since: A.Heads | undefined): void {
+    // A document new here has no row yet: its first push is the whole of it, as stored.
+    const state = docPushState(this.app.db, oid) ?? { syncedHeads: '[]', snapshotBytes: 0 };
+    const push = this.pushBody(oid, state, doc);
+    this.store(oid, name, doc, { dirty: true, unprojected: false }, since, push.whole ? push.body : undefined);
+    this.prepared.set(oid, push);
   }
 
   /**
@@ -614,7 +728,7 @@ export class SyncEngine {
    * half its size or more: compacted at once, instead of a tail of change chunks (larger than a
    * save of the same records) that every device joining later downloads, merges and compacts.
    */
-  private pushBody(oid: string, row: DocRow, doc: A.Doc<unknown>): Prepared {
+  private pushBody(oid: string, row: Pick<DocRow, 'syncedHeads' | 'snapshotBytes'>, doc: A.Doc<unknown>): Prepared {
     const since = row.syncedHeads;
     const synced = JSON.parse(since) as string[];
     const heads = headsText(A.getHeads(doc));
@@ -644,16 +758,21 @@ export class SyncEngine {
     const conn = this.connection;
     if (!conn?.connected || this.closed || !this.root) return;
     const db = this.app.db;
-    for (const oid of listDirtyDocs(db)) {
-      if (this.inFlight.size >= PUSHES_IN_FLIGHT) return;
+    const dirty = listDirtyDocs(db);
+    // A live edit's document first, and past the limit: it waits for no bulk push not yet sent.
+    const urgent = dirty.filter((oid) => this.urgent.has(oid));
+    for (const oid of urgent.length > 0 ? [...urgent, ...dirty.filter((o) => !this.urgent.has(o))] : dirty) {
+      const isUrgent = this.urgent.delete(oid);
+      if (this.inFlight.size >= PUSHES_IN_FLIGHT && !isUrgent) return;
       if (this.inFlight.has(oid)) continue;
-      const row = getDoc(db, oid);
+      const row = docPushState(db, oid);
       if (!row) continue;
       this.inFlight.add(oid);
+      note(`push: ${row.name}`);
       void (async () => {
         const ready = this.prepared.get(oid);
         this.prepared.delete(oid);
-        const push = ready && ready.heads === row.heads && ready.since === row.syncedHeads ? ready : this.pushBody(oid, row, this.cache.get(oid)?.doc ?? A.load(row.bytes));
+        const push = ready && ready.heads === row.heads && ready.since === row.syncedHeads ? ready : this.pushBody(oid, row, this.cache.get(oid)?.doc ?? A.load(getDoc(db, oid)!.bytes));
         const sealed = await this.keys.seal(oid, push.kind, row.name, push.body);
         let seq: number;
         try {
@@ -666,6 +785,9 @@ export class SyncEngine {
           throw err;
         }
         this.ownOnRelay(seq);
+        // An import's worker may hold the database: the note waits for it rather than failing
+        // (which would send the same chunk again).
+        await this.app.writes.writable({ limitMs: Infinity });
         // Losing this note to a power cut only sends the same changes again. A whole save is what
         // a snapshot holds: only the changes after it are a tail to compact.
         relaxedCommit(db, () => {
@@ -716,6 +838,7 @@ export class SyncEngine {
       if (!row) continue;
       this.inFlight.add(oid);
       const covers = this.cursor();
+      note(`compact: ${row.name}`);
       void (async () => {
         // Saved whole: the stored bytes may be a save followed by appended changes.
         const sealed = await this.keys.seal(oid, 'snapshot', row.name, A.save(this.cache.get(oid)?.doc ?? A.load(row.bytes)));
@@ -752,6 +875,10 @@ export class SyncEngine {
   private async applyFetched(): Promise<void> {
     const batch = this.fetched.shift();
     if (batch) await this.applyIncoming(batch);
+    if (this.drainAfter) {
+      this.drainAfter = false;
+      await this.drainLocked();
+    }
   }
 
   /**
@@ -808,6 +935,7 @@ export class SyncEngine {
   private async applyIncoming(batch: { chunks: Incoming[]; endSeq: number }): Promise<void> {
     const db = this.app.db;
     let endSeq = batch.endSeq;
+    note(`pull: opening ${batch.chunks.length} chunks`);
     const { opened, order, ownBytes } = await this.openPull(batch.chunks);
     for (const [k, oid] of order.entries()) {
       if (this.closed) return;
@@ -851,8 +979,10 @@ export class SyncEngine {
   private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
     const db = this.app.db;
     // Awaited first: from the row read below to its commit nothing else runs (an acknowledgement
-    // arriving between would otherwise change what the row says).
+    // arriving between would otherwise change what the row says). An import's worker holding the
+    // database is waited for here, not met by the commit (which would fail the whole pull).
     const isRoot = oid === (await this.rootOid);
+    await this.app.writes.writable({ limitMs: Infinity });
     const have = this.load(oid);
     let name = have?.name;
     const before = have ? A.getHeads(have.doc) : [];
@@ -868,6 +998,7 @@ export class SyncEngine {
       }
     }
     if (name === undefined) return;
+    note(`apply: merging ${accepted.length} chunks of ${name}`);
     const merged = this.merge(oid, have?.doc, row, accepted);
     const doc = merged.doc;
     let tail = 0;
@@ -885,6 +1016,7 @@ export class SyncEngine {
     }
     const after = A.getHeads(doc);
     const changed = before.join() !== after.join();
+    note(`apply: storing ${name}`);
     // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
     this.remember(oid, name, doc);
     if (isRoot) this.root = doc as A.Doc<RootDoc>;
@@ -907,6 +1039,7 @@ export class SyncEngine {
       if (!row?.dirty && !snapshot?.lacksOurs) markDocSynced(db, oid, headsText(after), 0);
     });
     if (!changed) return;
+    note(`apply: diff of ${name}`);
     if (isRoot) {
       this.projectRoot(before.length === 0 ? null : A.diff(doc, before, after));
       setDocProjected(db, oid);
@@ -991,32 +1124,42 @@ export class SyncEngine {
     this.app.bus.write((emit) => this.withoutCapture(() => storeSettings(this.app, emit, before, next)));
   }
 
-  /** Writes the records of a document that differ from their rows, PROJECT_BATCH per transaction. */
+  /**
+   * Writes the records of a document that differ from their rows, one transaction per slice of
+   * SLICE_MS (at least one record): a month an import brought takes a second or more on a busy
+   * machine, and the service answers requests between two slices.
+   */
   private async projectRecords(oid: string, doc: ShardDoc, ids: string[]): Promise<void> {
     const app = this.app;
-    for (let i = 0; i < ids.length; i += PROJECT_BATCH) {
+    for (let i = 0; i < ids.length; ) {
       if (this.closed) return;
-      const batch = ids.slice(i, i + PROJECT_BATCH);
+      // An import's worker holds the database: this waits for it instead of failing.
+      await app.writes.writable({ limitMs: Infinity });
+      note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
       let savedMeals = false;
+      const t0 = performance.now();
       app.bus.write((emit) =>
         this.withoutCapture(() => {
           const located: Array<[string, string]> = [];
           const touched: ChangedTimes = { mealTimes: [], sleepEnds: [] };
-          for (const id of batch) {
+          while (i < ids.length) {
+            const id = ids[i++]!;
             const def = entityOfId(id);
             const rec = recordIn(doc, id);
-            if (!def || !rec) continue;
-            located.push([id, oid]);
-            try {
-              const outcome = this.projectRecord(def, id, rec, emit, touched);
-              if (outcome !== 'same' && outcome !== 'held' && def.kind === 'saved_meal') savedMeals = true;
-              // A clash needs two writes of one field: a record this device is only now given
-              // (created here) has none of its own, so only records it had are looked at. The
-              // side whose value won sees no change of its row ('same'), only the other arriving.
-              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
-            } catch (err) {
-              app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
+            if (def && rec) {
+              located.push([id, oid]);
+              try {
+                const outcome = this.projectRecord(def, id, rec, emit, touched);
+                if (outcome !== 'same' && outcome !== 'held' && def.kind === 'saved_meal') savedMeals = true;
+                // A clash needs two writes of one field: a record this device is only now given
+                // (created here) has none of its own, so only records it had are looked at. The
+                // side whose value won sees no change of its row ('same'), only the other arriving.
+                if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
+              } catch (err) {
+                app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
+              }
             }
+            if (performance.now() - t0 > SLICE_MS) break;
           }
           saveRecordDocs(app.db, located);
           // A join's history is told to the derived data once, at the end of its catch-up.
@@ -1025,7 +1168,7 @@ export class SyncEngine {
         }),
       );
       if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
-      if (i + PROJECT_BATCH < ids.length) await new Promise((r) => setImmediate(r));
+      if (i < ids.length) await nextTurn();
     }
   }
 
@@ -1103,6 +1246,11 @@ export class SyncEngine {
       // A note that does not open is ignored: presence is a courtesy, not data.
     }
   }
+}
+
+/** Lets the service's thread answer what waits (requests, acknowledgements) before the next slice. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
