@@ -1105,7 +1105,7 @@ export class SyncEngine {
    * `whole`: the document's bytes, when it is new here and every chunk loaded.
    */
   private merge(oid: string, have: A.Doc<unknown> | undefined, row: DocRow | undefined, accepted: Array<{ ch: Incoming; body: Uint8Array }>): { doc: A.Doc<unknown>; applied: typeof accepted; whole?: Uint8Array } {
-    const all = accepted.length === 1 ? accepted[0]!.body : Buffer.concat(accepted.map((a) => a.body));
+    const all = accepted.length === 1 ? accepted[0]!.body : concatBytes(accepted.map((a) => a.body));
     try {
       if (!have) return { doc: A.load(all), applied: accepted, whole: all };
       return { doc: accepted.length === 0 ? have : A.loadIncremental(have, all), applied: accepted };
@@ -1343,6 +1343,17 @@ function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: 
     }
   }
   return changed ? 'changed' : 'unchanged';
+}
+
+/** Byte arrays end to end (Node's Buffer.concat does not exist in the phone's worker). */
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** A field's value as a record in a document holds it (strings as immutable strings: see documents.ts). */
