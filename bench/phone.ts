@@ -179,7 +179,7 @@ async function logMeals(page: Page, who: string): Promise<{ logged: number[]; to
   const logged: number[] = [];
   const todayMs: number[] = [];
   for (let i = 0; i < LOG_RUNS; i++) {
-    const r = await logMeal(page, `${who} tea ${i}`);
+    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`);
     logged.push(r.loggedMs);
     todayMs.push(r.todayMs);
     // The toast goes before the next press (a stale one would end the next timing at once).
