@@ -42,11 +42,9 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Db } from '../server/db/connection.js';
 import { openDatabase } from '../server/db/connection.js';
-import { insertMeal } from '../server/db/meals.js';
-import { insertSleep } from '../server/db/sleep.js';
 import { initSettings } from '../server/settings.js';
 import { dayOf } from '../server/time/tz.js';
-import { historyImportDocument, syncBenchHistory } from './seed.js';
+import { historyImportDocument, insertHistory, syncBenchHistory } from './seed.js';
 import { benchKey, CLI } from './serve.js';
 import { percentile } from './stats.js';
 
@@ -294,18 +292,14 @@ function onFile(dbPath: string, mealId: string): boolean {
 
 function seed(dbPath: string): { meals: number; nights: number; ms: number } {
   const t0 = performance.now();
-  const { meals, sleeps } = syncBenchHistory(MEALS, NIGHTS, TIMEZONE, Date.now());
   const db: Db = openDatabase(dbPath);
   try {
     initSettings(db, Date.now(), TIMEZONE);
-    db.transaction(() => {
-      for (const s of sleeps) insertSleep(db, s);
-      for (const m of meals) insertMeal(db, m);
-    })();
+    const { meals, sleeps } = insertHistory(db, syncBenchHistory(MEALS, NIGHTS, TIMEZONE, Date.now()));
+    return { meals, nights: sleeps, ms: performance.now() - t0 };
   } finally {
     db.close();
   }
-  return { meals: meals.length, nights: sleeps.length, ms: performance.now() - t0 };
 }
 
 let written = 0;

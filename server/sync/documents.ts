@@ -13,8 +13,8 @@ import type { ImmutableString } from '@automerge/automerge';
  *   shard of its year, custom foods and saved meals in their creator's one shard each (name
  *   `shard:KEY:DEVICE`). Each device creates only its own shards, so two devices that start the
  *   same month offline never collide; edits from any device go to the record's shard. The relay
- *   knows a document only by an opaque id derived from its name (crypto.ts); no index of shards is
- *   needed, since a device that catches up receives every document's chunks in one stream.
+ *   knows a document only by an opaque id derived from its name (crypto.ts); a device that joins
+ *   derives the ids of the months it wants first from the root's devices (engine.ts, joinNewestFirst).
  * - A record converges field by field. A deleted record is listed in `deleted` (and keeps only `deleted_ms`):
  *   set once, never cleared, so a concurrent edit of a field cannot bring it back.
  * - Fields a device does not know (a newer version wrote them) are left as they are: a device only

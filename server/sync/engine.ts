@@ -43,6 +43,7 @@ import { currentSettings, storeSettings, type SettingsRecord } from '../settings
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
 import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
+import { MAX_PULL_OIDS } from './protocol.js';
 import type { RelayConnection } from './relay-client.js';
 
 /**
@@ -77,6 +78,14 @@ const LAST_SEEN_INTERVAL_MS = 3600_000;
 const PRESENCE_NAME = 'presence';
 /** How often the engine looks for work nobody announced (an import's worker writes on its own connection), and retries after a failure. */
 const RETRY_MS = 1000;
+/**
+ * A join fetches the documents older than the current weeks this many stored bytes at a time,
+ * newest first: small enough that the phone holds little of the history at once, large enough that
+ * a ten-year history is a few dozen round trips.
+ */
+const JOIN_BATCH_BYTES = 256 * 1024;
+/** How far back a join looks for the months and years its documents are named after. */
+const JOIN_FIRST_YEAR = 1970;
 const debug = process.env.CHYME_SYNC_DEBUG ? (line: string) => process.stderr.write(`sync ${new Date().toISOString().slice(11, 23)}: ${line}\n`) : undefined;
 /** What the engine is doing (traced with CHYME_SYNC_DEBUG): a stall of the thread names the step that ran last. */
 let step = 'idle';
@@ -109,6 +118,23 @@ export interface ConnectionHandlers {
   onEnd: (seq: number) => void;
   onNotify: (seq: number) => void;
   onHeard: (sealed: Uint8Array) => void;
+  onDocs: (seq: number, docs: Array<[oid: string, bytes: number]>) => void;
+}
+
+/**
+ * How far a first join has come (joinNewestFirst). `recent`: the root and the current weeks are
+ * arriving; `older`: those are in (Today is right) and older months arrive, newest first; `done`.
+ * The bytes are the relay's stored bytes of the documents applied so far and of all of them.
+ */
+export interface JoinProgress {
+  phase: 'recent' | 'older' | 'done';
+  appliedBytes: number;
+  totalBytes: number;
+}
+
+interface Waiter<T> {
+  resolve: (value: T) => void;
+  reject: (err: Error) => void;
 }
 
 interface Cached {
@@ -213,6 +239,14 @@ export class SyncEngine {
   private sliceRecords = 16;
   /** A drain gave the chain up to a pull: it goes on once that is applied. */
   private drainAfter = false;
+  /** A first join is fetching the history newest first: no pull of everything meanwhile. */
+  private joining = false;
+  private triedNewestFirst = false;
+  /** The answer awaited to a pull of some documents (a join's), and to an index. */
+  private targeted: (Waiter<Incoming[]> & { chunks: Incoming[] }) | null = null;
+  private docsWaiter: Waiter<{ seq: number; docs: Array<[string, number]> }> | null = null;
+  /** A first join's progress (null before one). */
+  joinProgress: JoinProgress | null = null;
 
   constructor(
     private readonly app: AppContext,
@@ -222,8 +256,14 @@ export class SyncEngine {
   ) {
     this.rootOid = keys.oid(ROOT_NAME);
     this.connection = options.connection?.({
-      onChunk: (seq, oid, kind, sealed) => this.incoming.push({ seq, oid, kind, sealed }),
+      onChunk: (seq, oid, kind, sealed) => (this.targeted?.chunks ?? this.incoming).push({ seq, oid, kind, sealed }),
       onEnd: (seq) => {
+        const targeted = this.targeted;
+        if (targeted) {
+          this.targeted = null;
+          targeted.resolve(targeted.chunks);
+          return;
+        }
         this.pulling = false;
         // A pull that began before an apply failed brings chunks after ones that were not applied.
         if (this.pullGeneration !== this.generation) {
@@ -253,9 +293,20 @@ export class SyncEngine {
         options.onStatus?.();
       },
       onHeard: (sealed) => void this.heard(sealed),
+      onDocs: (seq, docs) => {
+        const waiter = this.docsWaiter;
+        this.docsWaiter = null;
+        waiter?.resolve({ seq, docs });
+      },
     });
     this.connection?.onStatus(() => {
-      if (!this.connection?.connected) this.pulling = false;
+      if (!this.connection?.connected) {
+        this.pulling = false;
+        const why = new Error('the connection to the relay closed');
+        this.targeted?.reject(why);
+        this.docsWaiter?.reject(why);
+        this.targeted = this.docsWaiter = null;
+      }
       options.onStatus?.();
     });
   }
@@ -411,8 +462,22 @@ export class SyncEngine {
    */
   async catchUp(timeoutMs: number, options: { quiet: boolean }): Promise<boolean> {
     this.quiet = options.quiet;
+    // A first join takes the history newest first; the pull below then brings what came after.
+    const newestFirst = options.quiet && this.connected && !this.triedNewestFirst && this.cursor() === 0;
+    this.joining = newestFirst;
     this.following = true;
     try {
+      if (newestFirst) {
+        this.triedNewestFirst = true;
+        await this.exclusive(() => this.joinNewestFirst())
+          .catch((err: unknown) => {
+            // A relay from before the index, or a connection lost: the whole pull below (after the
+            // cursor, which moved only if all of it arrived) brings what is missing.
+            debug?.(`newest first: ${String(err)}`);
+            this.app.log.warn('sync: fetching the history newest first failed; fetching the rest whole', { error: String(err) });
+          })
+          .finally(() => (this.joining = false));
+      }
       const done = new Promise<boolean>((resolve) => {
         this.caughtUp.push(() => resolve(true));
         setTimeout(() => resolve(false), timeoutMs).unref();
@@ -860,7 +925,7 @@ export class SyncEngine {
 
   private pullSoon(): void {
     const conn = this.connection;
-    if (!conn?.connected || this.pulling || this.closed || !this.following) return;
+    if (!conn?.connected || this.pulling || this.joining || this.closed || !this.following) return;
     // After what is fetched already: a pull still being applied has those chunks.
     const after = Math.max(this.cursor(), this.fetchedTo);
     if (this.relaySeq <= after && this.caughtUp.length === 0) return;
@@ -939,11 +1004,7 @@ export class SyncEngine {
     const { opened, order, ownBytes } = await this.openPull(batch.chunks);
     for (const [k, oid] of order.entries()) {
       if (this.closed) return;
-      await this.applyDoc(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
-      // Between two documents the service answers requests, and local writes made meanwhile go
-      // out without waiting for the rest of a long catch-up.
-      await new Promise((r) => setImmediate(r));
-      if (countOutbox(db) > 0 && !this.app.writes.closed) await this.drainLocked();
+      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
       for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
         endSeq = Math.max(endSeq, live.endSeq);
         const more = await this.openPull(live.chunks);
@@ -958,10 +1019,7 @@ export class SyncEngine {
       }
     }
     if (this.closed) return;
-    if (this.quietChanges) {
-      this.quietChanges = false;
-      this.app.bus.write((emit) => notifyDataChanged(this.app, emit));
-    }
+    this.tellQuietChanges();
     relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq)));
     for (const s of this.ownSeqs) if (s <= endSeq) this.ownSeqs.delete(s);
     this.snapshotRefused.clear();
@@ -974,6 +1032,124 @@ export class SyncEngine {
     this.pullSoon();
     this.pushSoon();
     this.compactSoon();
+  }
+
+  /**
+   * Applies one document of a pull. Then, between two documents, the service answers requests,
+   * and local writes made meanwhile go out without waiting for the rest of a long catch-up.
+   */
+  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
+    await this.applyDoc(oid, chunks, ownBytes);
+    await new Promise((r) => setImmediate(r));
+    if (countOutbox(this.app.db) > 0 && !this.app.writes.closed) await this.drainLocked();
+  }
+
+  /** A quiet projection (a join) changed records: the derived data is told once, now. */
+  private tellQuietChanges(): void {
+    if (!this.quietChanges) return;
+    this.quietChanges = false;
+    this.app.bus.write((emit) => notifyDataChanged(this.app, emit));
+  }
+
+  // ---- A first join: newest first -------------------------------------------------------------
+
+  /**
+   * Takes a history this device does not have yet newest first, so that Today is right long before
+   * ten years have arrived. The relay cannot order anything (its ids are opaque), but the device can
+   * name them: a document's id is derived from its name (crypto.ts), and shard names are the
+   * creating device and a month or year (documents.ts). So: the relay lists the documents it holds
+   * (`index`); the root comes first (the settings, and the devices the shards are named after);
+   * then the device derives the ids of every device's shards month by month back from now, and
+   * fetches (`pull` of listed documents) the current weeks with the foods and saved meals, then
+   * older months newest first, JOIN_BATCH_BYTES at a time, then what it could not name (a newer
+   * version's documents). Each batch is applied and projected before the next is asked for, with
+   * the service answering between two documents. The cursor moves to the index's seq at the end:
+   * everything stored up to it has arrived; what came later comes with the next pull.
+   */
+  private async joinNewestFirst(): Promise<void> {
+    const conn = this.connection;
+    if (!conn?.connected) throw new Error('not connected');
+    const index = await new Promise<{ seq: number; docs: Array<[string, number]> }>((resolve, reject) => {
+      this.docsWaiter = { resolve, reject };
+      conn.index();
+    });
+    const rootOid = await this.rootOid;
+    const sizes = new Map(index.docs);
+    // The device that set sync up has not sent the root yet: the pull of everything waits for it.
+    if (!sizes.has(rootOid)) throw new Error('the history has no root document on the relay yet');
+    const progress: JoinProgress = { phase: 'recent', appliedBytes: 0, totalBytes: [...sizes.values()].reduce((a, b) => a + b, 0) };
+    this.joinProgress = progress;
+    const fetchAndApply = async (oids: string[]) => {
+      if (oids.length === 0) return;
+      const chunks = await new Promise<Incoming[]>((resolve, reject) => {
+        this.targeted = { resolve, reject, chunks: [] };
+        conn.pull(0, oids);
+      });
+      const { opened, order, ownBytes } = await this.openPull(chunks);
+      for (const oid of order) {
+        if (this.closed) throw new Error('sync stopped');
+        await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
+      }
+      for (const oid of oids) progress.appliedBytes += sizes.get(oid) ?? 0;
+      this.tellQuietChanges();
+      debug?.(`newest first: ${oids.length} documents, ${progress.appliedBytes}/${progress.totalBytes} B`);
+      this.options.onStatus?.();
+    };
+    await fetchAndApply([rootOid]);
+    const [recent, ...older] = await this.joinPlan(sizes, rootOid);
+    await fetchAndApply(recent!);
+    progress.phase = 'older';
+    for (const batch of older) await fetchAndApply(batch);
+    const db = this.app.db;
+    relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), index.seq)));
+    this.relaySeq = Math.max(this.relaySeq, index.seq);
+    progress.phase = 'done';
+  }
+
+  /**
+   * The batches of a join after the root: [the current weeks, then older ones newest first, then
+   * the documents it cannot name]. Names are tried month by month back from next month (a meal
+   * dated ahead), for every device the root lists, until every listed document is named.
+   */
+  private async joinPlan(sizes: Map<string, number>, rootOid: string): Promise<string[][]> {
+    const devices = Object.keys(this.root?.devices ?? {});
+    const unnamed = new Set([...sizes.keys()].filter((oid) => oid !== rootOid));
+    const named: Array<{ oid: string; age: number }> = [];
+    const look = async (key: string, age: number) => {
+      for (const device of devices) {
+        const oid = await this.keys.oid(shardName(key, device));
+        if (unnamed.delete(oid)) named.push({ oid, age });
+      }
+    };
+    await look('foods', 0);
+    await look('saved_meals', 0);
+    const now = new Date(this.app.clock.now());
+    // Months counted back from next month (age 0); sleep is kept per year, named at its year's latest month visited.
+    for (let age = 0, y = now.getUTCFullYear(), m = now.getUTCMonth() + 1; unnamed.size > 0 && y >= JOIN_FIRST_YEAR; age++) {
+      if (age === 0 && ++m > 12) [y, m] = [y + 1, 1];
+      if (age === 0 || m === 12) await look(`sleep/${y}`, age);
+      await look(`meals/${y}-${String(m).padStart(2, '0')}`, age);
+      if (--m < 1) [y, m] = [y - 1, 12];
+    }
+    // Next, this and last month (a week may start in it), and this year's sleep.
+    const RECENT_AGE = 2;
+    const recent = named.filter((d) => d.age <= RECENT_AGE).map((d) => d.oid);
+    const batches: string[][] = [recent];
+    let batch: string[] = [];
+    let bytes = 0;
+    const add = (oid: string) => {
+      batch.push(oid);
+      bytes += sizes.get(oid) ?? 0;
+      if (bytes >= JOIN_BATCH_BYTES || batch.length >= MAX_PULL_OIDS) {
+        batches.push(batch);
+        batch = [];
+        bytes = 0;
+      }
+    };
+    for (const d of named.filter((d) => d.age > RECENT_AGE).sort((a, b) => a.age - b.age)) add(d.oid);
+    for (const oid of unnamed) add(oid);
+    if (batch.length > 0) batches.push(batch);
+    return batches;
   }
 
   private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
@@ -1062,7 +1238,7 @@ export class SyncEngine {
    * `whole`: the document's bytes, when it is new here and every chunk loaded.
    */
   private merge(oid: string, have: A.Doc<unknown> | undefined, row: DocRow | undefined, accepted: Array<{ ch: Incoming; body: Uint8Array }>): { doc: A.Doc<unknown>; applied: typeof accepted; whole?: Uint8Array } {
-    const all = accepted.length === 1 ? accepted[0]!.body : Buffer.concat(accepted.map((a) => a.body));
+    const all = accepted.length === 1 ? accepted[0]!.body : concatBytes(accepted.map((a) => a.body));
     try {
       if (!have) return { doc: A.load(all), applied: accepted, whole: all };
       return { doc: accepted.length === 0 ? have : A.loadIncremental(have, all), applied: accepted };
@@ -1315,6 +1491,17 @@ function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: 
     }
   }
   return changed ? 'changed' : 'unchanged';
+}
+
+/** Byte arrays end to end (Node's Buffer.concat does not exist in the phone's worker). */
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** A field's value as a record in a document holds it (strings as immutable strings: see documents.ts). */

@@ -8,7 +8,7 @@ import { currentSettings } from '../settings.js';
 import { isoUtc } from '../time/tz.js';
 import { base32, deriveKeys, fromBase32, newHistorySecret, SECRET_BYTES, type HistoryKeys } from './crypto.js';
 import { ROOT_NAME, type RootDoc } from './documents.js';
-import type { EngineOptions, SyncEngine } from './engine.js';
+import type { EngineOptions, JoinProgress, SyncEngine } from './engine.js';
 import { recordLabel } from './labels.js';
 import type { SyncStatus } from './schemas.js';
 
@@ -84,6 +84,8 @@ export interface SyncSubsystem extends Subsystem {
   becomeWebhookHost(): Promise<SyncStatus>;
   /** The running engine (tests, benches); undefined while sync is off. */
   engine(): SyncEngine | undefined;
+  /** How far the join under way has come (newest weeks first; the phone shows it beside Today); null when none runs. */
+  joinProgress(): JoinProgress | null;
 }
 
 export interface SyncOptions {
@@ -97,6 +99,8 @@ export interface SyncOptions {
 
 export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem {
   let engine: SyncEngine | undefined;
+  /** The engine of a join under way (it becomes `engine` once the history is in). */
+  let joining: SyncEngine | undefined;
   let starting: Promise<void> | undefined;
   let busy = false;
   let lastRole = true;
@@ -391,6 +395,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
     },
     status,
     engine: () => engine,
+    joinProgress: () => joining?.joinProgress ?? null,
     setup: (input) =>
       exclusive(async () => {
         mustBeOff();
@@ -431,15 +436,20 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
         // The device that set sync up may still be sending the history's first document: it is
         // waited for (it arrives within moments of the set-up).
         const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
-        for (;;) {
-          const whole = await e.catchUp(Math.max(1, deadline - Date.now()), { quiet: true });
-          if (whole && (await e.openRoot())) break;
-          if (Date.now() > deadline || !e.connected) {
-            await e.close();
-            clearSyncState(app.db);
-            throw new UpstreamError('relay_unreachable', `${e.lastError ?? 'The relay did not send the history in time.'} Nothing was kept; try again.`);
+        joining = e;
+        try {
+          for (;;) {
+            const whole = await e.catchUp(Math.max(1, deadline - Date.now()), { quiet: true });
+            if (whole && (await e.openRoot())) break;
+            if (Date.now() > deadline || !e.connected) {
+              await e.close();
+              clearSyncState(app.db);
+              throw new UpstreamError('relay_unreachable', `${e.lastError ?? 'The relay did not send the history in time.'} Nothing was kept; try again.`);
+            }
+            await new Promise((r) => setTimeout(r, 200));
           }
-          await new Promise((r) => setTimeout(r, 200));
+        } finally {
+          joining = undefined;
         }
         await e.announceDevice(app.clock.now());
         await e.adoptLocalRecords();

@@ -8,14 +8,20 @@
  *                                               presented the relay's token, else the space must exist
  *   push     {rid, oid, kind, covers?} + body   a chunk (kind change) or a snapshot covering every
  *                                               chunk of oid up to relay seq `covers`
- *   pull     {after}                            everything stored after cursor `after`
+ *   pull     {after, oids?}                     everything stored after cursor `after` (only the
+ *                                               documents listed in `oids`, when given: a join
+ *                                               fetches the newest documents first)
+ *   index    {}                                 the documents the space holds, with their sizes
  *   say      {} + body                          a sealed presence note, passed on to the space's
  *                                               other connections and never stored
  * relay → device
  *   welcome  {seq}                              the space's latest seq
  *   ack      {rid, seq}                         after the chunk is committed (durable)
  *   chunk    {seq, oid, kind} + body            an answer to pull
- *   end      {seq}                              the pull is complete up to seq (the new cursor)
+ *   end      {seq}                              the pull is complete up to seq (the new cursor,
+ *                                               for a pull of every document)
+ *   docs     {seq, docs: [[oid, bytes]]}        the answer to index: every document with live
+ *                                               chunks and their stored bytes, as of seq
  *   notify   {seq}                              another connection stored a chunk
  *   heard    {} + body                          another connection's `say`
  *   error    {code, message, rid?}              a refused frame (with rid: that push only)
@@ -26,7 +32,8 @@ export const PROTOCOL_VERSION = 2;
 export type ClientMessage =
   | { t: 'hello'; v: number; sid: string; auth: string }
   | { t: 'push'; rid: number; oid: string; kind: 'change' | 'snapshot'; covers?: number }
-  | { t: 'pull'; after: number }
+  | { t: 'pull'; after: number; oids?: string[] }
+  | { t: 'index' }
   | { t: 'say' };
 
 export type RelayMessage =
@@ -34,6 +41,7 @@ export type RelayMessage =
   | { t: 'ack'; rid: number; seq: number }
   | { t: 'chunk'; seq: number; oid: string; kind: 'change' | 'snapshot' }
   | { t: 'end'; seq: number }
+  | { t: 'docs'; seq: number; docs: Array<[oid: string, bytes: number]> }
   | { t: 'notify'; seq: number }
   | { t: 'heard' }
   | { t: 'error'; code: string; message: string; rid?: number };
@@ -62,6 +70,9 @@ export function decodeFrame<H>(data: Uint8Array): Frame<H> {
   const body = data.length > 4 + length ? data.subarray(4 + length) : null;
   return { header: header as H, body };
 }
+
+/** The most documents one pull may list (a join asks for a few dozen at a time). */
+export const MAX_PULL_OIDS = 1000;
 
 /** Opaque ids on the relay: 26 base32 characters in lower case. */
 export const OPAQUE_ID = /^[a-z2-7]{26}$/;

@@ -127,6 +127,8 @@ export interface RelayConnectionOptions extends RelayClientOptions {
   onChunk: (seq: number, oid: string, kind: 'change' | 'snapshot', sealed: Uint8Array) => void;
   /** A pull's answer is complete up to seq. */
   onEnd: (seq: number) => void;
+  /** The answer to index(): every document the space holds, with its stored bytes, as of seq. */
+  onDocs?: (seq: number, docs: Array<[oid: string, bytes: number]>) => void;
   /** The relay stored something new (another device's push), or the connection (re)opened. */
   onNotify: (seq: number) => void;
   /** Another device's sealed presence note. */
@@ -204,8 +206,14 @@ export class RelayConnection {
     });
   }
 
-  pull(after: number): void {
-    this.send({ t: 'pull', after });
+  /** Asks for every chunk after `after`, or only those of the documents `oids`. */
+  pull(after: number, oids?: string[]): void {
+    this.send(oids ? { t: 'pull', after, oids } : { t: 'pull', after });
+  }
+
+  /** Asks which documents the space holds (answered through onDocs). */
+  index(): void {
+    this.send({ t: 'index' });
   }
 
   say(sealed: Uint8Array): void {
@@ -288,6 +296,10 @@ export class RelayConnection {
         return;
       case 'end':
         this.options.onEnd(m.seq);
+        return;
+      case 'docs':
+        if (!Number.isSafeInteger(m.seq) || !Array.isArray(m.docs)) throw new Error('a malformed list of documents');
+        this.options.onDocs?.(m.seq, m.docs);
         return;
       case 'notify':
         this.options.onNotify(m.seq);

@@ -24,6 +24,15 @@ export interface StoredChunk {
   bytes: Buffer;
 }
 
+interface StoredRow {
+  seq: number;
+  oid: string;
+  kind: number;
+  bytes: Buffer;
+}
+
+const toStored = (r: StoredRow): StoredChunk => ({ seq: r.seq, oid: r.oid, kind: r.kind === KIND.snapshot ? 'snapshot' : 'change', bytes: r.bytes });
+
 export class RelayStore {
   private readonly db: Database.Database;
   private readonly stmts;
@@ -69,6 +78,8 @@ export class RelayStore {
       latestSnapshotCovers: this.db.prepare('SELECT MAX(covers) FROM chunks WHERE sid = ? AND oid = ? AND kind = 2 AND covered_by IS NULL').pluck(),
       cover: this.db.prepare('UPDATE chunks SET covered_by = ?, covered_ms = ? WHERE sid = ? AND oid = ? AND seq < ? AND covered_by IS NULL AND (kind = 2 OR seq <= ?)'),
       page: this.db.prepare('SELECT seq, oid, kind, bytes FROM chunks WHERE sid = ? AND seq > ? AND covered_by IS NULL ORDER BY seq LIMIT ?'),
+      pageOf: this.db.prepare('SELECT seq, oid, kind, bytes FROM chunks WHERE sid = ? AND seq > ? AND covered_by IS NULL AND oid IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?'),
+      docs: this.db.prepare('SELECT oid, SUM(LENGTH(bytes)) AS bytes FROM chunks WHERE sid = ? AND covered_by IS NULL GROUP BY oid'),
       purge: this.db.prepare('DELETE FROM chunks WHERE covered_ms IS NOT NULL AND covered_ms < ?'),
       stats: this.db.prepare('SELECT COUNT(*) AS chunks, COALESCE(SUM(LENGTH(bytes)), 0) AS bytes FROM chunks WHERE sid = ?'),
     };
@@ -108,12 +119,17 @@ export class RelayStore {
 
   /** Up to `limit` live chunks of a space after `after`, in order (covered ones are in a snapshot that is among them). */
   page(sid: string, after: number, limit: number): StoredChunk[] {
-    return (this.stmts.page.all(sid, after, limit) as Array<{ seq: number; oid: string; kind: number; bytes: Buffer }>).map((r) => ({
-      seq: r.seq,
-      oid: r.oid,
-      kind: r.kind === KIND.snapshot ? 'snapshot' : 'change',
-      bytes: r.bytes,
-    }));
+    return (this.stmts.page.all(sid, after, limit) as StoredRow[]).map(toStored);
+  }
+
+  /** Like page(), but only the chunks of the documents `oids` (a join fetching the newest documents first). */
+  pageOf(sid: string, oids: readonly string[], after: number, limit: number): StoredChunk[] {
+    return (this.stmts.pageOf.all(sid, after, JSON.stringify(oids), limit) as StoredRow[]).map(toStored);
+  }
+
+  /** Every document of a space that has live chunks, with their stored bytes (opaque ids and sizes: what the relay knows anyway). */
+  docs(sid: string): Array<[string, number]> {
+    return (this.stmts.docs.all(sid) as Array<{ oid: string; bytes: number }>).map((r) => [r.oid, r.bytes]);
   }
 
   /** Deletes chunks covered before `beforeMs`; gives the freed pages back to the file system. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
-import { AUTH_PROOF, decodeFrame, encodeFrame, OPAQUE_ID, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
+import { AUTH_PROOF, decodeFrame, encodeFrame, MAX_PULL_OIDS, OPAQUE_ID, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
 import { PhoneAppFiles } from './relay-app.js';
 import { RelayStore, RELAY_DB_FILE } from './relay-store.js';
 
@@ -401,7 +401,14 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       }
       case 'pull': {
         if (!Number.isSafeInteger(m.after) || m.after < 0) throw new Error('a malformed pull');
-        c.pulling = c.pulling.then(() => pull(c, sid, m.after)).catch((err: unknown) => log(`a pull failed: ${(err as Error)?.message ?? String(err)}`));
+        const oids = m.oids;
+        if (oids !== undefined && (!Array.isArray(oids) || oids.length > MAX_PULL_OIDS || !oids.every((o) => typeof o === 'string' && OPAQUE_ID.test(o)))) throw new Error('a malformed pull');
+        c.pulling = c.pulling.then(() => pull(c, sid, m.after, oids)).catch((err: unknown) => log(`a pull failed: ${(err as Error)?.message ?? String(err)}`));
+        return;
+      }
+      case 'index': {
+        // After the pulls asked before it, like every answer on this connection.
+        c.pulling = c.pulling.then(() => send(c, { t: 'docs', seq: store.latestSeq(), docs: store.docs(sid) })).catch((err: unknown) => log(`an index failed: ${(err as Error)?.message ?? String(err)}`));
         return;
       }
       case 'say': {
@@ -443,14 +450,14 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
     send(c, { t: 'welcome', seq: store.latestSeq() });
   }
 
-  /** Streams every live chunk after `after`, a page at a time, pausing while the socket is full. */
-  async function pull(c: Connection, sid: string, after: number): Promise<void> {
+  /** Streams every live chunk after `after` (of the documents `oids` only, when given), a page at a time, pausing while the socket is full. */
+  async function pull(c: Connection, sid: string, after: number, oids?: readonly string[]): Promise<void> {
     // Everything up to here is in this answer: chunks stored while it streams come with their notify.
     const end = store.latestSeq();
     let cursor = after;
     for (;;) {
       if (c.ws.readyState !== c.ws.OPEN) return;
-      const page = store.page(sid, cursor, PULL_PAGE).filter((ch) => ch.seq <= end);
+      const page = (oids ? store.pageOf(sid, oids, cursor, PULL_PAGE) : store.page(sid, cursor, PULL_PAGE)).filter((ch) => ch.seq <= end);
       for (const ch of page) send(c, { t: 'chunk', seq: ch.seq, oid: ch.oid, kind: ch.kind }, ch.bytes);
       if (page.length < PULL_PAGE) break;
       cursor = page[page.length - 1]!.seq;

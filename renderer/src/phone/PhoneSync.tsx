@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent } from 'react';
 import { flushSync } from 'react-dom';
 import { errorMessage } from '../api/client';
 import { getSync, joinSync } from '../api/sync';
@@ -13,7 +13,9 @@ import { SyncCardHead, underPairingCode } from '../screens/integrations/SyncCard
 import { erased } from './erased';
 import { QrScanner } from './QrScanner';
 import { forgetServiceWorker } from './sw-register';
+import type { ControlResults } from './protocol';
 import type { CoreWorker } from './transport';
+import './sw-prompt.css';
 
 /**
  * How often the card asks again while sync is on: the changes not yet synced and the last sync move
@@ -22,6 +24,72 @@ import type { CoreWorker } from './transport';
 const POLL_MS = 5000;
 /** How often the meals that arrived so far are counted while a join downloads the history. */
 const PROGRESS_MS = 700;
+
+/** The note beside the app while a join brings older months (shaped like the update prompt, sw-register.ts). */
+const NOTE_ID = 'sync-join-note';
+
+type Progress = ControlResults['progress'];
+
+/**
+ * The join under way, watched from the page rather than the card: once the current weeks are in,
+ * the app shows Today, and the join goes on while the person uses it.
+ */
+const joinWatch = {
+  progress: null as Progress | null,
+  listeners: new Set<() => void>(),
+  set(progress: Progress | null) {
+    this.progress = progress;
+    for (const l of this.listeners) l();
+    showJoinNote(progress);
+  },
+  subscribe(listener: () => void) {
+    joinWatch.listeners.add(listener);
+    return () => void joinWatch.listeners.delete(listener);
+  },
+};
+
+/** Asks the worker how far the join has come until `request` settles. */
+function watchJoin(core: Pick<CoreWorker, 'control'>, request: Promise<unknown>): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const tick = async () => {
+    const p = await core.control('progress').catch(() => null);
+    if (stopped) return;
+    if (p) joinWatch.set(p);
+    timer = setTimeout(() => void tick(), PROGRESS_MS);
+  };
+  void tick();
+  void request
+    .catch(() => undefined)
+    .finally(() => {
+      stopped = true;
+      clearTimeout(timer);
+      joinWatch.set(null);
+    });
+}
+
+const percentOf = (j: NonNullable<Progress['join']>): number => (j.totalBytes > 0 ? Math.min(99, Math.floor((100 * j.appliedBytes) / j.totalBytes)) : 0);
+
+/** "Syncing older history… N%": first in the page (above Today) from the current weeks' arrival to the join's end. */
+function showJoinNote(progress: Progress | null): void {
+  const join = progress?.join;
+  let note = document.getElementById(NOTE_ID);
+  if (!join || join.phase === 'recent') {
+    note?.remove();
+    return;
+  }
+  if (!note) {
+    note = document.createElement('aside');
+    note.id = NOTE_ID;
+    note.className = 'update-prompt';
+    note.setAttribute('aria-label', 'Sync');
+    const text = document.createElement('p');
+    text.setAttribute('role', 'status');
+    note.append(text);
+    document.body.prepend(note);
+  }
+  note.firstElementChild!.textContent = `Syncing older history… ${percentOf(join)}%`;
+}
 
 /** PHONE-PEER.md §D: without a secure context there is no WebCrypto, OPFS or service worker. */
 export const NOT_SECURE =
@@ -114,7 +182,8 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
   const app = useApp();
   const ids = useId();
   const [join, setJoin] = useState({ pairing_code: initialCode, name: '' });
-  const [meals, setMeals] = useState<number | null>(null);
+  const progress = useSyncExternalStore(joinWatch.subscribe, () => joinWatch.progress);
+  const meals = progress?.meals ?? null;
   const [scanning, setScanning] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
   const form = useApiForm((p) => p in join);
@@ -128,31 +197,20 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
     formRef.current?.requestSubmit();
   }
 
-  // While the join downloads the history, count what has arrived.
+  // The current weeks are in: Today is right, so the app shows it while older months arrive.
+  const recentIn = progress?.join?.phase === 'older';
   useEffect(() => {
-    if (!form.busy) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let stopped = false;
-    const tick = async () => {
-      const p = await core.control('progress').catch(() => null);
-      if (stopped) return;
-      if (p) setMeals(p.meals);
-      timer = setTimeout(() => void tick(), PROGRESS_MS);
-    };
-    void tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-      setMeals(null);
-    };
-  }, [form.busy, core]);
+    if (recentIn) location.hash = '#/today';
+  }, [recentIn]);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     await form.send(async () => {
       const name = join.name.trim();
       try {
-        const s = await joinSync({ pairing_code: join.pairing_code.trim(), ...(name ? { name } : {}) });
+        const request = joinSync({ pairing_code: join.pairing_code.trim(), ...(name ? { name } : {}) });
+        watchJoin(core, request);
+        const s = await request;
         app.toast('Joined: this phone now has your history and keeps it in sync.');
         onJoined(s);
       } catch (err) {

@@ -156,7 +156,7 @@ async function open(): Promise<Core> {
   scope.postMessage({ type: 'ready', created, schemaVersion: schemaVersion(db), sqliteVersion: sqlite3.version.libVersion, wasmMs, vfsMs, openMs, coreMs });
   let erased = false;
   const controls: { [C in CoreControl]: () => Promise<ControlResults[C]> } = {
-    progress: () => Promise.resolve({ meals: countMeals(app.db) }),
+    progress: () => Promise.resolve({ meals: countMeals(app.db), join: sync.joinProgress() }),
     async forget() {
       // Told to the relay as `chyme sync leave` does (the other devices list this phone as gone);
       // an unreachable relay does not keep the phone from forgetting.

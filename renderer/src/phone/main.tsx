@@ -10,7 +10,7 @@
 import { setTransport, type Transport } from '../api/client';
 import { setEventFeed } from '../api/events';
 import { startApp } from '../boot';
-import type { CoreReady } from './protocol';
+import type { ControlResults, CoreReady } from './protocol';
 import { pairingCodeFromFragment } from './pairing-link';
 import { NOT_SECURE, PhoneSync } from './PhoneSync';
 import { registerServiceWorker } from './sw-register';
@@ -28,6 +28,8 @@ interface ChymeStorage {
   state: State;
   ready: CoreReady | null;
   request(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; body: unknown; etag: string | null }>;
+  /** The worker's meal count and join progress (bench/phone.ts); null before the worker starts. */
+  progress: (() => Promise<ControlResults['progress']>) | null;
 }
 
 const status = document.getElementById('status')!;
@@ -36,6 +38,7 @@ let transport: Transport | null = null;
 const storage: ChymeStorage = {
   state: 'waiting',
   ready: null,
+  progress: null,
   async request(method, path, body, query = {}) {
     if (!transport) throw new Error(`The database is not open here (${storage.state}).`);
     const res = await transport({ method, path, query, headers: {}, body: body === undefined ? undefined : JSON.stringify(body), signal: undefined });
@@ -77,6 +80,7 @@ function start(): void {
   const core = connectWorker(worker);
   const pairingCode = takePairingCode();
   transport = core.transport;
+  storage.progress = () => core.control('progress');
   core.ready.then(
     (ready) => {
       storage.ready = ready;

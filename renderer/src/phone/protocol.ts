@@ -8,16 +8,23 @@ import type { ServiceEvent } from '../api/types.js';
 export type CoreRequest = { id: number; request: LocalRequest } | { id: number; control: CoreControl };
 
 /**
- * What the page asks the worker besides `/v1`: `progress`, how many meals the database holds (the
- * sync card counts them while a join downloads the history); `forget`, leave sync (the relay is
+ * What the page asks the worker besides `/v1`: `progress`, how many meals the database holds and how far
+ * the join under way has come (the sync card and the note beside Today show them); `forget`, leave sync (the relay is
  * told, as `chyme sync leave` does) and erase the phone's storage: the worker closes the database
  * and removes its OPFS pool (and whatever else the origin's private file system holds), and
  * answers nothing after that.
  */
 export type CoreControl = 'progress' | 'forget';
 
+/** A join's progress (server/sync/engine.ts JoinProgress): `older` once the current weeks are in. */
+export interface JoinProgressView {
+  phase: 'recent' | 'older' | 'done';
+  appliedBytes: number;
+  totalBytes: number;
+}
+
 export interface ControlResults {
-  progress: { meals: number };
+  progress: { meals: number; join: JoinProgressView | null };
   forget: { erased: true; leftRelay: boolean };
 }
 

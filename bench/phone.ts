@@ -1,0 +1,372 @@
+/**
+ * The phone in `npm run bench` (issue 29): a phone's first sync of a ten-year history, and logging
+ * a meal on it, each against a desktop measured in the same run. Real parts only: a `chyme relay`
+ * (which serves the phone app at /app/), a desktop `chyme serve` holding the history (seeded into
+ * its file as bench/sync.ts seeds it, then `chyme sync init`, then three meals logged today through
+ * its API), and Debian's Chromium in phone emulation (390×844, touch) with CDP
+ * `Emulation.setCPUThrottlingRate {rate: 4}` as a mid-range phone.
+ *
+ * 1. The phone joins (the pairing code typed into its Sync card). Timed from pressing Join:
+ *    - Today usable: the app shows Today (it goes there once the current weeks are in) with
+ *      today's three meals;
+ *    - everything: the join's request has answered, and the phone holds every meal.
+ *    Memory, sampled every 500 ms until a minute after the join ("after" is the last sample):
+ *    - the JS heaps of the page (CDP `Performance.getMetrics` JSHeapUsedSize) and of the database
+ *      worker (CDP `Runtime.getHeapUsage` on the worker's target: usedSize, and backingStorageSize,
+ *      the ArrayBuffer backing stores, where the WebAssembly memories of SQLite and Automerge live),
+ *    - the resident memory of Chromium's renderer processes (everything the page costs, Blink and
+ *      the compiled code included: an upper bound).
+ *    Targets: Today within 15 s, everything within 60 s, memory (JS heaps + WebAssembly) 200 MB at
+ *    peak and 120 MB after.
+ *    Baseline: a fresh desktop `chyme serve` joins the same history through `POST /v1/sync/join`;
+ *    Today usable when `GET /v1/nutrition/meals` for today answers the three meals (polled every
+ *    50 ms); its resident memory at peak and after.
+ * 2. Logging a meal, PHONE_LOG_RUNS (default 20) times: on the Log meal screen, description and
+ *    calories typed, then Log meal pressed; timed in the page from the press to the app's
+ *    "Logged …" note, then (separately) the Today link to the meal's row. Target: 100 ms. The
+ *    baseline is the desktop renderer of the joined desktop, at the same size, unthrottled.
+ *
+ * PHONE_MEALS (default 30,000) and PHONE_NIGHTS (default 3,650) set the history; PHONE_SMOKE=1
+ * makes it tiny. Figures go to bench/results/phone.md; nothing here is asserted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Browser, CDPSession, Page } from 'playwright-core';
+import { openDatabase } from '../server/db/connection.js';
+import { initSettings } from '../server/settings.js';
+import { launchBrowser, openApp, startServer } from '../test/e2e/harness.js';
+import { insertHistory, syncBenchHistory } from './seed.js';
+import { CLI, rssOf } from './serve.js';
+import { percentile } from './stats.js';
+
+const SMOKE = process.env.PHONE_SMOKE === '1';
+const MEALS = Number(process.env.PHONE_MEALS ?? (SMOKE ? 300 : 30_000));
+const NIGHTS = Number(process.env.PHONE_NIGHTS ?? (SMOKE ? 50 : 3_650));
+const LOG_RUNS = Number(process.env.PHONE_LOG_RUNS ?? (SMOKE ? 3 : 20));
+/** CDP's CPU throttling rate for the phone (4: a mid-range phone). */
+const THROTTLE = Number(process.env.PHONE_THROTTLE ?? 4);
+const TZ = 'UTC';
+const PHONE_SCREEN = { width: 390, height: 844 };
+const SAMPLE_MS = 500;
+const AFTER_MS = SMOKE ? 5_000 : 60_000;
+const MB = 1024 * 1024;
+
+const workDir = mkdtempSync(join(tmpdir(), 'chyme-bench-phone-'));
+const children: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const today = () => new Date().toISOString().slice(0, 10);
+
+async function until<T>(what: string, fn: () => Promise<T | false | undefined | null>, ms: number, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await sleep(everyMs);
+  }
+}
+
+/** `chyme relay` on a free port: its ws:// address and token. */
+async function startRelay(): Promise<{ url: string; token: string; pid: number }> {
+  const proc = spawn(process.execPath, [CLI, 'relay', '--host', '127.0.0.1', '--port', '0', '--data', join(workDir, 'relay')], { env: { ...process.env, CHYME_RELAY_TOKEN: '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(proc);
+  let out = '';
+  proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const [, url, token] = await until('the relay to start', async () => /^Chyme relay listening on (ws:\/\/\S+)\nToken: (\S+)$/m.exec(out), 30_000);
+  return { url: url!, token: token!, pid: proc.pid! };
+}
+
+function runCli(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    proc.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    proc.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    proc.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`chyme ${args.slice(0, 2).join(' ')} exited with ${code}:\n${out}\n${err}`))));
+  });
+}
+
+/** Resident memory of Chromium's renderer processes (MB): the page, its workers and its service worker run in them. */
+async function rendererRss(browserSession: CDPSession): Promise<number> {
+  const { processInfo } = (await browserSession.send('SystemInfo.getProcessInfo')) as { processInfo: Array<{ type: string; id: number }> };
+  let sum = 0;
+  for (const p of processInfo) {
+    if (p.type !== 'renderer') continue;
+    try {
+      sum += rssOf(p.id);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return sum;
+}
+
+/**
+ * The database worker's JS heap and ArrayBuffer backing stores (WebAssembly memories included),
+ * through the page's CDP session: auto-attach to its workers, then `Runtime.getHeapUsage` sent to
+ * the worker's target (the non-flat protocol, since Playwright keeps the flat sessions to itself).
+ */
+async function workerHeap(session: CDPSession): Promise<() => Promise<{ usedMb: number; backingMb: number } | null>> {
+  const targets = new Map<string, string>();
+  const waiting = new Map<number, (r: unknown) => void>();
+  let nextId = 1;
+  session.on('Target.attachedToTarget', (e: { sessionId: string; targetInfo: { type: string; url: string } }) => {
+    if (e.targetInfo.type === 'worker' && /core-worker/.test(e.targetInfo.url)) targets.set('core', e.sessionId);
+  });
+  session.on('Target.receivedMessageFromTarget', (e: { message: string }) => {
+    const m = JSON.parse(e.message) as { id?: number; result?: unknown };
+    if (m.id !== undefined) waiting.get(m.id)?.(m.result ?? null);
+  });
+  await session.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
+  return async () => {
+    const sessionId = targets.get('core');
+    if (!sessionId) return null;
+    const id = nextId++;
+    const answer = new Promise<unknown>((resolve) => {
+      waiting.set(id, resolve);
+      setTimeout(() => resolve(null), 5000);
+    });
+    await session.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method: 'Runtime.getHeapUsage' }) }).catch(() => undefined);
+    const r = (await answer) as { usedSize: number; backingStorageSize?: number } | null;
+    waiting.delete(id);
+    return r ? { usedMb: r.usedSize / MB, backingMb: (r.backingStorageSize ?? NaN) / MB } : null;
+  };
+}
+
+interface MemorySample {
+  atMs: number;
+  pageHeapMb: number;
+  workerHeapMb: number;
+  workerBackingMb: number;
+  rendererRssMb: number;
+}
+
+/** The page-side timing of one logged meal: the press of Log meal to the "Logged" note. */
+async function logMeal(page: Page, label: string): Promise<{ loggedMs: number; todayMs: number }> {
+  await page.getByRole('link', { name: 'Log meal' }).click();
+  const form = page.getByTestId('meal-form');
+  await form.getByLabel('Description', { exact: true }).fill(label);
+  await form.getByLabel('Calories (kcal)', { exact: true }).fill('30');
+  const button = form.getByRole('button', { name: 'Log meal', exact: true });
+  // A string, so the bundler's helpers stay out of the page.
+  await page.evaluate(`(() => {
+    window.__logged = new Promise((resolve) => {
+      let pressed = 0;
+      const button = [...document.querySelectorAll('[data-testid="meal-form"] button')].find((b) => b.textContent.trim() === 'Log meal');
+      button.addEventListener('click', () => (pressed = performance.now()), { capture: true, once: true });
+      setTimeout(() => resolve(NaN), 30000);
+      const seen = () => [...document.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Logged'));
+      new MutationObserver((_, obs) => { if (pressed && seen()) { obs.disconnect(); resolve(performance.now() - pressed); } }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
+  })()`);
+  await button.click();
+  const loggedMs = (await page.evaluate('window.__logged')) as number;
+  const t0 = performance.now();
+  await page.getByRole('link', { name: 'Today' }).click();
+  await page.getByTestId('meal-row').filter({ hasText: label }).waitFor({ timeout: 60_000 });
+  return { loggedMs, todayMs: performance.now() - t0 };
+}
+
+async function logMeals(page: Page, who: string): Promise<{ logged: number[]; today: number[] }> {
+  const logged: number[] = [];
+  const todayMs: number[] = [];
+  for (let i = 0; i < LOG_RUNS; i++) {
+    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`);
+    logged.push(r.loggedMs);
+    todayMs.push(r.todayMs);
+    // The toast goes before the next press (a stale one would end the next timing at once).
+    await page.getByTestId('toast').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+  }
+  return { logged, today: todayMs };
+}
+
+async function main(): Promise<string> {
+  const startedAt = new Date();
+  // The desktop that holds the history.
+  const deskDir = join(workDir, 'desk');
+  mkdirSync(deskDir);
+  const deskDb = join(deskDir, 'chyme.db');
+  const db = openDatabase(deskDb);
+  let seeded: { meals: number; sleeps: number };
+  try {
+    initSettings(db, Date.now(), TZ);
+    seeded = insertHistory(db, syncBenchHistory(MEALS, NIGHTS, TZ, Date.now()));
+  } finally {
+    db.close();
+  }
+  const relay = await startRelay();
+  const initOut = await runCli(['sync', 'init', '--relay', relay.url, '--token', relay.token, '--name', 'Desk', '--db', deskDb]);
+  const code = initOut.trim().split('\n').at(-1)!;
+  if (!code.startsWith('chyme-sync:')) throw new Error(`no pairing code from sync init:\n${initOut}`);
+  const desk = await startServer({ dir: deskDir, tz: TZ });
+  children.push(desk.proc);
+  // Three meals today, logged on the desktop: what Today must show.
+  const startOfToday = Date.parse(`${today()}T00:00:00Z`);
+  for (let i = 1; i <= 3; i++) {
+    const at = startOfToday + ((Date.now() - startOfToday) * i) / 4;
+    const r = await desk.api('POST', '/v1/nutrition/meals', { timestamp: new Date(at).toISOString(), meal_type: 'snack', description: `Today ${i}`, macros: { calories: 100 } });
+    if (r.status !== 201) throw new Error(`a meal today on the desktop: ${r.status}`);
+  }
+  let deskSync: unknown;
+  await until('the desktop to send today’s meals', async () => {
+    const r = await desk.api<{ pending_changes: number }>('GET', '/v1/sync');
+    deskSync = r.body;
+    return r.body.pending_changes === 0;
+  }, 120_000).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(deskSync)}\n${desk.output()}`);
+  });
+  const total = seeded.meals + 3;
+  console.log(`history: ${seeded.meals} meals, ${seeded.sleeps} nights, +3 today; relay ${relay.url}`);
+
+  // ---- The desktop baseline: a fresh `chyme serve` joins through its API. ----
+  const joiner = await startServer({ tz: TZ });
+  children.push(joiner.proc);
+  let deskPeak = 0;
+  const deskSampler = setInterval(() => (deskPeak = Math.max(deskPeak, rssOf(joiner.proc.pid!))), 100);
+  const d0 = performance.now();
+  const joined = joiner.api('POST', '/v1/sync/join', { pairing_code: code, name: 'Laptop' });
+  let deskTodayMs = NaN;
+  const deskToday = (async () => {
+    for (;;) {
+      const r = await joiner.api<{ data: unknown[] }>('GET', `/v1/nutrition/meals?start_date=${today()}&end_date=${today()}`);
+      if (r.status === 200 && r.body.data.length >= 3) return (deskTodayMs = performance.now() - d0);
+      await sleep(50);
+    }
+  })();
+  const jr = await joined;
+  const deskAllMs = performance.now() - d0;
+  if (jr.status !== 200) throw new Error(`the desktop join: ${jr.status} ${JSON.stringify(jr.body)}`);
+  await Promise.race([deskToday, sleep(5000)]);
+  clearInterval(deskSampler);
+  await sleep(AFTER_MS);
+  const deskAfter = rssOf(joiner.proc.pid!);
+  console.log(`desktop: Today ${deskTodayMs.toFixed(0)} ms, everything ${deskAllMs.toFixed(0)} ms, RSS peak ${deskPeak.toFixed(0)} MB, after ${deskAfter.toFixed(0)} MB`);
+
+  // ---- The phone. ----
+  const browser: Browser = await launchBrowser();
+  try {
+    const appUrl = relay.url.replace(/^ws/, 'http') + '/app/';
+    const context = await browser.newContext({ viewport: PHONE_SCREEN, deviceScaleFactor: 3, isMobile: true, hasTouch: true, timezoneId: TZ, locale: 'en-GB' });
+    const page = await context.newPage();
+    const session = await context.newCDPSession(page);
+    await session.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') console.log(`phone console ${m.type()}: ${m.text()}`);
+    });
+    await session.send('Performance.enable');
+    const browserSession = await browser.newBrowserCDPSession();
+    const worker = await workerHeap(session);
+    console.log('phone: opening the app');
+    await page.goto(`${appUrl}#/integrations`);
+    await until('the phone’s database to open', async () => (await page.evaluate(`window.chymeStorage && window.chymeStorage.state`)) === 'ready', 120_000, 100);
+    const card = page.locator('[data-testid="sync-card"][data-sync="off"]');
+    await card.waitFor({ timeout: 60_000 });
+    await card.getByLabel('Pairing code').fill(code);
+    await card.getByLabel('This phone’s name').fill('Phone');
+
+    const samples: MemorySample[] = [];
+    const p0 = performance.now();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const metrics = (await session.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> };
+        const heap = metrics.metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
+        const w = await worker();
+        samples.push({ atMs: performance.now() - p0, pageHeapMb: heap / MB, workerHeapMb: w?.usedMb ?? NaN, workerBackingMb: w?.backingMb ?? NaN, rendererRssMb: await rendererRss(browserSession) });
+        await sleep(SAMPLE_MS);
+      }
+    })();
+    await card.getByRole('button', { name: 'Join' }).click();
+    const t0 = performance.now();
+    console.log('phone: joining');
+    // Today usable: the phone answers Today's request with today's three meals (through the
+    // screens' own transport); and when the app went to Today by itself, the screen showing them.
+    const todayQuery = JSON.stringify({ start_date: today(), end_date: today() });
+    let told = 0;
+    await until('today’s meals on the phone', async () => {
+      const r = (await page.evaluate(`window.chymeStorage.request('GET', '/v1/nutrition/meals', undefined, ${todayQuery})`)) as { status: number; body: { data?: unknown[] } };
+      if (performance.now() - t0 > told + 10_000) {
+        told = performance.now() - t0;
+        console.log(`phone: ${(told / 1000).toFixed(0)} s: ${JSON.stringify(await page.evaluate('window.chymeStorage.progress()'))}; today: ${r.status} ${r.body.data?.length ?? JSON.stringify(r.body)}`);
+      }
+      return r.status === 200 && (r.body.data?.length ?? 0) >= 3;
+    }, 600_000, 100);
+    const phoneTodayMs = performance.now() - t0;
+    const shown = await until('the app to show Today, or the join to end', async () => {
+      if ((await page.evaluate('location.hash')) === '#/today' && (await page.getByTestId('meal-row').filter({ hasText: /Today \d/ }).count()) >= 3) return { ms: performance.now() - t0 };
+      return (await page.locator('[data-testid="sync-card"][data-sync="on"]').count()) > 0 ? { ms: NaN } : false;
+    }, 600_000, 100);
+    const noteSeen = (await page.locator('#sync-join-note').count()) > 0 ? (await page.locator('#sync-join-note').innerText()).trim() : '(none: the join ended first)';
+    // Everything: the join has answered (its note is gone) and every meal is on the phone.
+    await until('the phone to hold every meal', async () => {
+      const p = (await page.evaluate('window.chymeStorage.progress()')) as { meals: number; join: unknown };
+      return p.join === null && p.meals >= total && (await page.locator('#sync-join-note').count()) === 0;
+    }, 900_000, 200);
+    const phoneAllMs = performance.now() - t0;
+    const phoneMeals = ((await page.evaluate('window.chymeStorage.progress()')) as { meals: number }).meals;
+    await sleep(AFTER_MS);
+    sampling = false;
+    await sampler;
+    console.log(`phone: Today ${phoneTodayMs.toFixed(0)} ms (note: ${noteSeen}), everything ${phoneAllMs.toFixed(0)} ms, ${phoneMeals} meals`);
+
+    // ---- Logging a meal: the phone (throttled), then the desktop renderer (unthrottled, same size). ----
+    await page.getByRole('link', { name: 'Today' }).click();
+    const phoneLog = await logMeals(page, 'Phone');
+    const deskPage = await openApp(browser, joiner, { viewport: PHONE_SCREEN });
+    const deskLog = await logMeals(deskPage.page, 'Desk');
+    await deskPage.context.close();
+    await context.close();
+
+    const during = samples.filter((s) => s.atMs <= phoneAllMs + (t0 - p0));
+    const peak = (f: (s: MemorySample) => number, xs = samples) => Math.max(...xs.map(f).filter((v) => !Number.isNaN(v)));
+    const sumOf = (s: MemorySample) => s.pageHeapMb + s.workerHeapMb + s.workerBackingMb;
+    const last = samples.at(-1)!;
+    const ms = (v: number) => `${(v / 1000).toFixed(1)} s`;
+    const mbText = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} MB` : 'n/a');
+    const p50 = (xs: number[]) => percentile(xs, 50);
+    const lines = [
+      `# Phone (${startedAt.toISOString().slice(0, 16)}Z${SMOKE ? ', smoke sizes: the figures mean nothing' : ''})`,
+      '',
+      `Machine: ${cpus().length} CPUs, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the end (shared with other work). History: ${seeded.meals.toLocaleString('en-US')} meals and ${seeded.sleeps.toLocaleString('en-US')} nights, plus 3 meals today, on a desktop \`chyme serve\`; a \`chyme relay\`; the phone is Chromium at 390×844 with 4× CPU throttling, served the app by the relay.`,
+      '',
+      '| figure | phone | desktop baseline (same run) | target | met |',
+      '| --- | ---: | ---: | --- | --- |',
+      `| first sync: Today usable (today's meals answered) | ${ms(phoneTodayMs)} | ${ms(deskTodayMs)} | ≤ 15 s | ${phoneTodayMs <= 15_000 ? 'yes' : 'no'} |`,
+      `| first sync: the app shows Today with them (it goes there once the current weeks are in) | ${Number.isNaN(shown.ms) ? 'did not (the join ended first)' : ms(shown.ms)} | — | — | — |`,
+      `| first sync: everything (${phoneMeals.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} meals) | ${ms(phoneAllMs)} | ${ms(deskAllMs)} | ≤ 60 s | ${phoneAllMs <= 60_000 ? 'yes' : 'no'} |`,
+      `| memory at peak: JS heaps + ArrayBuffers (WebAssembly) | ${mbText(peak(sumOf, during))} (page heap ${mbText(peak((s) => s.pageHeapMb, during))}, worker heap ${mbText(peak((s) => s.workerHeapMb, during))}, worker ArrayBuffers ${mbText(peak((s) => s.workerBackingMb, during))}) | RSS ${mbText(deskPeak)} | ≤ 200 MB | ${peak(sumOf, during) <= 200 ? 'yes' : 'no'} |`,
+      `| memory ${AFTER_MS / 1000} s after | ${mbText(sumOf(last))} (page ${mbText(last.pageHeapMb)}, worker ${mbText(last.workerHeapMb)}, ArrayBuffers ${mbText(last.workerBackingMb)}) | RSS ${mbText(deskAfter)} | ≤ 120 MB | ${sumOf(last) <= 120 ? 'yes' : 'no'} |`,
+      `| renderer processes' RSS (upper bound), peak / after | ${mbText(peak((s) => s.rendererRssMb, during))} / ${mbText(last.rendererRssMb)} | — | — | — |`,
+      `| log a meal: press → "Logged" note, p50 of ${LOG_RUNS} (max) | ${p50(phoneLog.logged).toFixed(0)} ms (${Math.max(...phoneLog.logged).toFixed(0)}) | ${p50(deskLog.logged).toFixed(0)} ms (${Math.max(...deskLog.logged).toFixed(0)}) | ≤ 100 ms | ${p50(phoneLog.logged) <= 100 ? 'yes' : 'no'} |`,
+      `| then the Today link → the meal's row, p50 | ${p50(phoneLog.today).toFixed(0)} ms | ${p50(deskLog.today).toFixed(0)} ms | — | — |`,
+      '',
+      `The note beside Today when it first showed: “${noteSeen}”. Memory sampled every ${SAMPLE_MS} ms (${samples.length} samples). The desktop baseline is a fresh \`chyme serve\` joining through \`POST /v1/sync/join\` (Today polled every 50 ms through its API), and its renderer at 390×844 unthrottled for the meal.`,
+      '',
+    ];
+    return lines.join('\n');
+  } finally {
+    await browser.close();
+    await joiner.stop();
+    await desk.stop();
+  }
+}
+
+let report: string;
+try {
+  report = await main();
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  rmSync(workDir, { recursive: true, force: true });
+}
+console.log(report);
+const out = join(import.meta.dirname, 'results');
+mkdirSync(out, { recursive: true });
+writeFileSync(join(out, SMOKE ? 'phone-smoke.md' : 'phone.md'), report);
