@@ -138,7 +138,7 @@ export interface DocRow {
 interface DocDbRow {
   oid: string;
   name: string;
-  bytes: Buffer;
+  bytes: Uint8Array;
   heads: string;
   synced_heads: string;
   dirty: number;
@@ -168,7 +168,7 @@ export function getDoc(db: Db, oid: string): DocRow | undefined {
 export function docPushState(db: Db, oid: string): Omit<DocRow, 'bytes'> | undefined {
   const r = db.prepare('SELECT oid, name, heads, synced_heads, dirty, unprojected, tail_bytes, snapshot_bytes FROM sync_docs WHERE oid = ?').get(oid) as Omit<DocDbRow, 'bytes'> | undefined;
   if (!r) return undefined;
-  const { bytes: _none, ...rest } = toDoc({ ...r, bytes: Buffer.alloc(0) });
+  const { bytes: _none, ...rest } = toDoc({ ...r, bytes: new Uint8Array(0) });
   return rest;
 }
 
