@@ -16,7 +16,7 @@ export class JsonText {
 
   byteLength(): number {
     let n = 0;
-    for (const p of this.parts) n += typeof p === 'string' ? Buffer.byteLength(p) : p.byteLength;
+    for (const p of this.parts) n += typeof p === 'string' ? utf8Length(p) : p.byteLength;
     return n;
   }
 
@@ -30,3 +30,11 @@ export class JsonText {
     return JSON.parse(this.text());
   }
 }
+
+/**
+ * A string's length in UTF-8: Node's Buffer counts without encoding; the phone's worker, which
+ * shares this module and has no Buffer, encodes (only the HTTP pipeline asks for a length).
+ */
+const nodeBuffer = (globalThis as { Buffer?: { byteLength(s: string): number } }).Buffer;
+const encoder = new TextEncoder();
+const utf8Length = (s: string): number => (nodeBuffer ? nodeBuffer.byteLength(s) : encoder.encode(s).byteLength);

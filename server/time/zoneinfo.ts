@@ -126,7 +126,7 @@ export function parseTzif(bytes: Uint8Array): ZoneRules | null {
     for (let i = 0; i < h.timecnt; i++) offsetAfter[i] = typeOffset(bytes[typeIndexAt + i]!);
     if (timeSize === 8) {
       // The footer: "\n" TZ-string "\n" (empty when the file has no rule for later times).
-      const footer = Buffer.from(bytes.buffer, bytes.byteOffset + dataEnd, bytes.length - dataEnd).toString('latin1');
+      const footer = new TextDecoder('latin1').decode(bytes.subarray(dataEnd)); // (no Buffer: the phone's worker shares this module)
       const m = /^\n([^\n]*)\n/.exec(footer);
       if (m && m[1]) rule = parsePosixTz(m[1]);
     }

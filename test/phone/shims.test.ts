@@ -5,10 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { createHash as phoneHash } from '../../renderer/src/phone/shims/node-crypto.js';
 import { FOOD_TABLE_FILE } from '../../server/foods/table-file.js';
+
+const PHONE_BUILD = fileURLToPath(new URL('../../build/phone', import.meta.url));
 
 test('the worker’s SHA-256 equals Node’s, as hex, base64url and bytes', () => {
   for (let length = 0; length <= 300; length++) {
@@ -21,4 +25,16 @@ test('the worker’s SHA-256 equals Node’s, as hex, base64url and bytes', () =
   const table = readFileSync(FOOD_TABLE_FILE);
   assert.equal(phoneHash('sha256').update(table).digest('hex'), createHash('sha256').update(table).digest('hex'), 'the food table’s version');
   assert.throws(() => phoneHash('md5'), /not available/);
+});
+
+test('the phone’s scripts use no Node Buffer (the worker has none: a call throws "Buffer is not defined")', (t) => {
+  const assets = join(PHONE_BUILD, 'assets');
+  if (!existsSync(assets)) return t.skip('no phone build (npm run build)');
+  const found: string[] = [];
+  for (const file of readdirSync(assets).filter((f) => f.endsWith('.js'))) {
+    const code = readFileSync(join(assets, file), 'utf8');
+    // The global itself, not a guarded property (`g.Buffer !== undefined && g.Buffer.isBuffer(x)`).
+    for (const m of code.matchAll(/(?<![.\w$])Buffer\.\w+/g)) found.push(`${file}: …${code.slice(Math.max(0, m.index - 60), m.index + 40)}…`);
+  }
+  assert.deepEqual(found, []);
 });
