@@ -23,8 +23,10 @@
  *    50 ms); its resident memory at peak and after.
  * 2. Logging a meal, PHONE_LOG_RUNS (default 20) times: on the Log meal screen, description and
  *    calories typed, then Log meal pressed; timed in the page from the press to the app's
- *    "Logged …" note, then (separately) the Today link to the meal's row. Target: 100 ms. The
- *    baseline is the desktop renderer of the joined desktop, at the same size, unthrottled.
+ *    "Logged …" note, then (separately) the Today link to the meal's row; the note is dismissed
+ *    before the next press. Target: 100 ms. The baseline is the desktop renderer of the joined
+ *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the last
+ *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes.
  *
  * PHONE_MEALS (default 30,000) and PHONE_NIGHTS (default 3,650) set the history; PHONE_SMOKE=1
  * makes it tiny. Figures go to bench/results/phone.md; nothing here is asserted.
@@ -110,11 +112,11 @@ async function rendererRss(browserSession: CDPSession): Promise<number> {
 }
 
 /**
- * The database worker's JS heap and ArrayBuffer backing stores (WebAssembly memories included),
- * through the page's CDP session: auto-attach to its workers, then `Runtime.getHeapUsage` sent to
- * the worker's target (the non-flat protocol, since Playwright keeps the flat sessions to itself).
+ * A CDP sender to the database worker, through the page's CDP session: auto-attach to its workers,
+ * then messages sent to the worker's target (the non-flat protocol, since Playwright keeps the flat
+ * sessions to itself). Answers null while the worker is not attached, or after 5 s unanswered.
  */
-async function workerHeap(session: CDPSession): Promise<() => Promise<{ usedMb: number; backingMb: number } | null>> {
+async function workerTarget(session: CDPSession): Promise<(method: string, params?: object) => Promise<unknown>> {
   const targets = new Map<string, string>();
   const waiting = new Map<number, (r: unknown) => void>();
   let nextId = 1;
@@ -126,7 +128,7 @@ async function workerHeap(session: CDPSession): Promise<() => Promise<{ usedMb: 
     if (m.id !== undefined) waiting.get(m.id)?.(m.result ?? null);
   });
   await session.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: false });
-  return async () => {
+  return async (method, params = {}) => {
     const sessionId = targets.get('core');
     if (!sessionId) return null;
     const id = nextId++;
@@ -134,11 +136,17 @@ async function workerHeap(session: CDPSession): Promise<() => Promise<{ usedMb: 
       waiting.set(id, resolve);
       setTimeout(() => resolve(null), 5000);
     });
-    await session.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method: 'Runtime.getHeapUsage' }) }).catch(() => undefined);
-    const r = (await answer) as { usedSize: number; backingStorageSize?: number } | null;
+    await session.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(() => undefined);
+    const r = await answer;
     waiting.delete(id);
-    return r ? { usedMb: r.usedSize / MB, backingMb: (r.backingStorageSize ?? NaN) / MB } : null;
+    return r;
   };
+}
+
+/** The database worker's JS heap and ArrayBuffer backing stores (WebAssembly memories included). */
+async function workerHeap(toWorker: (method: string, params?: object) => Promise<unknown>): Promise<{ usedMb: number; backingMb: number } | null> {
+  const r = (await toWorker('Runtime.getHeapUsage')) as { usedSize: number; backingStorageSize?: number } | null;
+  return r ? { usedMb: r.usedSize / MB, backingMb: (r.backingStorageSize ?? NaN) / MB } : null;
 }
 
 interface MemorySample {
@@ -149,8 +157,34 @@ interface MemorySample {
   rendererRssMb: number;
 }
 
+/** Where PHONE_PROFILE=DIR puts CPU profiles of the last logged meal (page, and the phone's worker). */
+const PROFILE_DIR = process.env.PHONE_PROFILE;
+
+interface Profiling {
+  page: CDPSession;
+  toWorker: ((method: string, params?: object) => Promise<unknown>) | null;
+  name: string;
+}
+
+async function startProfiles(p: Profiling): Promise<void> {
+  for (const send of [(m: string, o?: object) => p.page.send(m as 'Profiler.enable', o), p.toWorker]) {
+    if (!send) continue;
+    await send('Profiler.enable');
+    await send('Profiler.setSamplingInterval', { interval: 100 });
+    await send('Profiler.start');
+  }
+}
+
+async function stopProfiles(p: Profiling): Promise<void> {
+  mkdirSync(PROFILE_DIR!, { recursive: true });
+  const page = (await p.page.send('Profiler.stop')) as { profile: unknown };
+  writeFileSync(join(PROFILE_DIR!, `${p.name}-page.cpuprofile`), JSON.stringify(page.profile));
+  const worker = p.toWorker ? ((await p.toWorker('Profiler.stop')) as { profile: unknown } | null) : null;
+  if (worker) writeFileSync(join(PROFILE_DIR!, `${p.name}-worker.cpuprofile`), JSON.stringify(worker.profile));
+}
+
 /** The page-side timing of one logged meal: the press of Log meal to the "Logged" note. */
-async function logMeal(page: Page, label: string): Promise<{ loggedMs: number; todayMs: number }> {
+async function logMeal(page: Page, label: string, profiling?: Profiling): Promise<{ loggedMs: number; todayMs: number }> {
   await page.getByRole('link', { name: 'Log meal' }).click();
   const form = page.getByTestId('meal-form');
   await form.getByLabel('Description', { exact: true }).fill(label);
@@ -167,22 +201,27 @@ async function logMeal(page: Page, label: string): Promise<{ loggedMs: number; t
       new MutationObserver((_, obs) => { if (pressed && seen()) { obs.disconnect(); resolve(performance.now() - pressed); } }).observe(document.body, { childList: true, subtree: true, characterData: true });
     });
   })()`);
+  if (profiling) await startProfiles(profiling);
   await button.click();
   const loggedMs = (await page.evaluate('window.__logged')) as number;
+  if (profiling) await stopProfiles(profiling);
   const t0 = performance.now();
   await page.getByRole('link', { name: 'Today' }).click();
   await page.getByTestId('meal-row').filter({ hasText: label }).waitFor({ timeout: 60_000 });
   return { loggedMs, todayMs: performance.now() - t0 };
 }
 
-async function logMeals(page: Page, who: string): Promise<{ logged: number[]; today: number[] }> {
+async function logMeals(page: Page, who: string, toWorker: Profiling['toWorker'] = null): Promise<{ logged: number[]; today: number[] }> {
   const logged: number[] = [];
   const todayMs: number[] = [];
+  const profiling = PROFILE_DIR ? { page: await page.context().newCDPSession(page), toWorker, name: who.toLowerCase() } : undefined;
   for (let i = 0; i < LOG_RUNS; i++) {
-    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`);
+    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`, i === LOG_RUNS - 1 ? profiling : undefined);
     logged.push(r.loggedMs);
     todayMs.push(r.todayMs);
-    // The toast goes before the next press (a stale one would end the next timing at once).
+    // The toast goes before the next press (a stale one would end the next timing at once):
+    // dismissed, as a person would, rather than waited out (9 s with its Undo).
+    await page.getByTestId('toast').getByRole('button', { name: 'Dismiss' }).click().catch(() => undefined);
     await page.getByTestId('toast').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
   }
   return { logged, today: todayMs };
@@ -263,7 +302,7 @@ async function main(): Promise<string> {
     });
     await session.send('Performance.enable');
     const browserSession = await browser.newBrowserCDPSession();
-    const worker = await workerHeap(session);
+    const toWorker = await workerTarget(session);
     console.log('phone: opening the app');
     await page.goto(`${appUrl}#/integrations`);
     await until('the phone’s database to open', async () => (await page.evaluate(`window.chymeStorage && window.chymeStorage.state`)) === 'ready', 120_000, 100);
@@ -279,7 +318,7 @@ async function main(): Promise<string> {
       while (sampling) {
         const metrics = (await session.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> };
         const heap = metrics.metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
-        const w = await worker();
+        const w = await workerHeap(toWorker);
         samples.push({ atMs: performance.now() - p0, pageHeapMb: heap / MB, workerHeapMb: w?.usedMb ?? NaN, workerBackingMb: w?.backingMb ?? NaN, rendererRssMb: await rendererRss(browserSession) });
         await sleep(SAMPLE_MS);
       }
@@ -319,7 +358,7 @@ async function main(): Promise<string> {
 
     // ---- Logging a meal: the phone (throttled), then the desktop renderer (unthrottled, same size). ----
     await page.getByRole('link', { name: 'Today' }).click();
-    const phoneLog = await logMeals(page, 'Phone');
+    const phoneLog = await logMeals(page, 'Phone', toWorker);
     const deskPage = await openApp(browser, joiner, { viewport: PHONE_SCREEN });
     const deskLog = await logMeals(deskPage.page, 'Desk');
     await deskPage.context.close();

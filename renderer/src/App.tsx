@@ -1,5 +1,5 @@
 import './App.css';
-import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
+import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode, type RefObject } from 'react';
 import { ApiError, onUnauthenticated } from './api/client';
 import { onStatus, subscribe, type StreamStatus } from './api/events';
 import { getSettings } from './api/settings';
@@ -95,6 +95,34 @@ interface Toast {
 
 let toastCount = 0;
 
+/**
+ * The toast showing, kept outside App's state: a toast re-renders the toaster alone, not the
+ * screen under it (a logged meal's note is on screen without the Log screen rendering again).
+ */
+interface ToastStore {
+  get(): Toast | null;
+  subscribe(listener: () => void): () => void;
+  update(next: (current: Toast | null) => Toast | null): void;
+}
+
+function createToastStore(): ToastStore {
+  let current: Toast | null = null;
+  const listeners = new Set<() => void>();
+  return {
+    get: () => current,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    update(next) {
+      const value = next(current);
+      if (value === current) return;
+      current = value;
+      for (const listener of listeners) listener();
+    },
+  };
+}
+
 /** How long a toast stays: long enough to reach and use its action. Paused while it has focus or the pointer. */
 const TOAST_MS = 5000;
 const ACTION_TOAST_MS = 9000;
@@ -111,7 +139,8 @@ function focusWhenShown(selector: string, fallback: () => void): void {
   tick();
 }
 
-function Toaster({ toast, onClose, mainRef }: { toast: Toast | null; onClose: (id: number) => void; mainRef: RefObject<HTMLElement | null> }) {
+function Toaster({ store, onClose, mainRef }: { store: ToastStore; onClose: (id: number) => void; mainRef: RefObject<HTMLElement | null> }) {
+  const toast = useSyncExternalStore(store.subscribe, store.get);
   const [busy, setBusy] = useState(false);
   // Hovered or focused: the toast stays until the person moves on (WCAG 2.2.1, timing adjustable).
   const [held, setHeld] = useState(false);
@@ -227,7 +256,7 @@ export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
   const [settings, setSettings] = useState<Settings | null>(null);
   const [bootError, setBootError] = useState<unknown>(null);
   const [signedOut, setSignedOut] = useState(false);
-  const [toast, setToast] = useState<Toast | null>(null);
+  const [toasts] = useState(createToastStore);
   const draftRef = useRef<MealDraft | null>(null);
   const mainRef = useRef<HTMLElement>(null);
   const now = useNow(60_000);
@@ -272,7 +301,7 @@ export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
     () =>
       subscribe((ev) => {
         if (ev.type !== 'database.restored') return;
-        setToast({ id: Date.now(), message: 'A backup was restored: showing the restored data.', opts: {} });
+        toasts.update(() => ({ id: Date.now(), message: 'A backup was restored: showing the restored data.', opts: {} }));
         startAfreshAfterRestore(600);
       }),
     [],
@@ -289,7 +318,7 @@ export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
   }, [route]);
 
   // Closes the toast `id`, or whichever is showing; a newer toast (an action's own "Meal restored.") stays.
-  const closeToast = useCallback((id?: number) => setToast((t) => (id === undefined || t?.id === id ? null : t)), []);
+  const closeToast = useCallback((id?: number) => toasts.update((t) => (id === undefined || t?.id === id ? null : t)), [toasts]);
 
   const ctx = useMemo<AppContextValue | null>(() => {
     if (!settings) return null;
@@ -299,7 +328,7 @@ export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
       tz: settings.timezone,
       dayStart: settings.day_start,
       today: todayIn(settings.timezone, settings.day_start),
-      toast: (message, opts = {}) => setToast({ id: ++toastCount, message, opts }),
+      toast: (message, opts = {}) => toasts.update(() => ({ id: ++toastCount, message, opts })),
       dismissToast: () => closeToast(),
       navigate: (r, p) => {
         const qs = p ? `?${new URLSearchParams(p).toString()}` : '';
@@ -402,7 +431,7 @@ export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
           <Suspense fallback={<Loading />}>{screen}</Suspense>
         </main>
       </div>
-      <Toaster toast={toast} onClose={closeToast} mainRef={mainRef} />
+      <Toaster store={toasts} onClose={closeToast} mainRef={mainRef} />
     </AppContext.Provider>
   );
 }

@@ -185,3 +185,17 @@ test('a statement cache eviction leaves earlier statements usable, and close() f
   assert.throws(() => kept.get(1), /not open/);
   assert.ok(new SqliteError('m', 'SQLITE_ERROR') instanceof Error);
 });
+
+test('the phone’s connection keeps its rollback journal (PERSIST, capped): no file created and deleted per write', () => {
+  // A file on the in-memory VFS (':memory:' has no journal file to keep).
+  const w = openWasmChymeDatabase(sqlite3, new sqlite3.oo1.DB('/persist-check.db', 'c'));
+  try {
+    assert.equal(w.pragma('journal_mode', { simple: true }), 'persist');
+    assert.equal(w.pragma('journal_size_limit', { simple: true }), 1024 * 1024);
+    assert.equal(w.pragma('synchronous', { simple: true }), 2);
+    insertMeal(w, meal('meal_persist'));
+    assert.deepEqual(getMeal(w, 'meal_persist'), meal('meal_persist'));
+  } finally {
+    w.close();
+  }
+});

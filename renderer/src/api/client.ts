@@ -47,13 +47,20 @@ export interface RequestOptions {
 }
 
 let keyPromise: Promise<string> | null = null;
+let key: string | undefined;
 
-/** Headers that authenticate a request: a bearer key in Electron, nothing (the cookie) in a browser. */
-export async function authHeaders(): Promise<Record<string, string>> {
+/**
+ * Headers that authenticate a request: a bearer key in Electron, nothing (the cookie) in a browser.
+ * At once whenever it can be (a browser, the phone, Electron once the key is known): a request
+ * then leaves in its caller's own turn, before React renders what the caller changed on the way
+ * (a form's busy state), instead of after it.
+ */
+export function authHeaders(): Record<string, string> | Promise<Record<string, string>> {
   const bridge = window.chyme;
   if (!bridge) return {};
-  keyPromise ??= bridge.apiKey();
-  return { Authorization: `Bearer ${await keyPromise}` };
+  if (key !== undefined) return { Authorization: `Bearer ${key}` };
+  keyPromise ??= bridge.apiKey().then((k) => (key = k));
+  return keyPromise.then((k) => ({ Authorization: `Bearer ${k}` }));
 }
 
 const unauthenticatedListeners = new Set<() => void>();
@@ -104,7 +111,8 @@ export function setTransport(t: Transport): void {
 }
 
 async function send(method: string, path: string, opts: RequestOptions): Promise<Response> {
-  const headers: Record<string, string> = { Accept: 'application/json', ...(await authHeaders()) };
+  const auth = authHeaders();
+  const headers: Record<string, string> = { Accept: 'application/json', ...(auth instanceof Promise ? await auth : auth) };
   if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
   if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey;
   if (opts.ifMatch) headers['If-Match'] = opts.ifMatch;
