@@ -10,6 +10,8 @@ import { type Device, type SyncedPair, converged, history, startSyncedPair } fro
  */
 
 const ROUNDS = 3;
+/** Writes acknowledged in a round before its kill may come: 3 × 8 > the 20 the test asks for. */
+const FIRST_WRITES = 8;
 
 describe('sync: a device killed while syncing', () => {
   let pair: SyncedPair;
@@ -32,6 +34,11 @@ describe('sync: a device killed while syncing', () => {
     const cutOff = new Set<string>();
     for (let round = 0; round < ROUNDS; round++) {
       let stop = false;
+      // The kill comes at a random moment after the round's first writes are acknowledged, so a
+      // busy machine (slower writes) kills no sooner in the work, only later on the clock.
+      let inRound = 0;
+      let firstWrites!: () => void;
+      const started = new Promise<void>((r) => (firstWrites = r));
       const writer = (async () => {
         for (let i = 0; !stop; i++) {
           try {
@@ -41,7 +48,10 @@ describe('sync: a device killed while syncing', () => {
               description: `r${round} #${i}`,
               macros: { calories: 10 + i },
             });
-            if (res.status === 201) acknowledged.set(res.json.id, res.json.description);
+            if (res.status === 201) {
+              acknowledged.set(res.json.id, res.json.description);
+              if (++inRound === FIRST_WRITES) firstWrites();
+            }
             // Some edits and deletions too, so that updates and deletions are in flight as well.
             if (res.status === 201 && i % 5 === 4) {
               const ids = [...acknowledged.keys()].filter((id) => !deleted.has(id));
@@ -52,11 +62,13 @@ describe('sync: a device killed while syncing', () => {
               if (del.status === 200) deleted.add(id);
             }
           } catch {
+            firstWrites(); // (a write that failed for another reason ends the round too)
             return; // the process is gone
           }
         }
       })();
-      await new Promise((r) => setTimeout(r, 300 + random() * 1500));
+      await started;
+      await new Promise((r) => setTimeout(r, random() * 1500));
       await a.stop('SIGKILL');
       stop = true;
       await writer;
