@@ -3,6 +3,7 @@ import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRe
 import { ApiError, onUnauthenticated } from './api/client';
 import { onStatus, subscribe, type StreamStatus } from './api/events';
 import { getSettings } from './api/settings';
+import { createStore, type Store } from './lib/store';
 import type { Settings } from './api/types';
 import { ErrorNote, Icon, Loading } from './components/ui';
 import { AppContext, startAfreshAfterRestore, type AppContextValue, type MealDraft, type Route, type ToastOptions } from './lib/app';
@@ -96,32 +97,10 @@ interface Toast {
 let toastCount = 0;
 
 /**
- * The toast showing, kept outside App's state: a toast re-renders the toaster alone, not the
- * screen under it (a logged meal's note is on screen without the Log screen rendering again).
+ * The toast showing, kept outside App's state (lib/store.ts): a toast re-renders the toaster alone,
+ * not the screen under it (a logged meal's note is on screen without the Log screen rendering again).
  */
-interface ToastStore {
-  get(): Toast | null;
-  subscribe(listener: () => void): () => void;
-  update(next: (current: Toast | null) => Toast | null): void;
-}
-
-function createToastStore(): ToastStore {
-  let current: Toast | null = null;
-  const listeners = new Set<() => void>();
-  return {
-    get: () => current,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    update(next) {
-      const value = next(current);
-      if (value === current) return;
-      current = value;
-      for (const listener of listeners) listener();
-    },
-  };
-}
+type ToastStore = Store<Toast | null>;
 
 /** How long a toast stays: long enough to reach and use its action. Paused while it has focus or the pointer. */
 const TOAST_MS = 5000;
@@ -256,7 +235,7 @@ export function App({ variant = DESKTOP }: { variant?: AppVariant }) {
   const [settings, setSettings] = useState<Settings | null>(null);
   const [bootError, setBootError] = useState<unknown>(null);
   const [signedOut, setSignedOut] = useState(false);
-  const [toasts] = useState(createToastStore);
+  const [toasts] = useState(() => createStore<Toast | null>(null));
   const draftRef = useRef<MealDraft | null>(null);
   const mainRef = useRef<HTMLElement>(null);
   const now = useNow(60_000);

@@ -10,6 +10,7 @@ import { useNow, useServiceEvents } from '../lib/hooks';
 import { fmtDateTime, formatAge } from '../lib/time';
 import '../screens/integrations/SyncCard.css';
 import { SyncCardHead, underPairingCode } from '../screens/integrations/SyncCard';
+import { createStore } from '../lib/store';
 import { erased } from './erased';
 import { QrScanner } from './QrScanner';
 import { forgetServiceWorker } from './sw-register';
@@ -34,19 +35,8 @@ type Progress = ControlResults['progress'];
  * The join under way, watched from the page rather than the card: once the current weeks are in,
  * the app shows Today, and the join goes on while the person uses it.
  */
-const joinWatch = {
-  progress: null as Progress | null,
-  listeners: new Set<() => void>(),
-  set(progress: Progress | null) {
-    this.progress = progress;
-    for (const l of this.listeners) l();
-    showJoinNote(progress);
-  },
-  subscribe(listener: () => void) {
-    joinWatch.listeners.add(listener);
-    return () => void joinWatch.listeners.delete(listener);
-  },
-};
+const joinWatch = createStore<Progress | null>(null);
+joinWatch.subscribe(() => showJoinNote(joinWatch.get()));
 
 /** Asks the worker how far the join has come until `request` settles. */
 function watchJoin(core: Pick<CoreWorker, 'control'>, request: Promise<unknown>): void {
@@ -55,7 +45,7 @@ function watchJoin(core: Pick<CoreWorker, 'control'>, request: Promise<unknown>)
   const tick = async () => {
     const p = await core.control('progress').catch(() => null);
     if (stopped) return;
-    if (p) joinWatch.set(p);
+    if (p) joinWatch.update(() => p);
     timer = setTimeout(() => void tick(), PROGRESS_MS);
   };
   void tick();
@@ -64,7 +54,7 @@ function watchJoin(core: Pick<CoreWorker, 'control'>, request: Promise<unknown>)
     .finally(() => {
       stopped = true;
       clearTimeout(timer);
-      joinWatch.set(null);
+      joinWatch.update(() => null);
     });
 }
 
@@ -182,7 +172,7 @@ function PhoneJoin({ core, initialCode, onJoined }: { core: Pick<CoreWorker, 'co
   const app = useApp();
   const ids = useId();
   const [join, setJoin] = useState({ pairing_code: initialCode, name: '' });
-  const progress = useSyncExternalStore(joinWatch.subscribe, () => joinWatch.progress);
+  const progress = useSyncExternalStore(joinWatch.subscribe, joinWatch.get);
   const meals = progress?.meals ?? null;
   const [scanning, setScanning] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
