@@ -205,6 +205,16 @@ export function markDocSynced(db: Db, oid: string, heads: string, addTailBytes: 
   db.prepare('UPDATE sync_docs SET synced_heads = ?, dirty = (heads != ?), tail_bytes = tail_bytes + ? WHERE oid = ?').run(heads, heads, addTailBytes, oid);
 }
 
+/**
+ * The relay acknowledged a push of this document computed from `since` (its synced heads then):
+ * it holds `heads` now. Unless a resend was asked for meanwhile (markDocResend moved the synced
+ * heads back): then the changes are sent again from there, these included; an acknowledgement
+ * arriving late must not mark them as held (they may be in a chunk a snapshot left out).
+ */
+export function markDocPushed(db: Db, oid: string, since: string, heads: string, addTailBytes: number): void {
+  db.prepare('UPDATE sync_docs SET synced_heads = ?, dirty = (heads != ?), tail_bytes = tail_bytes + ? WHERE oid = ? AND synced_heads = ?').run(heads, heads, addTailBytes, oid, since);
+}
+
 /** The relay now holds a snapshot of this document of `bytes` (sealed), covering its tail. */
 export function markDocSnapshot(db: Db, oid: string, bytes: number): void {
   db.prepare('UPDATE sync_docs SET tail_bytes = 0, snapshot_bytes = ? WHERE oid = ?').run(bytes, oid);

@@ -21,6 +21,7 @@ import {
   listUnprojectedDocs,
   markDocResend,
   markDocSnapshot,
+  markDocPushed,
   markDocSynced,
   maxOutboxSeq,
   readRows,
@@ -43,7 +44,7 @@ import { currentSettings, storeSettings, type SettingsRecord } from '../settings
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
 import { isDeleted, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
-import { MAX_PULL_OIDS } from './protocol.js';
+import { MAX_OWN_SEQS, MAX_PULL_OIDS } from './protocol.js';
 import type { RelayConnection } from './relay-client.js';
 
 /**
@@ -212,8 +213,8 @@ export class SyncEngine {
   private pullGeneration = 0;
   /** The latest seq the relay has told of; a pull follows while it is past the cursor. */
   private relaySeq = 0;
-  /** This device's own chunks (their seqs): a pull need not apply them again. */
-  private readonly ownSeqs = new Set<number>();
+  /** This device's own chunks (seq → document) the cursor has not passed: a pull need not apply them again, and a snapshot covers them. */
+  private readonly ownSeqs = new Map<number, string>();
   private readonly inFlight = new Set<string>();
   private pushQueued = false;
   private readonly presence = new Map<string, number>();
@@ -842,21 +843,24 @@ export class SyncEngine {
         let seq: number;
         try {
           // A snapshot covers what this device has merged: the chunks up to its cursor.
-          seq = push.kind === 'snapshot' ? await conn.push(oid, 'snapshot', sealed, this.cursor()) : await conn.push(oid, 'change', sealed);
+          if (push.kind === 'snapshot') {
+            const covers = this.cursor();
+            seq = await conn.push(oid, 'snapshot', sealed, covers, this.ownAfter(oid, covers));
+          } else seq = await conn.push(oid, 'change', sealed);
         } catch (err) {
           // Refused (another device's snapshot covers more than this device has pulled): the
           // changes go as changes until the next pull.
           if (push.kind === 'snapshot' && conn.connected) this.snapshotRefused.add(oid);
           throw err;
         }
-        this.ownOnRelay(seq);
+        this.ownOnRelay(seq, oid);
         // An import's worker may hold the database: the note waits for it rather than failing
         // (which would send the same chunk again).
         await this.app.writes.writable({ limitMs: Infinity });
         // Losing this note to a power cut only sends the same changes again. A whole save is what
         // a snapshot holds: only the changes after it are a tail to compact.
         relaxedCommit(db, () => {
-          markDocSynced(db, oid, push.heads, push.whole ? 0 : sealed.length);
+          markDocPushed(db, oid, push.since, push.heads, push.whole ? 0 : sealed.length);
           if (push.whole) markDocSnapshot(db, oid, sealed.length);
         });
         debug?.(`pushed ${row.name} (${push.kind}) seq=${seq} ${sealed.length} B`);
@@ -878,14 +882,25 @@ export class SyncEngine {
   }
 
   /**
-   * The relay stored one of this device's chunks at `seq`. The cursor must pass it before a
-   * snapshot can cover it (a snapshot covers only up to the cursor), and the relay tells only the
-   * other connections: without a pull past its own chunks, a device that writes alone never
-   * compacts them. The pull skips applying them again (ownSeqs).
+   * The relay stored one of this device's chunks at `seq`. The relay tells only the other
+   * connections: without a pull past its own chunks, a device that writes alone never compacts
+   * them (compactSoon waits for the cursor to reach the relay's latest seq). The pull skips
+   * applying them again (ownSeqs).
    */
-  private ownOnRelay(seq: number): void {
-    this.ownSeqs.add(seq);
+  private ownOnRelay(seq: number, oid: string): void {
+    this.ownSeqs.set(seq, oid);
     this.relaySeq = Math.max(this.relaySeq, seq);
+  }
+
+  /**
+   * This device's own chunks of `oid` past `covers`, which a snapshot of its copy holds (a copy
+   * only grows): the snapshot covers them too. Another device's chunk past the cursor it does not
+   * cover: this device has not merged it (the relay keeps it live).
+   */
+  private ownAfter(oid: string, covers: number): number[] {
+    const own: number[] = [];
+    for (const [seq, o] of this.ownSeqs) if (o === oid && seq > covers) own.push(seq);
+    return own.slice(-MAX_OWN_SEQS);
   }
 
   /**
@@ -907,8 +922,8 @@ export class SyncEngine {
       void (async () => {
         // Saved whole: the stored bytes may be a save followed by appended changes.
         const sealed = await this.keys.seal(oid, 'snapshot', row.name, A.save(this.cache.get(oid)?.doc ?? A.load(row.bytes)));
-        const seq = await conn.push(oid, 'snapshot', sealed, covers);
-        this.ownOnRelay(seq);
+        const seq = await conn.push(oid, 'snapshot', sealed, covers, this.ownAfter(oid, covers));
+        this.ownOnRelay(seq, oid);
         markDocSnapshot(db, oid, sealed.length);
         debug?.(`snapshot of ${row.name} seq=${seq} covers=${covers} ${sealed.length} B`);
       })()
@@ -1021,7 +1036,7 @@ export class SyncEngine {
     if (this.closed) return;
     this.tellQuietChanges();
     relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), endSeq)));
-    for (const s of this.ownSeqs) if (s <= endSeq) this.ownSeqs.delete(s);
+    for (const s of this.ownSeqs.keys()) if (s <= endSeq) this.ownSeqs.delete(s);
     this.snapshotRefused.clear();
     debug?.(`pulled ${batch.chunks.length} chunks up to ${endSeq}`);
     if (this.relaySeq <= endSeq) {

@@ -6,8 +6,10 @@
  * device → relay
  *   hello    {v, sid, auth}                     first frame; creates the space when the connection
  *                                               presented the relay's token, else the space must exist
- *   push     {rid, oid, kind, covers?} + body   a chunk (kind change) or a snapshot covering every
- *                                               chunk of oid up to relay seq `covers`
+ *   push     {rid, oid, kind, covers?, own?}    a chunk (kind change) or a snapshot covering every
+ *            + body                             chunk of oid up to relay seq `covers` (the device's
+ *                                               cursor), and the device's own earlier chunks of oid
+ *                                               after it, listed in `own` (the snapshot holds them)
  *   pull     {after, oids?}                     everything stored after cursor `after` (only the
  *                                               documents listed in `oids`, when given: a join
  *                                               fetches the newest documents first)
@@ -31,7 +33,7 @@ export const PROTOCOL_VERSION = 2;
 
 export type ClientMessage =
   | { t: 'hello'; v: number; sid: string; auth: string }
-  | { t: 'push'; rid: number; oid: string; kind: 'change' | 'snapshot'; covers?: number }
+  | { t: 'push'; rid: number; oid: string; kind: 'change' | 'snapshot'; covers?: number; own?: number[] }
   | { t: 'pull'; after: number; oids?: string[] }
   | { t: 'index' }
   | { t: 'say' };
@@ -73,6 +75,9 @@ export function decodeFrame<H>(data: Uint8Array): Frame<H> {
 
 /** The most documents one pull may list (a join asks for a few dozen at a time). */
 export const MAX_PULL_OIDS = 1000;
+
+/** The most own chunks one snapshot may list past its `covers` (more wait for the next compaction). */
+export const MAX_OWN_SEQS = 1000;
 
 /** Opaque ids on the relay: 26 base32 characters in lower case. */
 export const OPAQUE_ID = /^[a-z2-7]{26}$/;

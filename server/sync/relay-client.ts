@@ -196,13 +196,16 @@ export class RelayConnection {
     this.setStatus({ connected: false, lastError: this.status.lastError });
   }
 
-  /** Sends a sealed chunk; resolves with its relay seq once the relay has committed it. */
-  push(oid: string, kind: 'change' | 'snapshot', sealed: Uint8Array, covers?: number): Promise<number> {
+  /**
+   * Sends a sealed chunk; resolves with its relay seq once the relay has committed it. A snapshot
+   * covers the chunks up to `covers` and this device's own after it listed in `own`.
+   */
+  push(oid: string, kind: 'change' | 'snapshot', sealed: Uint8Array, covers?: number, own?: number[]): Promise<number> {
     if (!this.connected || this.socket?.readyState !== OPEN) return Promise.reject(new Error('not connected'));
     const rid = this.nextRid++;
     return new Promise<number>((resolve, reject) => {
       this.pending.set(rid, { resolve, reject });
-      this.send({ t: 'push', rid, oid, kind, ...(covers === undefined ? {} : { covers }) }, sealed);
+      this.send({ t: 'push', rid, oid, kind, ...(covers === undefined ? {} : { covers }), ...(own && own.length > 0 ? { own } : {}) }, sealed);
     });
   }
 

@@ -8,8 +8,11 @@ import { join } from 'node:path';
  *
  * - `spaces`: one per history, by its opaque id, with the SHA-256 of the devices' auth proof.
  * - `chunks`: sealed changes and snapshots in arrival order (`seq`, one sequence for the relay).
- *   A snapshot covers every chunk of its document up to `covers`; those are marked `covered_by`
- *   and deleted after a grace period, so a device still fetching them meanwhile finds them.
+ *   A snapshot covers every chunk of its document up to `covers` (the pushing device's cursor:
+ *   what it has merged), snapshots included, and the pushing device's own chunks after it that it
+ *   lists (`own`); those are marked `covered_by` and deleted after a grace period, so a device
+ *   still fetching them meanwhile finds them. Any other chunk after `covers` stays, whatever its
+ *   kind: the relay cannot see whether the snapshot holds its changes.
  */
 
 export const RELAY_DB_FILE = 'relay.db';
@@ -76,7 +79,9 @@ export class RelayStore {
       insert: this.db.prepare('INSERT INTO chunks (sid, oid, kind, covers, bytes, received_ms) VALUES (?, ?, ?, ?, ?, ?)'),
       latest: this.db.prepare('SELECT MAX(seq) FROM chunks').pluck(),
       latestSnapshotCovers: this.db.prepare('SELECT MAX(covers) FROM chunks WHERE sid = ? AND oid = ? AND kind = 2 AND covered_by IS NULL').pluck(),
-      cover: this.db.prepare('UPDATE chunks SET covered_by = ?, covered_ms = ? WHERE sid = ? AND oid = ? AND seq < ? AND covered_by IS NULL AND (kind = 2 OR seq <= ?)'),
+      cover: this.db.prepare(
+        'UPDATE chunks SET covered_by = @seq, covered_ms = @now WHERE sid = @sid AND oid = @oid AND seq < @seq AND covered_by IS NULL AND (seq <= @covers OR seq IN (SELECT value FROM json_each(@own)))',
+      ),
       page: this.db.prepare('SELECT seq, oid, kind, bytes FROM chunks WHERE sid = ? AND seq > ? AND covered_by IS NULL ORDER BY seq LIMIT ?'),
       pageOf: this.db.prepare('SELECT seq, oid, kind, bytes FROM chunks WHERE sid = ? AND seq > ? AND covered_by IS NULL AND oid IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?'),
       docs: this.db.prepare('SELECT oid, SUM(LENGTH(bytes)) AS bytes FROM chunks WHERE sid = ? AND covered_by IS NULL GROUP BY oid'),
@@ -103,7 +108,7 @@ export class RelayStore {
    * Stores a chunk; returns its seq once committed, or a sentence when a snapshot is refused (it
    * covers less than the snapshot already there, which would drop changes that one holds).
    */
-  append(sid: string, oid: string, kind: StoredKind, bytes: Uint8Array, covers: number | null, nowMs: number): number | string {
+  append(sid: string, oid: string, kind: StoredKind, bytes: Uint8Array, covers: number | null, nowMs: number, own: readonly number[] = []): number | string {
     return this.db.transaction(() => {
       if (kind === 'snapshot') {
         const have = (this.stmts.latestSnapshotCovers.get(sid, oid) as number | null) ?? -1;
@@ -111,8 +116,11 @@ export class RelayStore {
         if (covers > this.latestSeq()) return `a snapshot cannot cover seq ${covers}, past the latest stored`;
       }
       const seq = Number(this.stmts.insert.run(sid, oid, KIND[kind], covers, bytes, nowMs).lastInsertRowid);
-      // The chunks it holds, and any older snapshot, are dropped after the grace period.
-      if (kind === 'snapshot') this.stmts.cover.run(seq, nowMs, sid, oid, seq, covers);
+      // The chunks it holds (snapshots too) are dropped after the grace period: those up to
+      // `covers`, the pushing device's cursor, and its own after it (`own`). Another device's chunk
+      // stored after `covers` (its snapshot of the same document, pushed meanwhile) holds changes
+      // this snapshot may lack, and stays.
+      if (kind === 'snapshot') this.stmts.cover.run({ seq, now: nowMs, sid, oid, covers, own: JSON.stringify(own) });
       return seq;
     })();
   }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
-import { AUTH_PROOF, decodeFrame, encodeFrame, MAX_PULL_OIDS, OPAQUE_ID, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
+import { AUTH_PROOF, decodeFrame, encodeFrame, MAX_OWN_SEQS, MAX_PULL_OIDS, OPAQUE_ID, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
 import { PhoneAppFiles } from './relay-app.js';
 import { RelayStore, RELAY_DB_FILE } from './relay-store.js';
 
@@ -392,8 +392,9 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
         if (!Number.isSafeInteger(m.rid) || typeof m.oid !== 'string' || !OPAQUE_ID.test(m.oid) || (m.kind !== 'change' && m.kind !== 'snapshot') || !body) {
           throw new Error('a malformed push');
         }
+        if (m.own !== undefined && (!Array.isArray(m.own) || m.own.length > MAX_OWN_SEQS || !m.own.every((s) => Number.isSafeInteger(s) && s > 0))) throw new Error('a malformed push');
         const covers = m.kind === 'snapshot' ? (Number.isSafeInteger(m.covers) ? (m.covers as number) : null) : null;
-        const stored = store.append(sid, m.oid, m.kind, body, covers, Date.now());
+        const stored = store.append(sid, m.oid, m.kind, body, covers, Date.now(), m.kind === 'snapshot' ? (m.own ?? []) : []);
         if (typeof stored === 'string') return fail(c, 'snapshot_refused', stored, m.rid);
         send(c, { t: 'ack', rid: m.rid, seq: stored });
         for (const other of connections) if (other !== c && other.sid === sid) send(other, { t: 'notify', seq: stored });

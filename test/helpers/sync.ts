@@ -196,8 +196,21 @@ export async function converged(devices: Device[], timeoutMs = 30_000): Promise<
       timeoutMs,
     );
   } catch (err) {
-    // Where the first device's history and each other one part ways, with some context.
-    throw new Error(`${(err as Error).message}\n${historyDifferences(devices, last)}`);
+    // Where the first device's history and each other one part ways, with some context, and what
+    // each device says of its sync (which side holds changes back, or cannot reach the relay).
+    const statuses = await Promise.all(devices.map(async (d) => `${d.name}: ${await syncSummary(d)}`));
+    throw new Error(`${(err as Error).message}\n${historyDifferences(devices, last)}\n${statuses.join('\n')}`);
+  }
+}
+
+/** A device's GET /v1/sync, less its lists of devices and conflicts. */
+async function syncSummary(d: Device): Promise<string> {
+  try {
+    const r = await d.api('GET', '/v1/sync');
+    const { devices: _d, conflicts: _c, ...rest } = (r.json ?? {}) as Record<string, unknown>;
+    return `${r.status} ${JSON.stringify(rest)}`;
+  } catch (err) {
+    return `no answer (${String(err)})`;
   }
 }
 
@@ -246,7 +259,15 @@ export interface SyncedPair {
 export async function startSyncedPair(options: { beforePairing?: (a: Device, b: Device) => Promise<void>; env?: NodeJS.ProcessEnv } = {}): Promise<SyncedPair> {
   const dir = mkdtempSync(join(tmpdir(), 'chyme-sync-'));
   const relay = await startRelay(join(dir, 'relay'));
-  const [a, b] = await Promise.all([startDevice(dir, 'desk', options.env), startDevice(dir, 'laptop', options.env)]);
+  const started = await Promise.allSettled([startDevice(dir, 'desk', options.env), startDevice(dir, 'laptop', options.env)]);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    // The one that did start would keep the test's process alive after the failure.
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+    await relay.kill();
+    throw failed.reason;
+  }
+  const [a, b] = started.map((s) => (s as PromiseFulfilledResult<Device>).value) as [Device, Device];
   await options.beforePairing?.(a, b);
   await pair(relay, a, b);
   return {

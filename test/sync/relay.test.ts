@@ -158,8 +158,8 @@ class Peer {
   }
 
   /** Pushes and waits for this push's answer (ack or error). */
-  async push(rid: number, oid: string, kind: 'change' | 'snapshot', body: Uint8Array, covers?: number): Promise<RelayMessage> {
-    this.send({ t: 'push', rid, oid, kind, ...(covers === undefined ? {} : { covers }) }, body);
+  async push(rid: number, oid: string, kind: 'change' | 'snapshot', body: Uint8Array, covers?: number, own?: number[]): Promise<RelayMessage> {
+    this.send({ t: 'push', rid, oid, kind, ...(covers === undefined ? {} : { covers }), ...(own === undefined ? {} : { own }) }, body);
     return (await this.next(`the answer to push ${rid}`)).header;
   }
 
@@ -557,7 +557,7 @@ describe('the sealed protocol', () => {
       const pastLatest = await peer.push(8, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), snapshot + 100);
       assert.equal(pastLatest.t === 'error' && pastLatest.code, 'snapshot_refused');
       // A refused push refuses that push only: the connection goes on, and a later snapshot covering more replaces the first.
-      const second = ackSeq(await peer.push(9, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), x3));
+      const second = ackSeq(await peer.push(9, x, 'snapshot', await keys.seal(x, 'snapshot', 'root', new Uint8Array(64)), snapshot));
       assert.deepEqual((await reader.next('the notify of the second snapshot')).header, { t: 'notify', seq: second });
       assert.deepEqual(
         (await reader.pull(0)).chunks.map((c) => c.seq),
@@ -566,6 +566,50 @@ describe('the sealed protocol', () => {
       assert.equal(storedChunks(relay.data).find((r) => r.seq === snapshot)?.covered_by, second);
       peer.close();
       reader.close();
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test("two devices' snapshots of one document: neither covers the other's that it has not pulled; a device's own chunks past its cursor are covered when listed", TIMEOUT, async () => {
+    // Both devices were apart, each changed the document, and each pushes its changes as a
+    // snapshot covering what it had pulled (seq c). The second must not hide the first: it was
+    // made without the first's changes, which no other chunk holds.
+    const relay = await freshRelay();
+    try {
+      const keys = await newKeys();
+      // Each connects when it is its turn to speak: a notify of another's push would come between
+      // a request and its answer here.
+      const { peer: desk } = await Peer.hello(relay.url, keys, relay.token);
+      const oid = await keys.oid('shard:2026-11:dev_a');
+      const body = (n: number) => keys.seal(oid, 'snapshot', 'shard:2026-11:dev_a', new Uint8Array(64).fill(n));
+      const c = ackSeq(await desk.push(1, oid, 'change', await keys.seal(oid, 'change', 'shard:2026-11:dev_a', new Uint8Array(32))));
+      const fromDesk = ackSeq(await desk.push(2, oid, 'snapshot', await body(1), c));
+      const { peer: laptop } = await Peer.hello(relay.url, keys);
+      const fromLaptop = ackSeq(await laptop.push(1, oid, 'snapshot', await body(2), c));
+      assert.deepEqual(
+        storedChunks(relay.data).map((r) => [r.seq, r.covered_by]),
+        [[c, fromDesk], [fromDesk, null], [fromLaptop, null]],
+      );
+      const { peer: joiner } = await Peer.hello(relay.url, keys);
+      assert.deepEqual((await joiner.pull(0)).chunks.map((ch) => ch.seq), [fromDesk, fromLaptop]);
+      for (const p of [desk, laptop, joiner]) p.close();
+      // The desk's next snapshot lists its own chunk past its cursor (`own`): that one is covered,
+      // the laptop's is not.
+      const { peer: deskAgain } = await Peer.hello(relay.url, keys);
+      const again = ackSeq(await deskAgain.push(1, oid, 'snapshot', await body(3), c, [fromDesk]));
+      deskAgain.close();
+      assert.deepEqual(
+        storedChunks(relay.data).map((r) => [r.seq, r.covered_by]),
+        [[c, fromDesk], [fromDesk, again], [fromLaptop, null], [again, null]],
+      );
+      // Once a device has merged everything (its cursor passed it), its snapshot covers it all.
+      const { peer: laptopAgain } = await Peer.hello(relay.url, keys);
+      const merged = ackSeq(await laptopAgain.push(1, oid, 'snapshot', await body(4), again));
+      laptopAgain.close();
+      const { peer: later } = await Peer.hello(relay.url, keys);
+      assert.deepEqual((await later.pull(0)).chunks.map((ch) => ch.seq), [merged]);
+      later.close();
     } finally {
       await relay.stop();
     }
