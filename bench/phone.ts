@@ -218,6 +218,19 @@ const WORKER_PROBE = `(() => {
     return post(m, ...rest);
   };
 })()`;
+/** In the phone's page, before the app: notes when a 201 answer from the worker is taken up. */
+const PAGE_PROBE = `(() => {
+  const Original = window.Worker;
+  window.Worker = class extends Original {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        if (e.data && e.data.answer && e.data.answer.status === 201) window.__answerIn = performance.timeOrigin + performance.now();
+      });
+    }
+  };
+})()`;
+
 const PROBE_RESET = `(() => { const p = self.__probe; p.calls = {}; p.ms = {}; p.arrived = NaN; p.answered = NaN; p.callsAtAnswer = {}; })()`;
 
 interface WorkerProbe {
@@ -234,7 +247,9 @@ interface LogSplit {
   toWorker: number;
   /** In the worker: the request answered (validation, SQL, commit, the events posted). */
   inWorker: number;
-  /** The answer leaves the worker → the note is on screen (the page's render). */
+  /** The answer leaves the worker → the page's main thread takes it up (it was busy before). */
+  toPage: number;
+  /** The page takes the answer up → the note is in the document (the page's own work: React). */
   toNote: number;
   /** OPFS access-handle calls during the meal (until the note), by method, and their time (ms). */
   calls: Record<string, number>;
@@ -259,6 +274,7 @@ async function logMeal(page: Page, label: string, profiling?: Profiling, toWorke
   const button = form.getByRole('button', { name: 'Log meal', exact: true });
   // A string, so the bundler's helpers stay out of the page.
   await page.evaluate(`(() => {
+    window.__answerIn = NaN;
     window.__logged = new Promise((resolve) => {
       let pressed = 0;
       const button = [...document.querySelectorAll('[data-testid="meal-form"] button')].find((b) => b.textContent.trim() === 'Log meal');
@@ -272,13 +288,15 @@ async function logMeal(page: Page, label: string, profiling?: Profiling, toWorke
   if (profiling) await startProfiles(profiling);
   await button.click();
   const logged = (await page.evaluate('window.__logged')) as { ms: number; pressedAt: number; shownAt: number };
+  const answerIn = (await page.evaluate('window.__answerIn ?? NaN')) as number;
   const probe = toWorker ? await inWorker<WorkerProbe>(toWorker, 'self.__probe') : null;
   if (profiling) await stopProfiles(profiling);
   const split = probe
     ? {
         toWorker: probe.arrived - logged.pressedAt,
         inWorker: probe.answered - probe.arrived,
-        toNote: logged.shownAt - probe.answered,
+        toPage: answerIn - probe.answered,
+        toNote: logged.shownAt - answerIn,
         calls: probe.calls,
         callMs: probe.ms,
         requestCalls: probe.callsAtAnswer,
@@ -316,7 +334,7 @@ function splitText(splits: LogSplit[]): string {
   const methods = [...new Set(splits.flatMap((s) => Object.keys(s.calls)))].sort();
   const calls = methods.map((m) => `${m} ${p50((s) => s.calls[m] ?? 0)} (${p50((s) => s.callMs[m] ?? 0)} ms)`).join(', ');
   const requestCalls = methods.map((m) => `${m} ${p50((s) => s.requestCalls[m] ?? 0)}`).join(', ');
-  return `Where a logged meal's time went on the phone, p50 of ${splits.length}: press → the POST in the worker ${p50((s) => s.toWorker)} ms; in the worker ${p50((s) => s.inWorker)} ms; its answer → the note on screen ${p50((s) => s.toNote)} ms. OPFS access-handle calls from the press to the note (the sync drain that follows a write included, when it starts before the note): ${calls || 'none'}; ${p50((s) => Object.values(s.callMs).reduce((a, b) => a + b, 0))} ms in them; the request's own, before its answer: ${requestCalls || 'none'}.`;
+  return `Where a logged meal's time went on the phone, p50 of ${splits.length}: press → the POST in the worker ${p50((s) => s.toWorker)} ms; in the worker ${p50((s) => s.inWorker)} ms; its answer → the page takes it up ${p50((s) => s.toPage)} ms; → the note in the document ${p50((s) => s.toNote)} ms. OPFS access-handle calls from the press to the note (the sync drain that follows a write included, when it starts before the note): ${calls || 'none'}; ${p50((s) => Object.values(s.callMs).reduce((a, b) => a + b, 0))} ms in them; the request's own, before its answer: ${requestCalls || 'none'}.`;
 }
 
 async function main(): Promise<string> {
@@ -387,6 +405,8 @@ async function main(): Promise<string> {
     const appUrl = relay.url.replace(/^ws/, 'http') + '/app/';
     const context = await browser.newContext({ viewport: PHONE_SCREEN, deviceScaleFactor: 3, isMobile: true, hasTouch: true, timezoneId: TZ, locale: 'en-GB' });
     const page = await context.newPage();
+    // When the page's main thread takes up a meal's 201 answer (a listener added before the app's own).
+    await page.addInitScript(PAGE_PROBE);
     const session = await context.newCDPSession(page);
     await session.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
     page.on('console', (m) => {
