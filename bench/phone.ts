@@ -183,8 +183,90 @@ async function stopProfiles(p: Profiling): Promise<void> {
   if (worker) writeFileSync(join(PROFILE_DIR!, `${p.name}-worker.cpuprofile`), JSON.stringify(worker.profile));
 }
 
+/**
+ * Installed once in the phone's database worker (through CDP): counts the OPFS access handle's
+ * calls (each one is the SAH pool VFS's read, write, size or flush of a file) and their time, and
+ * notes when a POST reaches the worker and when its 201 answer leaves, in the clock the page
+ * shares (timeOrigin + now), so one logged meal splits into the page before the worker, the
+ * worker, and the page after.
+ */
+const WORKER_PROBE = `(() => {
+  if (self.__probe) return;
+  const probe = (self.__probe = { calls: {}, ms: {}, arrived: NaN, answered: NaN, callsAtAnswer: {} });
+  const P = FileSystemSyncAccessHandle.prototype;
+  for (const m of ['read', 'write', 'getSize', 'flush', 'truncate']) {
+    const original = P[m];
+    P[m] = function (...args) {
+      const t = performance.now();
+      try { return original.apply(this, args); } finally {
+        probe.calls[m] = (probe.calls[m] || 0) + 1;
+        probe.ms[m] = (probe.ms[m] || 0) + performance.now() - t;
+      }
+    };
+  }
+  const onmessage = self.onmessage;
+  self.onmessage = (e) => {
+    if (e.data && e.data.request && e.data.request.method === 'POST' && Number.isNaN(probe.arrived)) probe.arrived = performance.timeOrigin + performance.now();
+    return onmessage.call(self, e);
+  };
+  const post = self.postMessage.bind(self);
+  self.postMessage = (m, ...rest) => {
+    if (m && m.answer && m.answer.status === 201 && Number.isNaN(probe.answered)) {
+      probe.answered = performance.timeOrigin + performance.now();
+      probe.callsAtAnswer = { ...probe.calls };
+    }
+    return post(m, ...rest);
+  };
+})()`;
+/** In the phone's page, before the app: notes when a 201 answer from the worker is taken up. */
+const PAGE_PROBE = `(() => {
+  const Original = window.Worker;
+  window.Worker = class extends Original {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        if (e.data && e.data.answer && e.data.answer.status === 201) window.__answerIn = performance.timeOrigin + performance.now();
+      });
+    }
+  };
+})()`;
+
+const PROBE_RESET = `(() => { const p = self.__probe; p.calls = {}; p.ms = {}; p.arrived = NaN; p.answered = NaN; p.callsAtAnswer = {}; })()`;
+
+interface WorkerProbe {
+  calls: Record<string, number>;
+  ms: Record<string, number>;
+  arrived: number;
+  answered: number;
+  callsAtAnswer: Record<string, number>;
+}
+
+/** Where one logged meal's time went (ms), from the worker's probe and the page's clock. */
+interface LogSplit {
+  /** Press → the POST reaches the worker (the page's click handling, the message's queue). */
+  toWorker: number;
+  /** In the worker: the request answered (validation, SQL, commit, the events posted). */
+  inWorker: number;
+  /** The answer leaves the worker → the page's main thread takes it up (it was busy before). */
+  toPage: number;
+  /** The page takes the answer up → the note is in the document (the page's own work: React). */
+  toNote: number;
+  /** OPFS access-handle calls during the meal (until the note), by method, and their time (ms). */
+  calls: Record<string, number>;
+  callMs: Record<string, number>;
+  /** Those calls made before the answer left: the request's own (the meal's transaction). */
+  requestCalls: Record<string, number>;
+}
+
+type ToWorker = (method: string, params?: object) => Promise<unknown>;
+
+async function inWorker<T>(toWorker: ToWorker, expression: string): Promise<T | null> {
+  const r = (await toWorker('Runtime.evaluate', { expression, returnByValue: true })) as { result?: { value?: T } } | null;
+  return r?.result?.value ?? null;
+}
+
 /** The page-side timing of one logged meal: the press of Log meal to the "Logged" note. */
-async function logMeal(page: Page, label: string, profiling?: Profiling): Promise<{ loggedMs: number; todayMs: number }> {
+async function logMeal(page: Page, label: string, profiling?: Profiling, toWorker?: ToWorker | null): Promise<{ loggedMs: number; todayMs: number; split?: LogSplit }> {
   await page.getByRole('link', { name: 'Log meal' }).click();
   const form = page.getByTestId('meal-form');
   await form.getByLabel('Description', { exact: true }).fill(label);
@@ -192,39 +274,67 @@ async function logMeal(page: Page, label: string, profiling?: Profiling): Promis
   const button = form.getByRole('button', { name: 'Log meal', exact: true });
   // A string, so the bundler's helpers stay out of the page.
   await page.evaluate(`(() => {
+    window.__answerIn = NaN;
     window.__logged = new Promise((resolve) => {
       let pressed = 0;
       const button = [...document.querySelectorAll('[data-testid="meal-form"] button')].find((b) => b.textContent.trim() === 'Log meal');
       button.addEventListener('click', () => (pressed = performance.now()), { capture: true, once: true });
-      setTimeout(() => resolve(NaN), 30000);
+      setTimeout(() => resolve({ ms: NaN }), 30000);
       const seen = () => [...document.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Logged'));
-      new MutationObserver((_, obs) => { if (pressed && seen()) { obs.disconnect(); resolve(performance.now() - pressed); } }).observe(document.body, { childList: true, subtree: true, characterData: true });
+      new MutationObserver((_, obs) => { if (pressed && seen()) { obs.disconnect(); const now = performance.now(); resolve({ ms: now - pressed, pressedAt: performance.timeOrigin + pressed, shownAt: performance.timeOrigin + now }); } }).observe(document.body, { childList: true, subtree: true, characterData: true });
     });
   })()`);
+  if (toWorker) await inWorker(toWorker, PROBE_RESET);
   if (profiling) await startProfiles(profiling);
   await button.click();
-  const loggedMs = (await page.evaluate('window.__logged')) as number;
+  const logged = (await page.evaluate('window.__logged')) as { ms: number; pressedAt: number; shownAt: number };
+  const answerIn = (await page.evaluate('window.__answerIn ?? NaN')) as number;
+  const probe = toWorker ? await inWorker<WorkerProbe>(toWorker, 'self.__probe') : null;
   if (profiling) await stopProfiles(profiling);
+  const split = probe
+    ? {
+        toWorker: probe.arrived - logged.pressedAt,
+        inWorker: probe.answered - probe.arrived,
+        toPage: answerIn - probe.answered,
+        toNote: logged.shownAt - answerIn,
+        calls: probe.calls,
+        callMs: probe.ms,
+        requestCalls: probe.callsAtAnswer,
+      }
+    : undefined;
   const t0 = performance.now();
   await page.getByRole('link', { name: 'Today' }).click();
   await page.getByTestId('meal-row').filter({ hasText: label }).waitFor({ timeout: 60_000 });
-  return { loggedMs, todayMs: performance.now() - t0 };
+  return { loggedMs: logged.ms, todayMs: performance.now() - t0, ...(split ? { split } : {}) };
 }
 
-async function logMeals(page: Page, who: string, toWorker: Profiling['toWorker'] = null): Promise<{ logged: number[]; today: number[] }> {
+async function logMeals(page: Page, who: string, toWorker: Profiling['toWorker'] = null): Promise<{ logged: number[]; today: number[]; splits: LogSplit[] }> {
   const logged: number[] = [];
   const todayMs: number[] = [];
+  const splits: LogSplit[] = [];
   const profiling = PROFILE_DIR ? { page: await page.context().newCDPSession(page), toWorker, name: who.toLowerCase() } : undefined;
+  if (toWorker) await inWorker(toWorker, WORKER_PROBE);
   for (let i = 0; i < LOG_RUNS; i++) {
-    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`, i === LOG_RUNS - 1 ? profiling : undefined);
+    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`, i === LOG_RUNS - 1 ? profiling : undefined, toWorker);
     logged.push(r.loggedMs);
     todayMs.push(r.todayMs);
+    if (r.split) splits.push(r.split);
     // The toast goes before the next press (a stale one would end the next timing at once):
     // dismissed, as a person would, rather than waited out (9 s with its Undo).
     await page.getByTestId('toast').getByRole('button', { name: 'Dismiss' }).click().catch(() => undefined);
     await page.getByTestId('toast').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
   }
-  return { logged, today: todayMs };
+  return { logged, today: todayMs, splits };
+}
+
+/** The phone's logged meals split where their time went (p50 of each part; the parts' p50s need not add up). */
+function splitText(splits: LogSplit[]): string {
+  if (splits.length === 0) return 'The phone\'s worker could not be probed: no split of the logged meal.';
+  const p50 = (f: (s: LogSplit) => number) => percentile(splits.map(f), 50).toFixed(0);
+  const methods = [...new Set(splits.flatMap((s) => Object.keys(s.calls)))].sort();
+  const calls = methods.map((m) => `${m} ${p50((s) => s.calls[m] ?? 0)} (${p50((s) => s.callMs[m] ?? 0)} ms)`).join(', ');
+  const requestCalls = methods.map((m) => `${m} ${p50((s) => s.requestCalls[m] ?? 0)}`).join(', ');
+  return `Where a logged meal's time went on the phone, p50 of ${splits.length}: press → the POST in the worker ${p50((s) => s.toWorker)} ms; in the worker ${p50((s) => s.inWorker)} ms; its answer → the page takes it up ${p50((s) => s.toPage)} ms; → the note in the document ${p50((s) => s.toNote)} ms. OPFS access-handle calls from the press to the note (the sync drain that follows a write included, when it starts before the note): ${calls || 'none'}; ${p50((s) => Object.values(s.callMs).reduce((a, b) => a + b, 0))} ms in them; the request's own, before its answer: ${requestCalls || 'none'}.`;
 }
 
 async function main(): Promise<string> {
@@ -295,6 +405,8 @@ async function main(): Promise<string> {
     const appUrl = relay.url.replace(/^ws/, 'http') + '/app/';
     const context = await browser.newContext({ viewport: PHONE_SCREEN, deviceScaleFactor: 3, isMobile: true, hasTouch: true, timezoneId: TZ, locale: 'en-GB' });
     const page = await context.newPage();
+    // When the page's main thread takes up a meal's 201 answer (a listener added before the app's own).
+    await page.addInitScript(PAGE_PROBE);
     const session = await context.newCDPSession(page);
     await session.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
     page.on('console', (m) => {
@@ -386,6 +498,8 @@ async function main(): Promise<string> {
       `| renderer processes' RSS (upper bound), peak / after | ${mbText(peak((s) => s.rendererRssMb, during))} / ${mbText(last.rendererRssMb)} | — | — | — |`,
       `| log a meal: press → "Logged" note, p50 of ${LOG_RUNS} (max) | ${p50(phoneLog.logged).toFixed(0)} ms (${Math.max(...phoneLog.logged).toFixed(0)}) | ${p50(deskLog.logged).toFixed(0)} ms (${Math.max(...deskLog.logged).toFixed(0)}) | ≤ 100 ms | ${p50(phoneLog.logged) <= 100 ? 'yes' : 'no'} |`,
       `| then the Today link → the meal's row, p50 | ${p50(phoneLog.today).toFixed(0)} ms | ${p50(deskLog.today).toFixed(0)} ms | — | — |`,
+      '',
+      splitText(phoneLog.splits),
       '',
       `The note beside Today when it first showed: “${noteSeen}”. Memory sampled every ${SAMPLE_MS} ms (${samples.length} samples). The desktop baseline is a fresh \`chyme serve\` joining through \`POST /v1/sync/join\` (Today polled every 50 ms through its API), and its renderer at 390×844 unthrottled for the meal.`,
       '',

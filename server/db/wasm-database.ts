@@ -306,23 +306,35 @@ function readColumn(stmt: PreparedStatement, index: number): unknown {
   return typeof value === 'bigint' ? Number(value) : value;
 }
 
-/** The most of a kept rollback journal left on the phone's storage between transactions. */
-const JOURNAL_KEPT_BYTES = 1024 * 1024;
+/** The most of the write-ahead log left on the phone's storage after a checkpoint. */
+const WAL_KEPT_BYTES = 1024 * 1024;
 
 /**
  * Chyme's schema on an OO1 connection: the pragmas connection.ts sets that apply here, then every
- * migration. Not WAL: the OPFS VFSs have no shared memory, and the phone has one connection.
+ * migration.
+ *
+ * WAL in EXCLUSIVE locking mode: the OPFS VFSs have no shared memory, which WAL needs only to share
+ * its index between connections; with the lock held exclusively SQLite keeps the index in its own
+ * heap instead. The phone has one connection (the pool VFS holds every file's access handle
+ * exclusively, and one tab opens it), so the lock costs nothing, and it spares each statement
+ * outside a transaction the checks for a hot journal and for another writer (a size and a read of
+ * the file each time). Every OPFS call is a system call on a phone (an IPC to the browser process
+ * in a private window): a logged meal's request made 55 writes, 11 reads, 11 size checks and 4
+ * flushes with the rollback journal kept between transactions, and makes 27 writes and 1 flush
+ * with the log (bench/phone.ts counts them). With synchronous=FULL that flush is in every commit,
+ * so a committed write survives a tab kill and a power cut alike; a crash mid-commit leaves
+ * frames without a commit record, which the next open ignores.
  */
 export function openWasmChymeDatabase(sqlite3: Sqlite3Static, connection: WasmDb, list: Migration[] = migrations): WasmDatabase {
   const db = new WasmDatabase(sqlite3, connection);
   try {
+    // Before anything reads the file: WAL without shared memory needs the lock from the start.
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    // PERSIST: the OPFS pool VFS names (and flushes) a file when SQLite creates it and again when
-    // it deletes it, so the default DELETE mode cost two extra flushes per write transaction (half
-    // of a logged meal's time in the phone's worker). A kept journal, zeroed at each commit, is
-    // just as atomic; the size limit keeps a large join's journal from holding its space.
-    db.pragma('journal_mode = PERSIST');
-    db.pragma(`journal_size_limit = ${JOURNAL_KEPT_BYTES}`);
+    // The pool VFS names (and flushes) a file when SQLite creates it: the log is kept between
+    // checkpoints rather than created again, and capped so a large join's log gives its space back.
+    db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
     db.pragma('foreign_keys = ON');
     migrate(db, list);
     return db;

@@ -186,15 +186,16 @@ test('a statement cache eviction leaves earlier statements usable, and close() f
   assert.ok(new SqliteError('m', 'SQLITE_ERROR') instanceof Error);
 });
 
-test('the phone’s connection keeps its rollback journal (PERSIST, capped): no file created and deleted per write', () => {
-  // A file on the in-memory VFS (':memory:' has no journal file to keep).
-  const w = openWasmChymeDatabase(sqlite3, new sqlite3.oo1.DB('/persist-check.db', 'c'));
+test('the phone’s connection writes ahead (WAL in exclusive locking mode, the log capped, every commit flushed)', () => {
+  // A file on the in-memory VFS (':memory:' has no log file).
+  const w = openWasmChymeDatabase(sqlite3, new sqlite3.oo1.DB('/wal-check.db', 'c'));
   try {
-    assert.equal(w.pragma('journal_mode', { simple: true }), 'persist');
+    assert.equal(w.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(w.pragma('locking_mode', { simple: true }), 'exclusive');
     assert.equal(w.pragma('journal_size_limit', { simple: true }), 1024 * 1024);
     assert.equal(w.pragma('synchronous', { simple: true }), 2);
-    insertMeal(w, meal('meal_persist'));
-    assert.deepEqual(getMeal(w, 'meal_persist'), meal('meal_persist'));
+    insertMeal(w, meal('meal_wal'));
+    assert.deepEqual(getMeal(w, 'meal_wal'), meal('meal_wal'));
   } finally {
     w.close();
   }

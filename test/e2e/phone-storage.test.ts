@@ -100,4 +100,30 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phone
     assert.ok(wasmTypes.length > 0 && wasmTypes.every((ct) => ct === 'application/wasm'), `sqlite3.wasm served as application/wasm: ${wasmTypes.join(', ')}`);
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });
+
+  test('a meal the worker answered is there after the tab is killed (its renderer crashed), and the log is replayed on the next open', async () => {
+    const page = await context.newPage();
+    watch(page, problems);
+    await page.goto(`${site.app}phone.html`);
+    await waitReady(page);
+    const meal = await phoneApi<{ id: string }>(page, 'POST', '/v1/nutrition/meals', { ...MEAL, description: 'Eaten just before the tab was killed' });
+    assert.equal(meal.status, 201, JSON.stringify(meal.body));
+    // The page's renderer process (its database worker with it) ends at once: no unload, no close of
+    // the database, so no checkpoint; what the worker had committed is in the write-ahead log only.
+    const crashed = page.waitForEvent('crash');
+    const cdp = await context.newCDPSession(page);
+    void cdp.send('Page.crash').catch(() => undefined);
+    await crashed;
+    await page.close();
+
+    const next = await context.newPage();
+    watch(next, problems);
+    await next.goto(`${site.app}phone.html`);
+    const reopened = await waitReady(next);
+    assert.equal(reopened.created, false, 'the same database');
+    const again = await phoneApi(next, 'GET', `/v1/nutrition/meals/${meal.body.id}`);
+    assert.deepEqual(again.body, meal.body, 'the committed meal survived the kill');
+    await next.close();
+    assert.deepEqual(problems, [], 'no console errors or CSP violations');
+  });
 });
