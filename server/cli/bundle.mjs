@@ -102,7 +102,10 @@ await build({
   external: ['better-sqlite3', '@automerge/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'busboy'],
   // Every module's import.meta is the bundle's, as it was when the bundle was an ES module.
   define: { 'import.meta': '__chymeImportMeta' },
-  banner: { js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };" },
+  // __chymeLazyRequire: see lazyBuiltins below.
+  banner: {
+    js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };\nvar __chymeLazyRequire = (id) => { let m; return new Proxy({}, { get: (_, key) => (m ??= require(id))[key] }); };",
+  },
   plugins: [leanStart, oneMemoryModule, mqttApart],
 });
 
@@ -115,11 +118,20 @@ await build({
 // script's import() callback ("A dynamic import callback was not specified"), and the callback
 // vm offers prints an experimental-feature warning. load-cli.js sits beside the bundle, so its
 // import() resolves every specifier as the bundle's own would.
+//
+// And Node's own modules that the first answers never use are required on first use, not at
+// start (together ~10 ms of a cold start's CPU): https and tls (a webhook to an https URL, the
+// relay's TLS), worker_threads (an import), zlib (the food table, read once after start). esbuild
+// turns `import { request } from 'node:https'` into `var import_node_https = require("node:https")`
+// and every use into a property read of it, so a stand-in that requires the module at its first
+// property read changes nothing else.
+const lazyBuiltins = /^(\s*(?:var )?import_node_(?:https|tls|worker_threads|zlib)\d* = )require\(("node:(?:https|tls|worker_threads|zlib)")\);$/gm;
 writeFileSync(
   bundlePath,
   readFileSync(bundlePath, 'utf8')
     .replace(/[^\0-\x7f]/g, '?')
-    .replace(/\bimport\(("[^"]+")\)/g, '__chymeImport($1)'),
+    .replace(/\bimport\(("[^"]+")\)/g, '__chymeImport($1)')
+    .replace(lazyBuiltins, '$1__chymeLazyRequire($2);'),
 );
 
 await build({
