@@ -158,3 +158,37 @@ await build({
 
 // The code cache of the bundle, made by a start of `chyme serve` (code-cache.mjs).
 execFileSync(process.execPath, [join(here, 'code-cache.mjs')], { stdio: 'inherit' });
+
+// The entry, main.js (tsc's), as one CommonJS file with memory.js and load-cli.js in it
+// (main.cjs), and main.js itself rewritten to only require it: loaded as ES modules they cost a
+// cold start ~30 ms of CPU (Node's ES module loader, a facade for each Node module they import,
+// package.json lookups), and main.js must stay the path every caller starts (an ES module, as
+// package.json's "type" makes every .js file here). The relay's memory.js is the shared ES module
+// (main.ts imports it with import() for `chyme relay`): that import() stays one.
+const entry = join(cliDir, 'main.js');
+const relayMemoryApart = {
+  name: 'relay-memory-apart',
+  setup(b) {
+    const memory = join(cliDir, '..', 'memory.js');
+    b.onResolve({ filter: /memory\.js$/ }, (args) =>
+      args.kind === 'dynamic-import' && join(args.resolveDir, args.path) === memory ? { path: '../memory.js', external: true } : undefined,
+    );
+  },
+};
+await build({
+  ...options,
+  sourcemap: false,
+  entryPoints: [entry],
+  outfile: join(cliDir, 'main.cjs'),
+  format: 'cjs',
+  // The commands: the CLI bundle (load-cli.ts compiles it with its code cache), else cli.js; the relay's own entry.
+  external: ['./cli.js', './relay-cli.js'],
+  define: { 'import.meta': '__chymeImportMeta' },
+  banner: { js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };" },
+  plugins: [relayMemoryApart],
+});
+writeFileSync(
+  entry,
+  "#!/usr/bin/env node\n// The `chyme` command: server/cli/main.ts, bundled as main.cjs by server/cli/bundle.mjs.\nimport { createRequire } from 'node:module';\ncreateRequire(import.meta.url)('./main.cjs');\n",
+);
+rmSync(`${entry}.map`, { force: true });
