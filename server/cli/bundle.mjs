@@ -29,9 +29,11 @@ const options = {
 };
 
 /**
- * main.js (not bundled) calls useCompactHeap on build/server/memory.js before it loads the
- * bundle; a copy of memory.js folded in would be another module whose collector was never set,
- * and collectGarbage (the engine's and the relay's, after they drop documents) would do nothing.
+ * The entry calls useCompactHeap on a memory module before it loads the bundle, and load-cli.ts
+ * hands the bundle that same module (in main.cjs, below, both are its one copy of memory.js; the
+ * relay's entry uses build/server/memory.js); a copy of memory.js folded in would be another
+ * module whose collector was never set, and collectGarbage (the engine's and the relay's, after
+ * they drop documents) would do nothing.
  * The outputs sit in build/server/cli/, so '../memory.js' is that file (load-cli.ts hands it to
  * the CommonJS bundle, which cannot require an ES module).
  */
