@@ -190,7 +190,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   ];
   // Built on first request, not at start: generating it is a large share of a cold start.
   let openapi: unknown;
-  const openapiDoc = () => (openapi ??= buildOpenApi(routes, app.version, { webhooks: webhooks.payloads }));
+  const openapiDoc = () => (openapi ??= buildOpenApi(routes, app.version, { webhooks: webhooks.payloads() }));
   routes.push(
     defineRoute({
       method: 'GET',

@@ -35,15 +35,19 @@ export function currentSettings(app: AppContext): SettingsRecord {
   return s;
 }
 
-export const SettingsSchema = z
-  .object({
-    object: z.literal('settings'),
-    timezone: z.string(),
-    day_start: z.string(),
-    units: z.enum(['metric', 'imperial']),
-    updated_at: z.string(),
-  })
-  .meta({ id: 'Settings' });
+// The schemas here are built on first use (z.lazy), not at import: a cold start answers its
+// first requests without them (docs/performance.md, "Cold start").
+export const SettingsSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('settings'),
+      timezone: z.string(),
+      day_start: z.string(),
+      units: z.enum(['metric', 'imperial']),
+      updated_at: z.string(),
+    })
+    .meta({ id: 'Settings' }),
+);
 
 /**
  * What GET and PATCH /v1/settings answer: the settings plus the service's clock at that moment. A
@@ -51,20 +55,24 @@ export const SettingsSchema = z
  * which day "today" is (the service may run on another machine or on a test clock); the HTTP Date
  * header has only whole seconds.
  */
-export const SettingsAnswerSchema = SettingsSchema.extend({
-  generated_at: z.string().meta({ format: 'date-time', description: 'The service\'s clock when it answered (ISO 8601 UTC, milliseconds).' }),
-}).meta({ id: 'SettingsAnswer' });
+export const SettingsAnswerSchema = z.lazy(() =>
+  SettingsSchema.unwrap().extend({
+    generated_at: z.string().meta({ format: 'date-time', description: 'The service\'s clock when it answered (ISO 8601 UTC, milliseconds).' }),
+  }).meta({ id: 'SettingsAnswer' }),
+);
 
-export const SettingsUpdateSchema = z
-  .strictObject({
-    timezone: ianaTimeZone.optional(),
-    day_start: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'must be a time of day written HH:MM' })
-      .optional(),
-    units: z.enum(['metric', 'imperial']).optional(),
-  })
-  .meta({ id: 'SettingsUpdate' });
+export const SettingsUpdateSchema = z.lazy(() =>
+  z
+    .strictObject({
+      timezone: ianaTimeZone.optional(),
+      day_start: z
+        .string()
+        .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'must be a time of day written HH:MM' })
+        .optional(),
+      units: z.enum(['metric', 'imperial']).optional(),
+    })
+    .meta({ id: 'SettingsUpdate' }),
+);
 
 export function settingsResource(s: SettingsRecord): Record<string, unknown> {
   return { object: 'settings', timezone: s.timezone, day_start: s.dayStart, units: s.units, updated_at: isoUtc(s.updatedMs) };

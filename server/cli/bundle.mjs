@@ -29,9 +29,11 @@ const options = {
 };
 
 /**
- * main.js (not bundled) calls useCompactHeap on build/server/memory.js before it loads the
- * bundle; a copy of memory.js folded in would be another module whose collector was never set,
- * and collectGarbage (the engine's and the relay's, after they drop documents) would do nothing.
+ * The entry calls useCompactHeap on a memory module before it loads the bundle, and load-cli.ts
+ * hands the bundle that same module (in main.cjs, below, both are its one copy of memory.js; the
+ * relay's entry uses build/server/memory.js); a copy of memory.js folded in would be another
+ * module whose collector was never set, and collectGarbage (the engine's and the relay's, after
+ * they drop documents) would do nothing.
  * The outputs sit in build/server/cli/, so '../memory.js' is that file (load-cli.ts hands it to
  * the CommonJS bundle, which cannot require an ES module).
  */
@@ -102,7 +104,10 @@ await build({
   external: ['better-sqlite3', '@automerge/*', '@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*', 'busboy'],
   // Every module's import.meta is the bundle's, as it was when the bundle was an ES module.
   define: { 'import.meta': '__chymeImportMeta' },
-  banner: { js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };" },
+  // __chymeLazyRequire: see lazyBuiltins below.
+  banner: {
+    js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };\nvar __chymeLazyRequire = (id) => { let m; return new Proxy({}, { get: (_, key) => (m ??= require(id))[key] }); };",
+  },
   plugins: [leanStart, oneMemoryModule, mqttApart],
 });
 
@@ -115,11 +120,20 @@ await build({
 // script's import() callback ("A dynamic import callback was not specified"), and the callback
 // vm offers prints an experimental-feature warning. load-cli.js sits beside the bundle, so its
 // import() resolves every specifier as the bundle's own would.
+//
+// And Node's own modules that the first answers never use are required on first use, not at
+// start (together ~10 ms of a cold start's CPU): https and tls (a webhook to an https URL, the
+// relay's TLS), worker_threads (an import), zlib (the food table, read once after start). esbuild
+// turns `import { request } from 'node:https'` into `var import_node_https = require("node:https")`
+// and every use into a property read of it, so a stand-in that requires the module at its first
+// property read changes nothing else.
+const lazyBuiltins = /^(\s*(?:var )?import_node_(?:https|tls|worker_threads|zlib)\d* = )require\(("node:(?:https|tls|worker_threads|zlib)")\);$/gm;
 writeFileSync(
   bundlePath,
   readFileSync(bundlePath, 'utf8')
     .replace(/[^\0-\x7f]/g, '?')
-    .replace(/\bimport\(("[^"]+")\)/g, '__chymeImport($1)'),
+    .replace(/\bimport\(("[^"]+")\)/g, '__chymeImport($1)')
+    .replace(lazyBuiltins, '$1__chymeLazyRequire($2);'),
 );
 
 await build({
@@ -146,3 +160,37 @@ await build({
 
 // The code cache of the bundle, made by a start of `chyme serve` (code-cache.mjs).
 execFileSync(process.execPath, [join(here, 'code-cache.mjs')], { stdio: 'inherit' });
+
+// The entry, main.js (tsc's), as one CommonJS file with memory.js and load-cli.js in it
+// (main.cjs), and main.js itself rewritten to only require it: loaded as ES modules they cost a
+// cold start ~30 ms of CPU (Node's ES module loader, a facade for each Node module they import,
+// package.json lookups), and main.js must stay the path every caller starts (an ES module, as
+// package.json's "type" makes every .js file here). The relay's memory.js is the shared ES module
+// (main.ts imports it with import() for `chyme relay`): that import() stays one.
+const entry = join(cliDir, 'main.js');
+const relayMemoryApart = {
+  name: 'relay-memory-apart',
+  setup(b) {
+    const memory = join(cliDir, '..', 'memory.js');
+    b.onResolve({ filter: /memory\.js$/ }, (args) =>
+      args.kind === 'dynamic-import' && join(args.resolveDir, args.path) === memory ? { path: '../memory.js', external: true } : undefined,
+    );
+  },
+};
+await build({
+  ...options,
+  sourcemap: false,
+  entryPoints: [entry],
+  outfile: join(cliDir, 'main.cjs'),
+  format: 'cjs',
+  // The commands: the CLI bundle (load-cli.ts compiles it with its code cache), else cli.js; the relay's own entry.
+  external: ['./cli.js', './relay-cli.js'],
+  define: { 'import.meta': '__chymeImportMeta' },
+  banner: { js: "var __chymeImportMeta = { url: require('node:url').pathToFileURL(__filename).href };" },
+  plugins: [relayMemoryApart],
+});
+writeFileSync(
+  entry,
+  "#!/usr/bin/env node\n// The `chyme` command: server/cli/main.ts, bundled as main.cjs by server/cli/bundle.mjs.\nimport { createRequire } from 'node:module';\ncreateRequire(import.meta.url)('./main.cjs');\n",
+);
+rmSync(`${entry}.map`, { force: true });

@@ -149,113 +149,127 @@ const componentSchema = z.object({ value: z.number(), contribution });
 const levelSchema = z.enum(['optimal', 'good', 'fair', 'pay_attention']).nullable();
 const scoreState = z.enum(['SCORED', 'PENDING', 'UNSCORABLE']);
 
-export const DigestiveStateSchema = z
-  .object({
-    object: z.literal('digestion.state'),
-    state: z.enum(['fasted', 'processing', 'settling']),
-    minutes_remaining: z.number().int().meta({ description: 'Minutes to the next change of state; 0 when fasted.' }),
-    confidence: z.number(),
-    active_meals: z.number().int(),
-    since: isoDateTime,
-    fasted_at: isoDateTime.meta({ description: 'When fasting began (fasted) or will begin if nothing more is eaten.' }),
-    next_change_at: isoDateTime.nullable(),
-    calculated_at: isoDateTime,
-  })
-  .meta({ id: 'DigestiveState' });
+// The schemas here are built on first use (z.lazy), not at import: a cold start answers its
+// first requests without them (docs/performance.md, "Cold start").
+export const DigestiveStateSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('digestion.state'),
+      state: z.enum(['fasted', 'processing', 'settling']),
+      minutes_remaining: z.number().int().meta({ description: 'Minutes to the next change of state; 0 when fasted.' }),
+      confidence: z.number(),
+      active_meals: z.number().int(),
+      since: isoDateTime,
+      fasted_at: isoDateTime.meta({ description: 'When fasting began (fasted) or will begin if nothing more is eaten.' }),
+      next_change_at: isoDateTime.nullable(),
+      calculated_at: isoDateTime,
+    })
+    .meta({ id: 'DigestiveState' }),
+);
 
-export const TimelineEntrySchema = z
-  .object({
-    object: z.literal('digestion.timeline'),
-    meal_id: z.string(),
-    meal_time: isoDateTime,
-    meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
-    total_processing_min: z.number().int(),
-    phases: z.object({ fed_end_min: z.number().int(), processing_end_min: z.number().int(), settling_end_min: z.number().int() }),
-    confidence: z.number(),
-    kcal: z.number(),
-    energy_source: z.enum(['logged', 'macros', 'foods', 'assumed', 'zero_calorie_drink']),
-    form: z.enum(['solid', 'liquid']),
-    shared_with_meals: z.number().int().meta({ description: 'Other meals that shared the stomach with this one.' }),
-  })
-  .meta({ id: 'TimelineEntry' });
+export const TimelineEntrySchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('digestion.timeline'),
+      meal_id: z.string(),
+      meal_time: isoDateTime,
+      meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
+      total_processing_min: z.number().int(),
+      phases: z.object({ fed_end_min: z.number().int(), processing_end_min: z.number().int(), settling_end_min: z.number().int() }),
+      confidence: z.number(),
+      kcal: z.number(),
+      energy_source: z.enum(['logged', 'macros', 'foods', 'assumed', 'zero_calorie_drink']),
+      form: z.enum(['solid', 'liquid']),
+      shared_with_meals: z.number().int().meta({ description: 'Other meals that shared the stomach with this one.' }),
+    })
+    .meta({ id: 'TimelineEntry' }),
+);
 
-export const DailyScoreSchema = z
-  .object({
-    object: z.literal('digestion.score'),
-    date: z.string().meta({ format: 'date' }),
-    score: z.number().int().min(0).max(100).nullable(),
-    score_state: scoreState,
-    level: levelSchema,
-    components: z.object({
-      overnight: componentSchema.extend({ source: z.enum(['sleep', 'estimated']) }),
-      fasted_ratio: componentSchema,
-      regularity: componentSchema,
-      circadian: componentSchema,
-    }),
-    calibrating: z.boolean(),
-    confidence: z.number(),
-  })
-  .meta({ id: 'DailyScore' });
-
-export const OvernightScoreSchema = z
-  .object({
-    object: z.literal('digestion.overnight_score'),
-    id: z.string(),
-    sleep_session_id: z.string(),
-    date: z.string().meta({ format: 'date' }),
-    score: z.number().int().min(0).max(100).nullable(),
-    score_state: scoreState,
-    level: levelSchema,
-    sleep: z.object({ start: isoDateTime, end: isoDateTime, duration_min: z.number().int() }),
-    last_meal_at: isoDateTime
-      .nullable()
-      .meta({ description: 'The last meal (15 kcal or more) from a day before the sleep until an hour before it ended: a meal inside the sleep is a gap of 0; one in its last hour is breakfast.' }),
-    meals_during_sleep: z
-      .number()
-      .int()
-      .meta({ description: 'Meals logged inside the sleep before its last hour (eating in the night, or sleep times that are off); an insight `meal_during_sleep` tells the person.' }),
-    features: z.record(z.string(), z.object({ value: z.number(), contribution, score: z.number() })),
-    baseline: z.object({ score: z.number().nullable(), days: z.number().int() }),
-    deviation: z.number().nullable(),
-    confidence: z.number(),
-  })
-  .meta({ id: 'OvernightScore' });
-
-export const WindowsSchema = z
-  .object({
-    object: z.literal('digestion.windows'),
-    sleep_ready_at: isoDateTime,
-    fasted_at: isoDateTime,
-    next_meal_suggestions: z.array(z.object({ kind: z.string(), at: isoDateTime, reason: z.string() })),
-    tonight: z
-      .object({
-        woke_at: isoDateTime.meta({ description: 'When the person got up: the end of a logged night since the last usual bedtime, else the usual wake time.' }),
-        woke_source: z.enum(['sleep', 'learned', 'default']),
-        bedtime_at: isoDateTime.meta({ description: 'The usual bedtime of the coming night (learned from logged nights, else 23:00).' }),
-        bedtime_source: z.enum(['learned', 'default']),
-        finish_eating_by: isoDateTime.meta({ description: 'The latest time to finish eating for that bedtime: 3 h before it.' }),
-        sleep_ready_at: isoDateTime
-          .nullable()
-          .meta({ description: 'When lying down is fine after what has been eaten since woke_at (as sleep_ready_at); null when nothing has been.' }),
-      })
-      .nullable()
-      .meta({
-        description:
-          'The coming night, from the time the person is up until the usual bedtime; null during the usual night. sleep_ready_at stays what the stomach says, which in the morning is usually a time last night.',
+export const DailyScoreSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('digestion.score'),
+      date: z.string().meta({ format: 'date' }),
+      score: z.number().int().min(0).max(100).nullable(),
+      score_state: scoreState,
+      level: levelSchema,
+      components: z.object({
+        overnight: componentSchema.extend({ source: z.enum(['sleep', 'estimated']) }),
+        fasted_ratio: componentSchema,
+        regularity: componentSchema,
+        circadian: componentSchema,
       }),
-    calculated_at: isoDateTime,
-  })
-  .meta({ id: 'Windows' });
+      calibrating: z.boolean(),
+      confidence: z.number(),
+    })
+    .meta({ id: 'DailyScore' }),
+);
 
-export const InsightSchema = z
-  .object({
-    object: z.literal('digestion.insight'),
-    id: z.string(),
-    date: z.string().meta({ format: 'date' }),
-    kind: z.string(),
-    severity: z.enum(['info', 'positive', 'warning']),
-    title: z.string(),
-    detail: z.string(),
-    basis: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])),
-  })
-  .meta({ id: 'Insight' });
+export const OvernightScoreSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('digestion.overnight_score'),
+      id: z.string(),
+      sleep_session_id: z.string(),
+      date: z.string().meta({ format: 'date' }),
+      score: z.number().int().min(0).max(100).nullable(),
+      score_state: scoreState,
+      level: levelSchema,
+      sleep: z.object({ start: isoDateTime, end: isoDateTime, duration_min: z.number().int() }),
+      last_meal_at: isoDateTime
+        .nullable()
+        .meta({ description: 'The last meal (15 kcal or more) from a day before the sleep until an hour before it ended: a meal inside the sleep is a gap of 0; one in its last hour is breakfast.' }),
+      meals_during_sleep: z
+        .number()
+        .int()
+        .meta({ description: 'Meals logged inside the sleep before its last hour (eating in the night, or sleep times that are off); an insight `meal_during_sleep` tells the person.' }),
+      features: z.record(z.string(), z.object({ value: z.number(), contribution, score: z.number() })),
+      baseline: z.object({ score: z.number().nullable(), days: z.number().int() }),
+      deviation: z.number().nullable(),
+      confidence: z.number(),
+    })
+    .meta({ id: 'OvernightScore' }),
+);
+
+export const WindowsSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('digestion.windows'),
+      sleep_ready_at: isoDateTime,
+      fasted_at: isoDateTime,
+      next_meal_suggestions: z.array(z.object({ kind: z.string(), at: isoDateTime, reason: z.string() })),
+      tonight: z
+        .object({
+          woke_at: isoDateTime.meta({ description: 'When the person got up: the end of a logged night since the last usual bedtime, else the usual wake time.' }),
+          woke_source: z.enum(['sleep', 'learned', 'default']),
+          bedtime_at: isoDateTime.meta({ description: 'The usual bedtime of the coming night (learned from logged nights, else 23:00).' }),
+          bedtime_source: z.enum(['learned', 'default']),
+          finish_eating_by: isoDateTime.meta({ description: 'The latest time to finish eating for that bedtime: 3 h before it.' }),
+          sleep_ready_at: isoDateTime
+            .nullable()
+            .meta({ description: 'When lying down is fine after what has been eaten since woke_at (as sleep_ready_at); null when nothing has been.' }),
+        })
+        .nullable()
+        .meta({
+          description:
+            'The coming night, from the time the person is up until the usual bedtime; null during the usual night. sleep_ready_at stays what the stomach says, which in the morning is usually a time last night.',
+        }),
+      calculated_at: isoDateTime,
+    })
+    .meta({ id: 'Windows' }),
+);
+
+export const InsightSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('digestion.insight'),
+      id: z.string(),
+      date: z.string().meta({ format: 'date' }),
+      kind: z.string(),
+      severity: z.enum(['info', 'positive', 'warning']),
+      title: z.string(),
+      detail: z.string(),
+      basis: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])),
+    })
+    .meta({ id: 'Insight' }),
+);

@@ -68,126 +68,131 @@ export function mealsCsv(app: AppContext): string {
 // ---- Import ---------------------------------------------------------------------------------
 
 const num = (max: number) => z.number().finite().min(0).max(max);
-const isoInstant = z
-  .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' })
-  .meta({ format: 'date-time' });
-
 const nullableNum = (max: number) => num(max).nullable().optional();
-
-/** A food entry as exported: name and calories, and what it was built from when it came from a food. */
-const ImportFoodEntry = z.object({
-  name: z.string().trim().min(1).max(200),
-  calories: num(10_000),
-  food_id: z.string().max(64).optional(),
-  quantity: num(100_000).optional(),
-  unit: z.string().min(1).max(20).optional(),
-  grams: num(100_000).optional(),
-  protein_g: nullableNum(2000),
-  carbs_g: nullableNum(2000),
-  fat_g: nullableNum(2000),
-  fiber_g: nullableNum(2000),
-  sugars_g: nullableNum(2000),
-  sodium_mg: nullableNum(50_000),
-  caffeine_mg: nullableNum(2000),
-});
-
 const nutrient = (max: number) => num(max).nullable().default(null);
-
-/** A custom food as exported (USDA foods are not exported: every Chyme ships them). */
-const ImportFood = z.object({
-  id: z.string().regex(/^food_[0-9A-Za-z]{1,60}$/, { message: 'must be a food id (food_…)' }),
-  source: z.literal('custom').default('custom'),
-  name: z.string().trim().min(1).max(200),
-  brand: z.string().trim().min(1).max(100).nullable().default(null),
-  nutrients: z.object({
-    calories: num(1000),
-    protein_g: nutrient(105),
-    carbs_g: nutrient(105),
-    fat_g: nutrient(105),
-    fiber_g: nutrient(100),
-    sugars_g: nutrient(100),
-    sodium_mg: nutrient(100_000),
-    caffeine_mg: nutrient(100_000),
-  }),
-  portions: z.array(z.object({ label: z.string().trim().min(1).max(100), grams: z.number().finite().gt(0).max(5000) })).max(50).default([]),
-  created_at: isoInstant.optional(),
-  updated_at: isoInstant.optional(),
-});
-
-const ImportSavedMeal = z.object({
-  id: z.string().regex(/^smeal_[0-9A-Za-z]{1,60}$/, { message: 'must be a saved meal id (smeal_…)' }),
-  name: z.string().trim().min(1).max(200),
-  meal_type: mealType.nullable().default(null),
-  foods: z.array(ImportFoodEntry).min(1).max(100),
-  created_at: isoInstant.optional(),
-  updated_at: isoInstant.optional(),
-});
-
-const ImportMeal = z.object({
-  id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
-  timestamp: isoInstant,
-  meal_type: mealType,
-  description: z.string().max(2000).default(''),
-  macros: z.object({
-    calories: num(10_000),
-    protein_g: num(2000).nullable().optional(),
-    carbs_g: num(2000).nullable().optional(),
-    fat_g: num(2000).nullable().optional(),
-    fiber_g: num(2000).nullable().optional(),
-  }),
-  micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
-  foods: z.array(ImportFoodEntry).max(100).default([]),
-  nutrient_sources: z.record(z.enum(MEAL_NUTRIENTS), z.enum(['logged', 'foods']).nullable()).optional(),
-  utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
-  calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
-  source: z.enum(RECORD_SOURCES).default('manual'),
-  inferred_time: z.boolean().default(false),
-  created_at: isoInstant.optional(),
-  updated_at: isoInstant.optional(),
-});
-
-const ImportSleep = z.object({
-  id: z.string().regex(/^sleep_[0-9A-Za-z]{1,60}$/, { message: 'must be a sleep id (sleep_…)' }),
-  start: isoInstant,
-  end: isoInstant,
-  efficiency: z.number().min(0).max(1).nullable().optional(),
-  awakenings: z.number().int().min(0).max(100).nullable().optional(),
-  source: nonBlankText(50).optional(),
-  nap: z.boolean().default(false),
-  created_at: isoInstant.optional(),
-});
-
-const ImportSubscription = z.object({
-  id: z.string().regex(/^whsub_[0-9A-Za-z]{1,60}$/, { message: 'must be a subscription id (whsub_…)' }),
-  url: webhookUrl,
-  events: eventList,
-  tls_certificate_sha256: certificateFingerprint.nullable().optional(),
-  created_at: isoInstant.optional(),
-});
 
 /** Why an imported subscription waits disabled: its secret is never exported. */
 export const IMPORTED_SUBSCRIPTION_REASON =
   'Imported from an export, which never carries signing secrets: set a new secret on your receiver and here, then enable it.';
 
-export const ImportDocumentSchema = z
-  .object({
-    format: z.literal(EXPORT_FORMAT, { message: `must be "${EXPORT_FORMAT}" (a file made by Chyme's export)` }),
-    format_version: z.literal(EXPORT_FORMAT_VERSION, { message: `must be ${EXPORT_FORMAT_VERSION}; this Chyme reads format version ${EXPORT_FORMAT_VERSION}` }),
-    settings: z
-      .object({
-        timezone: ianaTimeZone,
-        day_start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/),
-        units: z.enum(['metric', 'imperial']),
-      })
-      .optional(),
-    foods: z.array(ImportFood).max(50_000).default([]),
-    saved_meals: z.array(ImportSavedMeal).max(500).default([]),
-    meals: z.array(ImportMeal).max(200_000).default([]),
-    sleep_sessions: z.array(ImportSleep).max(50_000).default([]),
-    webhook_subscriptions: z.array(ImportSubscription).max(MAX_SUBSCRIPTIONS).default([]),
-  })
-  .meta({ id: 'ImportDocument' });
+/**
+ * The schema of an export read back, built on its first use (an import), not at start: the
+ * service's first answers do not need it (docs/performance.md, "Cold start").
+ */
+export const ImportDocumentSchema = z.lazy(() => {
+  const isoInstant = z
+    .string()
+    .refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' })
+    .meta({ format: 'date-time' });
+
+  /** A food entry as exported: name and calories, and what it was built from when it came from a food. */
+  const ImportFoodEntry = z.object({
+    name: z.string().trim().min(1).max(200),
+    calories: num(10_000),
+    food_id: z.string().max(64).optional(),
+    quantity: num(100_000).optional(),
+    unit: z.string().min(1).max(20).optional(),
+    grams: num(100_000).optional(),
+    protein_g: nullableNum(2000),
+    carbs_g: nullableNum(2000),
+    fat_g: nullableNum(2000),
+    fiber_g: nullableNum(2000),
+    sugars_g: nullableNum(2000),
+    sodium_mg: nullableNum(50_000),
+    caffeine_mg: nullableNum(2000),
+  });
+
+  /** A custom food as exported (USDA foods are not exported: every Chyme ships them). */
+  const ImportFood = z.object({
+    id: z.string().regex(/^food_[0-9A-Za-z]{1,60}$/, { message: 'must be a food id (food_…)' }),
+    source: z.literal('custom').default('custom'),
+    name: z.string().trim().min(1).max(200),
+    brand: z.string().trim().min(1).max(100).nullable().default(null),
+    nutrients: z.object({
+      calories: num(1000),
+      protein_g: nutrient(105),
+      carbs_g: nutrient(105),
+      fat_g: nutrient(105),
+      fiber_g: nutrient(100),
+      sugars_g: nutrient(100),
+      sodium_mg: nutrient(100_000),
+      caffeine_mg: nutrient(100_000),
+    }),
+    portions: z.array(z.object({ label: z.string().trim().min(1).max(100), grams: z.number().finite().gt(0).max(5000) })).max(50).default([]),
+    created_at: isoInstant.optional(),
+    updated_at: isoInstant.optional(),
+  });
+
+  const ImportSavedMeal = z.object({
+    id: z.string().regex(/^smeal_[0-9A-Za-z]{1,60}$/, { message: 'must be a saved meal id (smeal_…)' }),
+    name: z.string().trim().min(1).max(200),
+    meal_type: mealType.nullable().default(null),
+    foods: z.array(ImportFoodEntry).min(1).max(100),
+    created_at: isoInstant.optional(),
+    updated_at: isoInstant.optional(),
+  });
+
+  const ImportMeal = z.object({
+    id: z.string().regex(/^meal_[0-9A-Za-z]{1,60}$/, { message: 'must be a meal id (meal_…)' }),
+    timestamp: isoInstant,
+    meal_type: mealType,
+    description: z.string().max(2000).default(''),
+    macros: z.object({
+      calories: num(10_000),
+      protein_g: num(2000).nullable().optional(),
+      carbs_g: num(2000).nullable().optional(),
+      fat_g: num(2000).nullable().optional(),
+      fiber_g: num(2000).nullable().optional(),
+    }),
+    micros: z.object({ sodium_mg: num(50_000).nullable().optional(), caffeine_mg: num(2000).nullable().optional() }).default({}),
+    foods: z.array(ImportFoodEntry).max(100).default([]),
+    nutrient_sources: z.record(z.enum(MEAL_NUTRIENTS), z.enum(['logged', 'foods']).nullable()).optional(),
+    utc_offset_min: z.number().int().min(-14 * 60).max(14 * 60).optional(),
+    calories_source: z.enum(['logged', 'foods', 'macros']).default('logged'),
+    source: z.enum(RECORD_SOURCES).default('manual'),
+    inferred_time: z.boolean().default(false),
+    created_at: isoInstant.optional(),
+    updated_at: isoInstant.optional(),
+  });
+
+  const ImportSleep = z.object({
+    id: z.string().regex(/^sleep_[0-9A-Za-z]{1,60}$/, { message: 'must be a sleep id (sleep_…)' }),
+    start: isoInstant,
+    end: isoInstant,
+    efficiency: z.number().min(0).max(1).nullable().optional(),
+    awakenings: z.number().int().min(0).max(100).nullable().optional(),
+    source: nonBlankText(50).optional(),
+    nap: z.boolean().default(false),
+    created_at: isoInstant.optional(),
+  });
+
+  const ImportSubscription = z.object({
+    id: z.string().regex(/^whsub_[0-9A-Za-z]{1,60}$/, { message: 'must be a subscription id (whsub_…)' }),
+    url: webhookUrl,
+    events: eventList,
+    tls_certificate_sha256: certificateFingerprint.nullable().optional(),
+    created_at: isoInstant.optional(),
+  });
+
+  return z
+    .object({
+      format: z.literal(EXPORT_FORMAT, { message: `must be "${EXPORT_FORMAT}" (a file made by Chyme's export)` }),
+      format_version: z.literal(EXPORT_FORMAT_VERSION, { message: `must be ${EXPORT_FORMAT_VERSION}; this Chyme reads format version ${EXPORT_FORMAT_VERSION}` }),
+      settings: z
+        .object({
+          timezone: ianaTimeZone,
+          day_start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/),
+          units: z.enum(['metric', 'imperial']),
+        })
+        .optional(),
+      foods: z.array(ImportFood).max(50_000).default([]),
+      saved_meals: z.array(ImportSavedMeal).max(500).default([]),
+      meals: z.array(ImportMeal).max(200_000).default([]),
+      sleep_sessions: z.array(ImportSleep).max(50_000).default([]),
+      webhook_subscriptions: z.array(ImportSubscription).max(MAX_SUBSCRIPTIONS).default([]),
+    })
+    .meta({ id: 'ImportDocument' });
+});
 
 export type ImportDocument = z.output<typeof ImportDocumentSchema>;
 
@@ -224,7 +229,7 @@ export interface DocumentImportCounts {
 }
 
 /** Zod leaves optional fields out; this keeps an entry's JSON free of undefined holes either way. */
-function storedEntry(entry: z.output<typeof ImportFoodEntry>): FoodEntry {
+function storedEntry(entry: ImportDocument['meals'][number]['foods'][number]): FoodEntry {
   return Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as unknown as FoodEntry;
 }
 

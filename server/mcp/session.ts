@@ -12,7 +12,7 @@ import { toolJsonSchema } from './json-schema.js';
 import { DAILY_REVIEW, dailyReviewMessages } from './prompts.js';
 import { readResource, RESOURCES, resourcesChangedBy } from './resources.js';
 import { invalidParams, mcpSdk } from './sdk.js';
-import { missingScope, ToolError, TOOLS, type ToolDef, type ToolResult } from './tools.js';
+import { allTools, missingScope, ToolError, type ToolDef, type ToolResult } from './tools.js';
 
 /**
  * One MCP session: a protocol server bound to the key that opened it. It lists only what the
@@ -28,7 +28,7 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000;
 let toolList: Map<string, Tool> | undefined;
 function listedTool(tool: ToolDef): Tool {
   toolList ??= new Map(
-    TOOLS.map((t) => [
+    allTools().map((t) => [
       t.name,
       {
         name: t.name,
@@ -79,10 +79,10 @@ export function createMcpSession(app: AppContext, principal: Principal): McpSess
   );
   const allowed = (scope: string) => principal.scopes.has(scope as never);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.filter((t) => allowed(t.scope)).map(listedTool) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: allTools().filter((t) => allowed(t.scope)).map(listedTool) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const tool = TOOLS.find((t) => t.name === request.params.name);
+    const tool = allTools().find((t) => t.name === request.params.name);
     if (!tool) throw invalidParams(`Unknown tool: ${request.params.name}. tools/list shows the tools this key may use.`);
     try {
       if (!allowed(tool.scope)) throw missingScope(tool.scope);

@@ -83,31 +83,35 @@ function topicPrefix(what: string) {
     .meta({ example: what });
 }
 
-export const MqttUpdateSchema = z
-  .object({
-    enabled: z.boolean().optional().meta({ description: 'Connect (true) or not. Enabling needs a broker_url, stored or in the same request.' }),
-    broker_url: z
-      .string()
-      .max(2048)
-      .superRefine((s, ctx) => {
-        const problem = brokerUrlProblem(s);
-        if (problem) ctx.addIssue({ code: 'custom', message: problem });
-      })
-      .nullable()
-      .optional()
-      .meta({ description: 'mqtt://, mqtts://, ws:// or wss:// with host and optional port, e.g. mqtt://homeassistant.local:1883. A pinned certificate needs mqtts://.', example: 'mqtt://homeassistant.local:1883' }),
-    username: z.string().min(1).max(256).nullable().optional(),
-    password: z.string().min(1).max(256).nullable().optional().meta({ description: 'Write-only: answers show has_password. null removes it.' }),
-    discovery_prefix: topicPrefix('homeassistant').optional(),
-    topic_prefix: topicPrefix('chyme').optional().meta({ description: 'Where Chyme publishes its states; must differ from discovery_prefix.' }),
-    commands_enabled: z.boolean().optional().meta({ description: 'Let Home Assistant log meals (a button per saved meal, a text entity). Anyone who may publish to the command topics can then log meals.' }),
-    tls_certificate_sha256: certificateFingerprint
-      .nullable()
-      .optional()
-      .meta({ description: 'mqtts:// only: trust exactly the broker certificate with this SHA-256 fingerprint (a self-signed one) instead of the certificate authorities. Colons, spaces and case are optional on input. null removes the pin.' }),
-  })
-  .strict()
-  .meta({ id: 'MqttSettingsUpdate' });
+// The schemas here are built on first use (z.lazy), not at import: a cold start answers its
+// first requests without them (docs/performance.md, "Cold start").
+export const MqttUpdateSchema = z.lazy(() =>
+  z
+    .object({
+      enabled: z.boolean().optional().meta({ description: 'Connect (true) or not. Enabling needs a broker_url, stored or in the same request.' }),
+      broker_url: z
+        .string()
+        .max(2048)
+        .superRefine((s, ctx) => {
+          const problem = brokerUrlProblem(s);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .nullable()
+        .optional()
+        .meta({ description: 'mqtt://, mqtts://, ws:// or wss:// with host and optional port, e.g. mqtt://homeassistant.local:1883. A pinned certificate needs mqtts://.', example: 'mqtt://homeassistant.local:1883' }),
+      username: z.string().min(1).max(256).nullable().optional(),
+      password: z.string().min(1).max(256).nullable().optional().meta({ description: 'Write-only: answers show has_password. null removes it.' }),
+      discovery_prefix: topicPrefix('homeassistant').optional(),
+      topic_prefix: topicPrefix('chyme').optional().meta({ description: 'Where Chyme publishes its states; must differ from discovery_prefix.' }),
+      commands_enabled: z.boolean().optional().meta({ description: 'Let Home Assistant log meals (a button per saved meal, a text entity). Anyone who may publish to the command topics can then log meals.' }),
+      tls_certificate_sha256: certificateFingerprint
+        .nullable()
+        .optional()
+        .meta({ description: 'mqtts:// only: trust exactly the broker certificate with this SHA-256 fingerprint (a self-signed one) instead of the certificate authorities. Colons, spaces and case are optional on input. null removes the pin.' }),
+    })
+    .strict()
+    .meta({ id: 'MqttSettingsUpdate' }),
+);
 
 export type MqttUpdate = z.output<typeof MqttUpdateSchema>;
 
@@ -140,22 +144,24 @@ export interface MqttStatus {
   connectedAt: number | null;
 }
 
-export const MqttSettingsSchema = z
-  .object({
-    object: z.literal('integration.mqtt'),
-    enabled: z.boolean(),
-    broker_url: z.string().nullable(),
-    username: z.string().nullable(),
-    has_password: z.boolean(),
-    discovery_prefix: z.string(),
-    topic_prefix: z.string(),
-    commands_enabled: z.boolean(),
-    tls_certificate_sha256: z.string().regex(new RegExp(FINGERPRINT_PATTERN)).nullable(),
-    status: z.enum(['disabled', 'connecting', 'connected', 'error']),
-    last_error: z.string().nullable().meta({ description: 'Why the last connection failed or ended, as a sentence; null once connected.' }),
-    connected_at: isoDateTime.nullable(),
-  })
-  .meta({ id: 'MqttSettings' });
+export const MqttSettingsSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('integration.mqtt'),
+      enabled: z.boolean(),
+      broker_url: z.string().nullable(),
+      username: z.string().nullable(),
+      has_password: z.boolean(),
+      discovery_prefix: z.string(),
+      topic_prefix: z.string(),
+      commands_enabled: z.boolean(),
+      tls_certificate_sha256: z.string().regex(new RegExp(FINGERPRINT_PATTERN)).nullable(),
+      status: z.enum(['disabled', 'connecting', 'connected', 'error']),
+      last_error: z.string().nullable().meta({ description: 'Why the last connection failed or ended, as a sentence; null once connected.' }),
+      connected_at: isoDateTime.nullable(),
+    })
+    .meta({ id: 'MqttSettings' }),
+);
 
 export function mqttResource(config: MqttConfig, status: MqttStatus): Record<string, unknown> {
   return {

@@ -87,24 +87,32 @@ export const foodEntryInput = z
   })
   .meta({ id: 'FoodEntryInput' });
 
-const macrosCreate = z.strictObject({
-  calories: bounded(MAX_MEAL_CALORIES).optional(),
-  protein_g: bounded(2000).optional(),
-  carbs_g: bounded(2000).optional(),
-  fat_g: bounded(2000).optional(),
-  fiber_g: bounded(2000).optional(),
-});
-const macrosPatch = z.strictObject({
-  calories: bounded(MAX_MEAL_CALORIES).nullable().optional(),
-  protein_g: bounded(2000).nullable().optional(),
-  carbs_g: bounded(2000).nullable().optional(),
-  fat_g: bounded(2000).nullable().optional(),
-  fiber_g: bounded(2000).nullable().optional(),
-});
-const microsInput = z.strictObject({
-  sodium_mg: bounded(50_000).nullable().optional(),
-  caffeine_mg: bounded(2000).nullable().optional(),
-});
+// The schemas here are built on first use (z.lazy), not at import: a cold start answers its
+// first requests without them (docs/performance.md, "Cold start").
+const macrosCreate = z.lazy(() =>
+  z.strictObject({
+    calories: bounded(MAX_MEAL_CALORIES).optional(),
+    protein_g: bounded(2000).optional(),
+    carbs_g: bounded(2000).optional(),
+    fat_g: bounded(2000).optional(),
+    fiber_g: bounded(2000).optional(),
+  }),
+);
+const macrosPatch = z.lazy(() =>
+  z.strictObject({
+    calories: bounded(MAX_MEAL_CALORIES).nullable().optional(),
+    protein_g: bounded(2000).nullable().optional(),
+    carbs_g: bounded(2000).nullable().optional(),
+    fat_g: bounded(2000).nullable().optional(),
+    fiber_g: bounded(2000).nullable().optional(),
+  }),
+);
+const microsInput = z.lazy(() =>
+  z.strictObject({
+    sodium_mg: bounded(50_000).nullable().optional(),
+    caffeine_mg: bounded(2000).nullable().optional(),
+  }),
+);
 
 const description = z.string().max(2000, { message: 'must be at most 2000 characters' });
 export const foodEntries = z.array(foodEntryInput).max(100, { message: 'a meal may list at most 100 foods' });
@@ -113,27 +121,31 @@ export const foodEntries = z.array(foodEntryInput).max(100, { message: 'a meal m
 const MEAL_TIMESTAMP_MAX_FUTURE: FutureBound = { iso: 'P1D', ms: 24 * 3600_000, words: 'one day' };
 export const mealTimestamp = boundedDateTime({ earliest: '2000-01-01T00:00:00Z', maxFuture: MEAL_TIMESTAMP_MAX_FUTURE });
 
-export const MealCreateSchema = z
-  .strictObject({
-    timestamp: mealTimestamp,
-    meal_type: mealType,
-    description: description.optional(),
-    macros: macrosCreate.optional(),
-    micros: microsInput.optional(),
-    foods: foodEntries.optional(),
-  })
-  .meta({ id: 'MealCreate' });
+export const MealCreateSchema = z.lazy(() =>
+  z
+    .strictObject({
+      timestamp: mealTimestamp,
+      meal_type: mealType,
+      description: description.optional(),
+      macros: macrosCreate.optional(),
+      micros: microsInput.optional(),
+      foods: foodEntries.optional(),
+    })
+    .meta({ id: 'MealCreate' }),
+);
 
-export const MealUpdateSchema = z
-  .strictObject({
-    timestamp: mealTimestamp.optional(),
-    meal_type: mealType.optional(),
-    description: description.optional(),
-    macros: macrosPatch.optional(),
-    micros: microsInput.optional(),
-    foods: foodEntries.optional(),
-  })
-  .meta({ id: 'MealUpdate' });
+export const MealUpdateSchema = z.lazy(() =>
+  z
+    .strictObject({
+      timestamp: mealTimestamp.optional(),
+      meal_type: mealType.optional(),
+      description: description.optional(),
+      macros: macrosPatch.optional(),
+      micros: microsInput.optional(),
+      foods: foodEntries.optional(),
+    })
+    .meta({ id: 'MealUpdate' }),
+);
 
 type Macros = Partial<Record<'calories' | 'protein_g' | 'carbs_g' | 'fat_g' | 'fiber_g', number | null>>;
 type Micros = Partial<Record<'sodium_mg' | 'caffeine_mg', number | null>>;
@@ -434,39 +446,41 @@ export function checkIfMatch(meal: MealRecord, ifMatch: string | undefined): voi
 
 // ---- The resource ---------------------------------------------------------------------------
 
-export const MealSchema = z
-  .object({
-    object: z.literal('nutrition.meal'),
-    id: z.string(),
-    day: z.string().meta({ format: 'date' }),
-    timestamp: isoDateTime,
-    meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
-    description: z.string(),
-    macros: z.object({
-      calories: z.number(),
-      protein_g: z.number(),
-      carbs_g: z.number(),
-      fat_g: z.number(),
-      fiber_g: z.number().nullable(),
-    }),
-    calories_source: z.enum(['logged', 'foods', 'macros']).meta({
-      description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
-    }),
-    nutrient_sources: NutrientSourcesSchema,
-    micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
-    foods: z.array(FoodEntrySchema),
-    utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
-    inferred_time: z.boolean().meta({
-      description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
-    }),
-    source: z.enum(RECORD_SOURCES).meta({
-      description:
-        'Where the meal came from: typed into Chyme or sent by a /v1 client (manual), an AI assistant through MCP (mcp), Home Assistant or another client through MQTT (mqtt), or the app it was imported from.',
-    }),
-    created_at: isoDateTime,
-    updated_at: isoDateTime,
-  })
-  .meta({ id: 'Meal' });
+export const MealSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('nutrition.meal'),
+      id: z.string(),
+      day: z.string().meta({ format: 'date' }),
+      timestamp: isoDateTime,
+      meal_type: z.enum(['breakfast', 'lunch', 'dinner', 'snack']),
+      description: z.string(),
+      macros: z.object({
+        calories: z.number(),
+        protein_g: z.number(),
+        carbs_g: z.number(),
+        fat_g: z.number(),
+        fiber_g: z.number().nullable(),
+      }),
+      calories_source: z.enum(['logged', 'foods', 'macros']).meta({
+        description: 'Where macros.calories came from: typed in, the sum of the foods, or 4/4/9 kcal per gram of macros. Derived calories follow their source when it is edited.',
+      }),
+      nutrient_sources: NutrientSourcesSchema,
+      micros: z.object({ sodium_mg: z.number(), caffeine_mg: z.number().nullable() }),
+      foods: z.array(FoodEntrySchema),
+      utc_offset_min: z.number().int().meta({ description: 'Offset from UTC, in minutes, where the meal was eaten.' }),
+      inferred_time: z.boolean().meta({
+        description: 'True when the meal came from a source without a time of day and a default meal time was used; the digestion model weighs such meals down.',
+      }),
+      source: z.enum(RECORD_SOURCES).meta({
+        description:
+          'Where the meal came from: typed into Chyme or sent by a /v1 client (manual), an AI assistant through MCP (mcp), Home Assistant or another client through MQTT (mqtt), or the app it was imported from.',
+      }),
+      created_at: isoDateTime,
+      updated_at: isoDateTime,
+    })
+    .meta({ id: 'Meal' }),
+);
 
 /** The API resource for a meal (spec "Meal"); unknown macros read as 0, caffeine as null. */
 export function mealResource(m: MealRecord): Record<string, unknown> {

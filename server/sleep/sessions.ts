@@ -17,35 +17,41 @@ export interface SleepInput {
   nap?: boolean | undefined;
 }
 
-export const SleepSessionSchema = z
-  .object({
-    object: z.literal('sleep.session'),
-    id: z.string(),
-    start: isoDateTime,
-    end: isoDateTime,
-    date: z.string().meta({ format: 'date', description: 'The day the sleep ended (its overnight score date).' }),
-    duration_min: z.number().int(),
-    efficiency: z.number().nullable(),
-    awakenings: z.number().int().nullable(),
-    source: z.string().meta({ description: 'Where the session came from: manual, an importer (apple_health, oura, fitbit), or what an API client set.' }),
-    nap: z.boolean().meta({ description: 'A nap: kept and listed, but it makes no overnight score.' }),
-    created_at: isoDateTime,
-  })
-  .meta({ id: 'SleepSession' });
+// The schemas here are built on first use (z.lazy), not at import: a cold start answers its
+// first requests without them (docs/performance.md, "Cold start").
+export const SleepSessionSchema = z.lazy(() =>
+  z
+    .object({
+      object: z.literal('sleep.session'),
+      id: z.string(),
+      start: isoDateTime,
+      end: isoDateTime,
+      date: z.string().meta({ format: 'date', description: 'The day the sleep ended (its overnight score date).' }),
+      duration_min: z.number().int(),
+      efficiency: z.number().nullable(),
+      awakenings: z.number().int().nullable(),
+      source: z.string().meta({ description: 'Where the session came from: manual, an importer (apple_health, oura, fitbit), or what an API client set.' }),
+      nap: z.boolean().meta({ description: 'A nap: kept and listed, but it makes no overnight score.' }),
+      created_at: isoDateTime,
+    })
+    .meta({ id: 'SleepSession' }),
+);
 
 /** A session may end a little ahead of the service clock (a tracker's clock runs fast), not more. */
 const SLEEP_END_MAX_FUTURE: FutureBound = { iso: 'PT5M', ms: 5 * 60_000, words: '5 minutes' };
 
-export const SleepCreateSchema = z
-  .strictObject({
-    start: dateTimeString,
-    end: boundedDateTime({ maxFuture: SLEEP_END_MAX_FUTURE }),
-    efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
-    awakenings: z.number().int().min(0).max(100).nullable().optional(),
-    source: nonBlankText(50).optional(),
-    nap: z.boolean().optional(),
-  })
-  .meta({ id: 'SleepCreate' });
+export const SleepCreateSchema = z.lazy(() =>
+  z
+    .strictObject({
+      start: dateTimeString,
+      end: boundedDateTime({ maxFuture: SLEEP_END_MAX_FUTURE }),
+      efficiency: z.number().min(0).max(1, { message: 'must be a fraction from 0 to 1' }).nullable().optional(),
+      awakenings: z.number().int().min(0).max(100).nullable().optional(),
+      source: nonBlankText(50).optional(),
+      nap: z.boolean().optional(),
+    })
+    .meta({ id: 'SleepCreate' }),
+);
 
 const MAX_SLEEP_MS = 24 * 3600_000;
 

@@ -9,6 +9,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { randomToken } from '../ids.js';
 import { AUTH_PROOF, decodeFrame, encodeFrame, MAX_OWN_SEQS, MAX_PULL_OIDS, OPAQUE_ID, PROTOCOL_VERSION, type ClientMessage, type RelayMessage } from './protocol.js';
 import { PhoneAppFiles } from './relay-app.js';
+import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT } from './relay-defaults.js';
 import { RelayStore, RELAY_DB_FILE } from './relay-store.js';
 
 /**
@@ -22,8 +23,7 @@ import { RelayStore, RELAY_DB_FILE } from './relay-store.js';
  * keeps. So a phone that joins carries no relay token at all.
  */
 
-export const DEFAULT_RELAY_HOST = '127.0.0.1';
-export const DEFAULT_RELAY_PORT = 7651;
+export { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT };
 
 /**
  * The largest WebSocket message accepted. One sealed chunk is one message: a snapshot of a month

@@ -50,8 +50,8 @@ export class NoticeHub {
 
 export interface WebhooksSubsystem {
   name: string;
-  /** The documents of the bodies delivered, one per event type (the OpenAPI `webhooks`). */
-  payloads: PayloadDocs;
+  /** The documents of the bodies delivered, one per event type (the OpenAPI `webhooks`), built on first call. */
+  payloads(): PayloadDocs;
   dispatcher: Dispatcher;
   notices: NoticeHub;
   /** Registers an event stream's response, so stop() ends it. */

@@ -57,70 +57,84 @@ export function webhookUrlProblem(raw: string): string | undefined {
 const WEBHOOK_URL_PATTERN =
   /^[Hh][Tt][Tt][Pp][Ss]?:\/\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:[\]]|%[0-9A-Fa-f]{2})+(?:[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
 
-export const webhookUrl = z
-  .string({ message: 'must be a string' })
-  .max(MAX_URL_LENGTH, { message: `must be at most ${MAX_URL_LENGTH} characters` })
-  .superRefine((s, ctx) => {
-    const problem = webhookUrlProblem(s);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  // After the check above, so its clearer message is the one reported; the pattern documents it.
-  .regex(WEBHOOK_URL_PATTERN, { message: 'must be an absolute http(s) URL without credentials, spaces or fragment' })
-  .meta({ format: 'uri', description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials, no fragment.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' });
+// This module's schemas are built on first use (z.lazy), not at import: a cold start of the service
+// answers its first requests without them (docs/performance.md, "Cold start").
+export const webhookUrl = z.lazy(() =>
+  z
+    .string({ message: 'must be a string' })
+    .max(MAX_URL_LENGTH, { message: `must be at most ${MAX_URL_LENGTH} characters` })
+    .superRefine((s, ctx) => {
+      const problem = webhookUrlProblem(s);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    // After the check above, so its clearer message is the one reported; the pattern documents it.
+    .regex(WEBHOOK_URL_PATTERN, { message: 'must be an absolute http(s) URL without credentials, spaces or fragment' })
+    .meta({ format: 'uri', description: 'Absolute http(s) URL; loopback and LAN hosts are allowed; no credentials, no fragment.', example: 'http://homeassistant.local:8123/api/webhook/chyme-7f3c9a2e5b8d41f6' }),
+);
 
-export const eventList = z
-  .array(z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }), { message: 'must be an array of event names' })
-  .min(1, { message: 'must name at least one event' })
-  .max(50, { message: 'must name at most 50 events' })
-  .transform((list) => [...new Set(list)])
-  .meta({ description: 'Event types to deliver (duplicates are ignored).' });
+export const eventList = z.lazy(() =>
+  z
+    .array(z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }), { message: 'must be an array of event names' })
+    .min(1, { message: 'must name at least one event' })
+    .max(50, { message: 'must name at most 50 events' })
+    .transform((list) => [...new Set(list)])
+    .meta({ description: 'Event types to deliver (duplicates are ignored).' }),
+);
 
-const secretField = z
-  .string({ message: 'must be a string' })
-  .min(16, { message: 'must be at least 16 characters' })
-  .max(256, { message: 'must be at most 256 characters' })
-  .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' })
-  .meta({ description: 'Shared signing secret, 16–256 characters (HMAC key: its UTF-8 bytes). Generated (whsec_…) when absent.' });
+const secretField = z.lazy(() =>
+  z
+    .string({ message: 'must be a string' })
+    .min(16, { message: 'must be at least 16 characters' })
+    .max(256, { message: 'must be at most 256 characters' })
+    .regex(/^[^\u0000-\u001f\u007f]+$/, { message: 'must not contain control characters' })
+    .meta({ description: 'Shared signing secret, 16–256 characters (HMAC key: its UTF-8 bytes). Generated (whsec_…) when absent.' }),
+);
 
 /** A pinned certificate's SHA-256 fingerprint, stored in its canonical "AB:CD:…" form. */
-export const certificateFingerprint = z
-  .string({ message: 'must be a string' })
-  .max(200, { message: 'must be a SHA-256 fingerprint' })
-  .transform((raw, ctx) => {
-    const fingerprint = normalizeFingerprint(raw);
-    if (fingerprint === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'must be a SHA-256 fingerprint: 32 bytes as hex, e.g. "54:A7:F4:…:25:AB" (colons optional)' });
-      return z.NEVER;
-    }
-    return fingerprint;
-  })
-  .meta({
-    description:
-      'HTTPS receivers only: trust exactly the certificate with this SHA-256 fingerprint (a self-signed one, as Home Assistant often has) instead of verifying it against the certificate authorities. Colons, spaces and case are optional on input. null removes the pin.',
-    pattern: FINGERPRINT_PATTERN,
-    example: '54:A7:F4:1A:E5:3A:4F:1C:98:12:0A:0A:F9:6B:5A:F4:44:E4:FE:21:1E:4A:74:5A:13:B4:20:A2:6A:89:25:AB',
-  });
-
-export const WebhookCreateSchema = z
-  .strictObject({
-    url: webhookUrl,
-    events: eventList,
-    secret: secretField.optional(),
-    tls_certificate_sha256: certificateFingerprint.nullable().optional(),
-  })
-  .meta({ id: 'WebhookCreate' });
-
-export const WebhookUpdateSchema = z
-  .strictObject({
-    url: webhookUrl.optional(),
-    events: eventList.optional(),
-    status: z.enum(['enabled', 'disabled'], { message: 'must be enabled or disabled' }).optional(),
-    secret: secretField.optional().meta({
-      description: 'A new signing secret. The old one keeps signing too (a second v1= in the header) for 24 hours.',
+export const certificateFingerprint = z.lazy(() =>
+  z
+    .string({ message: 'must be a string' })
+    .max(200, { message: 'must be a SHA-256 fingerprint' })
+    .transform((raw, ctx) => {
+      const fingerprint = normalizeFingerprint(raw);
+      if (fingerprint === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be a SHA-256 fingerprint: 32 bytes as hex, e.g. "54:A7:F4:…:25:AB" (colons optional)' });
+        return z.NEVER;
+      }
+      return fingerprint;
+    })
+    .meta({
+      description:
+        'HTTPS receivers only: trust exactly the certificate with this SHA-256 fingerprint (a self-signed one, as Home Assistant often has) instead of verifying it against the certificate authorities. Colons, spaces and case are optional on input. null removes the pin.',
+      pattern: FINGERPRINT_PATTERN,
+      example: '54:A7:F4:1A:E5:3A:4F:1C:98:12:0A:0A:F9:6B:5A:F4:44:E4:FE:21:1E:4A:74:5A:13:B4:20:A2:6A:89:25:AB',
     }),
-    tls_certificate_sha256: certificateFingerprint.nullable().optional(),
-  })
-  .meta({ id: 'WebhookUpdate' });
+);
+
+export const WebhookCreateSchema = z.lazy(() =>
+  z
+    .strictObject({
+      url: webhookUrl,
+      events: eventList,
+      secret: secretField.optional(),
+      tls_certificate_sha256: certificateFingerprint.nullable().optional(),
+    })
+    .meta({ id: 'WebhookCreate' }),
+);
+
+export const WebhookUpdateSchema = z.lazy(() =>
+  z
+    .strictObject({
+      url: webhookUrl.optional(),
+      events: eventList.optional(),
+      status: z.enum(['enabled', 'disabled'], { message: 'must be enabled or disabled' }).optional(),
+      secret: secretField.optional().meta({
+        description: 'A new signing secret. The old one keeps signing too (a second v1= in the header) for 24 hours.',
+      }),
+      tls_certificate_sha256: certificateFingerprint.nullable().optional(),
+    })
+    .meta({ id: 'WebhookUpdate' }),
+);
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] as const;
 

@@ -13,7 +13,7 @@ import { isValidTimeZone } from '../../time/tz.js';
 import { ApiError, errors } from '../errors.js';
 import { defineRoute, HANDLED } from '../route.js';
 import { ErrorSchema, listOf } from '../schemas.js';
-import { IANA_TIME_ZONE_DESCRIPTION, IANA_TIME_ZONES, idString } from '../../fields.js';
+import { IANA_TIME_ZONE_DESCRIPTION, ianaTimeZones, idString } from '../../fields.js';
 import { cursorPosition, queryInt } from '../validation.js';
 
 /** Uploads past this are refused: a ten-year Apple export is ~3 GB zipped much smaller. */
@@ -135,7 +135,14 @@ export const importRoutes = [
         properties: {
           file: { type: 'array', items: { type: 'string', format: 'binary' } },
           source: { type: 'string', enum: ['apple_health', 'cronometer', 'myfitnesspal', 'oura', 'fitbit', 'chyme'] },
-          timezone: { type: 'string', enum: IANA_TIME_ZONES, description: IANA_TIME_ZONE_DESCRIPTION },
+          timezone: {
+            type: 'string',
+            // Read when the OpenAPI document is made, not at start (fields.ts, ianaTimeZones).
+            get enum() {
+              return ianaTimeZones();
+            },
+            description: IANA_TIME_ZONE_DESCRIPTION,
+          },
           dry_run: { type: 'string', enum: ['true', 'false'] },
         },
       },

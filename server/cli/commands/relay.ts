@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { defaultDataDir } from '../../paths.js';
 import { PHONE_APP_PATH } from '../../sync/pairing-url.js';
-import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT, RELAY_DB_FILE, RelayConfigError, relayTokenPath, startRelay } from '../../sync/relay.js';
+import { DEFAULT_RELAY_HOST, DEFAULT_RELAY_PORT } from '../../sync/relay-defaults.js';
+import { RELAY_DB_FILE } from '../../sync/relay-store.js';
 import { CommandFailed, EXIT, fail, parseFlags, type Command } from '../usage.js';
 
 export const relayCommand: Command = {
@@ -41,11 +42,14 @@ async function relay(argv: string[]): Promise<void> {
   const tls = certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : undefined;
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 
+  // Loaded here, not with the CLI: the relay (ws, https, the phone app's compression) is no part of
+  // any other command's start.
+  const relayModule = await import('../../sync/relay.js');
   let started;
   try {
-    started = await startRelay({ host, port, dataDir, log, ...(values.token !== undefined ? { token: values.token } : {}), ...(tls ? { tls } : {}) });
+    started = await relayModule.startRelay({ host, port, dataDir, log, ...(values.token !== undefined ? { token: values.token } : {}), ...(tls ? { tls } : {}) });
   } catch (err) {
-    throw startFailure(err, host, port, dataDir);
+    throw startFailure(relayModule, err, host, port, dataDir);
   }
   const running = started;
   let stopping = false;
@@ -69,8 +73,8 @@ async function relay(argv: string[]): Promise<void> {
 }
 
 /** Why the relay could not start, as the CLI's one sentence and exit status. */
-function startFailure(err: unknown, host: string, port: number, dataDir: string): Error {
-  if (err instanceof RelayConfigError) return new CommandFailed(err.message, EXIT.usage);
+function startFailure(relayModule: typeof import('../../sync/relay.js'), err: unknown, host: string, port: number, dataDir: string): Error {
+  if (err instanceof relayModule.RelayConfigError) return new CommandFailed(err.message, EXIT.usage);
   const e = err as NodeJS.ErrnoException;
   switch (e?.code) {
     case 'EADDRINUSE':
@@ -84,7 +88,7 @@ function startFailure(err: unknown, host: string, port: number, dataDir: string)
       return new CommandFailed(`Cannot use ${dataDir}: ${e.message}. Make the folder writable, or pick another --data.`, EXIT.failed);
     case 'EEXIST':
       // The token file appeared between the read and the write: another relay on the same folder.
-      return new CommandFailed(`${relayTokenPath(dataDir)} was created by another process while this one started; is another relay using ${dataDir}?`, EXIT.failed);
+      return new CommandFailed(`${relayModule.relayTokenPath(dataDir)} was created by another process while this one started; is another relay using ${dataDir}?`, EXIT.failed);
   }
   if (typeof e?.code === 'string' && e.syscall !== undefined) return new CommandFailed(`Cannot use ${dataDir}: ${e.message}. Check --data.`, EXIT.failed);
   return err instanceof Error ? err : new Error(String(err));
