@@ -28,8 +28,8 @@ export interface WriteGateOptions {
 /**
  * Keeps the service's own writers away from SQLite's write lock while another connection holds it
  * for long: an import writes its thousands of rows from its worker thread, on a connection of its
- * own, in one transaction of up to a second or so; another program (a sync tool, a script, the
- * CLI) may hold it for as long as it likes.
+ * own, in transactions of ~25 ms (acquireBulk), this thread's writers going between them; another
+ * program (a sync tool, a script, the CLI) may hold it for as long as it likes.
  *
  * Why a gate: a write on this thread that met that lock would wait in SQLite's busy handler, which
  * sleeps synchronously, so the whole API would stop answering until the import committed. Instead

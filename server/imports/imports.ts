@@ -229,16 +229,19 @@ export function allSteps<R>(steps: Generator<void, R>): R {
 }
 
 /**
- * Runs steps for about `budgetMs` of this thread's time, in the caller's transaction: the result
- * once the last step ran, else undefined (commit, let others write, and call again).
+ * Runs steps for about `budgetMs`, and at least `minSteps` of them, in the caller's transaction:
+ * the result once the last step ran, else undefined (commit, let others write, and call again).
+ * The budget is wall time (Node gives a thread no CPU clock of its own): on a machine so loaded
+ * that a budget buys a few steps, `minSteps` keeps the number of transactions, each a round trip
+ * through the main thread, from growing without bound.
  */
-export function stepsFor<R>(steps: Generator<void, R>, budgetMs: number): { value: R } | undefined {
+export function stepsFor<R>(steps: Generator<void, R>, budgetMs: number, minSteps: number): { value: R } | undefined {
   const until = performance.now() + budgetMs;
-  do {
+  for (let n = 1; ; n++) {
     const step = steps.next();
     if (step.done) return { value: step.value };
-  } while (performance.now() < until);
-  return undefined;
+    if (n >= minSteps && performance.now() >= until) return undefined;
+  }
 }
 
 /** Writes a parsed import in one transaction (or, for a dry run, computes exactly what it would write, then rolls back). */

@@ -26,6 +26,8 @@ const PROGRESS_STEP = 16 * 1024 ** 2;
  * few ms more each time.
  */
 const SLICE_MS = 25;
+/** ...and at least this many records (an idle machine writes more in 25 ms); see stepsFor. */
+const SLICE_MIN_STEPS = 64;
 
 async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData): Promise<void> {
   // What to write: an app's parsed records, or a posted export document, read and checked here.
@@ -72,7 +74,7 @@ async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData
       ? documentSteps(app, document, importDocumentSteps)
       : importSteps(app, records!, write.timezone, false);
     for (;;) {
-      const done = db.transaction(() => stepsFor(steps, SLICE_MS)).immediate();
+      const done = db.transaction(() => stepsFor(steps, SLICE_MS, SLICE_MIN_STEPS)).immediate();
       if (done) {
         port.postMessage({ type: 'written', result: done.value } satisfies WorkerMessage);
         return;
