@@ -246,9 +246,14 @@ export function stepsFor<R>(steps: Generator<void, R>, budgetMs: number, minStep
 
 /** Writes a parsed import in one transaction (or, for a dry run, computes exactly what it would write, then rolls back). */
 export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: string, dryRun: boolean): ImportResult {
+  return writeWhole(app, importSteps(app, outcome, timezone, dryRun), dryRun);
+}
+
+/** writeImport with its steps made (and the document checked) beforehand. */
+export function writeWhole(app: AppContext, steps: Generator<void, ImportResult>, dryRun: boolean): ImportResult {
   if (!dryRun)
     return app.bus.write((emit) => {
-      const result = allSteps(importSteps(app, outcome, timezone, false));
+      const result = allSteps(steps);
       // One recalculation for the whole import, not one announcement per record: derived scores and
       // state follow from the new history at once. (A Chyme export can also bring settings.)
       if (result.record.source === 'chyme' || result.record.mealsAdded + result.record.sleepAdded > 0) notifyDataChanged(app, emit);
@@ -257,7 +262,7 @@ export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: st
   try {
     // Thrown inside the write: the transaction rolls back and the bus publishes nothing.
     app.bus.write(() => {
-      throw new DryRunRollback(allSteps(importSteps(app, outcome, timezone, true)));
+      throw new DryRunRollback(allSteps(steps));
     });
   } catch (err) {
     if (err instanceof DryRunRollback) return err.result;

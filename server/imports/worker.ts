@@ -58,21 +58,24 @@ async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData
     });
   // Loaded only now (a parse-only worker never needs the writers, or SQLite), and before asking to
   // write: the service's writers are held back from then on.
-  const [{ importSteps, stepsFor, writeImport }, { importDocumentSteps }] = await Promise.all([import('./imports.js'), import('../export/export.js')]);
+  const [{ importSteps, stepsFor, writeWhole }, { importDocumentSteps }] = await Promise.all([import('./imports.js'), import('../export/export.js')]);
   const db = openDatabase(write.dbPath, { ...(write.nativeBinding ? { nativeBinding: write.nativeBinding } : {}), optimize: false });
   try {
-    const go = await ask({ type: 'parsed' });
-    if (go.type !== 'write') return;
     // This thread's own context: the time is the main thread's (its clock may be a test's), and
     // there are no after-change hooks here: the main thread runs them once the last commit is done.
-    const app = createAppContext(db, { now: () => go.nowMs }, silentLogger, write.nativeBinding);
-    if (write.dryRun) {
-      port.postMessage({ type: 'written', result: writeImport(app, records!, write.timezone, true) } satisfies WorkerMessage);
-      return;
-    }
+    let nowMs = NaN;
+    const app = createAppContext(db, { now: () => nowMs }, silentLogger, write.nativeBinding);
+    // Made now: an export file is checked as they are made (tenths of a second for years of records).
     const steps: Generator<void, ImportResult | DocumentImportCounts> = document
       ? documentSteps(app, document, importDocumentSteps)
-      : importSteps(app, records!, write.timezone, false);
+      : importSteps(app, records!, write.timezone, write.dryRun);
+    const go = await ask({ type: 'parsed' });
+    if (go.type !== 'write') return;
+    nowMs = go.nowMs;
+    if (write.dryRun) {
+      port.postMessage({ type: 'written', result: writeWhole(app, steps as Generator<void, ImportResult>, true) } satisfies WorkerMessage);
+      return;
+    }
     for (;;) {
       const done = db.transaction(() => stepsFor(steps, SLICE_MS, SLICE_MIN_STEPS)).immediate();
       if (done) {
