@@ -105,7 +105,7 @@ test('the write gate: a bulk holder closes it for each of its transactions only;
   assert.equal(gate.closed, false);
   await turns.take();
   assert.equal(gate.closed, true);
-  const writer = gate.writable().then(() => order.push('writer'));
+  void gate.writable().then(() => order.push('writer'));
   const holder = gate.acquire().then((release) => {
     order.push('holder');
     return release;
