@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAppContext, replaceDatabase, type AppContext, type Subsystem } from './app-context.js';
+import { discardUnfinishedImportsNow } from './imports/imports.js';
 import { createApiKey, createLaunchToken } from './auth/keys.js';
 import { systemClock, type Clock } from './clock.js';
 import { neverWaitInBusyHandler, openDatabase, writeLockHeldElsewhere } from './db/connection.js';
@@ -136,6 +137,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // Another program's write lock is waited for on the event loop (neverWaitInBusyHandler, below).
   app.writes = new WriteGate({ lockHeldElsewhere: () => writeLockHeldElsewhere(app.db), clock });
   attachDerivedCache(app);
+  // An import cut off by a crash (or in a backup taken while one was being written) is removed
+  // whole before anything reads it: imports are all or nothing (server/imports/imports.ts).
+  const discardCutOffImports = () => discardUnfinishedImportsNow(app);
+  discardCutOffImports();
+  app.hooks.databaseReplaced.push(discardCutOffImports);
 
   const webhooks = createWebhooks(app, options.webhooks);
   const scheduler = createScheduler(app, options.schedulerIntervalMs ? { intervalMs: options.schedulerIntervalMs } : {});

@@ -28,8 +28,8 @@ export interface WriteGateOptions {
 /**
  * Keeps the service's own writers away from SQLite's write lock while another connection holds it
  * for long: an import writes its thousands of rows from its worker thread, on a connection of its
- * own, in one transaction of up to a second or so; another program (a sync tool, a script, the
- * CLI) may hold it for as long as it likes.
+ * own, in transactions of ~25 ms (acquireBulk), this thread's writers going between them; another
+ * program (a sync tool, a script, the CLI) may hold it for as long as it likes.
  *
  * Why a gate: a write on this thread that met that lock would wait in SQLite's busy handler, which
  * sleeps synchronously, so the whole API would stop answering until the import committed. Instead
@@ -41,9 +41,24 @@ export interface WriteGateOptions {
  * Nothing on this thread holds a transaction across an `await`, so when a holder's acquire()
  * resolves, no write of this connection is under way.
  */
+/**
+ * A holder that writes in many short transactions (acquireBulk): the gate is closed only for each
+ * of them, and no other holder comes between its first and its last.
+ */
+export interface BulkTurns {
+  /** Closes the gate for one transaction, after the writers waiting at it had their turn. */
+  take(): Promise<void>;
+  /** Opens the gate: that transaction has ended. */
+  give(): void;
+  /** The last one has ended: opens the gate and lets the next holder in. Call exactly once. */
+  end(): void;
+}
+
 export class WriteGate {
   private holder: Promise<void> | undefined;
   private opened: (() => void) | undefined;
+  /** Set from a holder's acquire() (or acquireBulk()) to its end: holders take turns. */
+  private owner: Promise<void> | undefined;
   private readonly lockHeldElsewhere: () => boolean;
   private readonly clock: Clock;
   private readonly limitMs: number;
@@ -109,16 +124,64 @@ export class WriteGate {
    */
   async acquire(): Promise<() => void> {
     // The check and the taking run in one continuation, so two waiters cannot both take it.
-    while (this.holder) await this.holder;
-    this.holder = new Promise<void>((resolve) => (this.opened = resolve));
+    while (this.owner) await this.owner;
+    const disown = this.own();
+    this.close();
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const opened = this.opened!;
-      this.holder = undefined;
-      this.opened = undefined;
-      opened();
+      // The next holder's continuation first: it closes the gate again before writers get past.
+      disown();
+      this.reopen();
     };
+  }
+
+  /**
+   * Like acquire(), for a writer on another connection that writes in many short transactions (an
+   * import): other holders (another import, a restore) wait until its end(), but the gate is
+   * closed only during each of its transactions, so this thread's writers go between them.
+   */
+  async acquireBulk(): Promise<BulkTurns> {
+    while (this.owner) await this.owner;
+    const disown = this.own();
+    let ended = false;
+    return {
+      take: async () => {
+        // A macrotask first: the writers that give() released (their continuations are
+        // microtasks) and the requests that arrived meanwhile write before the gate closes again.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (!ended) this.close();
+      },
+      give: () => this.reopen(),
+      end: () => {
+        if (ended) return;
+        ended = true;
+        disown();
+        this.reopen();
+      },
+    };
+  }
+
+  /** Becomes the holder (call when there is none); returns what ends that. */
+  private own(): () => void {
+    let disowned!: () => void;
+    this.owner = new Promise<void>((resolve) => (disowned = resolve));
+    return () => {
+      this.owner = undefined;
+      disowned();
+    };
+  }
+
+  private close(): void {
+    if (this.holder) return;
+    this.holder = new Promise<void>((resolve) => (this.opened = resolve));
+  }
+
+  private reopen(): void {
+    const opened = this.opened;
+    this.holder = undefined;
+    this.opened = undefined;
+    opened?.();
   }
 }

@@ -87,9 +87,24 @@ export function insertImport(db: Db, i: ImportRecord): void {
   );
 }
 
+/** Sets what a finished import added (its row was inserted when it began, see import_writes). */
+export function completeImport(db: Db, i: ImportRecord): void {
+  db.prepare(
+    `UPDATE imports SET meals_added = ?, sleep_added = ?, duplicates_skipped = ?, warnings_json = ?, first_day = ?, last_day = ? WHERE id = ?`,
+  ).run(i.mealsAdded, i.sleepAdded, i.duplicatesSkipped, JSON.stringify(i.warnings), i.firstDay, i.lastDay, i.id);
+}
+
+/** An import still being written (or cut off) is not one yet: its rows are hidden until it finishes. */
+const FINISHED = 'id NOT IN (SELECT import_id FROM import_writes)';
+
 export function getImport(db: Db, id: string): ImportRecord | undefined {
-  const r = db.prepare(`SELECT ${COLUMNS} FROM imports WHERE id = ?`).get(id) as ImportRow | undefined;
+  const r = db.prepare(`SELECT ${COLUMNS} FROM imports WHERE id = ? AND ${FINISHED}`).get(id) as ImportRow | undefined;
   return r && fromRow(r);
+}
+
+export function deleteImport(db: Db, id: string): void {
+  db.prepare('DELETE FROM import_records WHERE import_id = ?').run(id);
+  db.prepare('DELETE FROM imports WHERE id = ?').run(id);
 }
 
 export function markImportUndone(db: Db, id: string, undo: UndoReport): void {
@@ -100,7 +115,7 @@ export function markImportUndone(db: Db, id: string, undo: UndoReport): void {
 export function listImportsPage(db: Db, q: { after?: { createdMs: number; id: string } | undefined; limit: number }): { imports: ImportRecord[]; hasMore: boolean } {
   const rows = db
     .prepare(
-      `SELECT ${COLUMNS} FROM imports ${q.after ? 'WHERE (created_ms < @afterMs OR (created_ms = @afterMs AND id < @afterId))' : ''}
+      `SELECT ${COLUMNS} FROM imports WHERE ${FINISHED} ${q.after ? 'AND (created_ms < @afterMs OR (created_ms = @afterMs AND id < @afterId))' : ''}
        ORDER BY created_ms DESC, id DESC LIMIT @take`,
     )
     .all({ afterMs: q.after?.createdMs ?? null, afterId: q.after?.id ?? null, take: q.limit + 1 }) as ImportRow[];
@@ -145,4 +160,39 @@ export function listImportedRecords(db: Db, importId: string): ImportedRecordRow
 
 export function deleteImportedRecord(db: Db, sourceKey: string): void {
   db.prepare('DELETE FROM import_records WHERE source_key = ?').run(sourceKey);
+}
+
+// ---- What an import being written has written so far (import_writes) ----------------------
+
+export type ImportWriteEntity = 'import' | 'meal' | 'sleep' | 'food' | 'saved_meal' | 'webhook_subscription' | 'settings';
+
+export interface ImportWriteRow {
+  rowid: number;
+  importId: string;
+  entity: ImportWriteEntity;
+  recordId: string;
+}
+
+export function insertImportWrite(db: Db, importId: string, entity: ImportWriteEntity, recordId: string): void {
+  db.prepare('INSERT INTO import_writes (import_id, entity, record_id) VALUES (?, ?, ?)').run(importId, entity, recordId);
+}
+
+/** The import is whole: what it wrote stays. */
+export function deleteImportWrites(db: Db, importId: string): void {
+  db.prepare('DELETE FROM import_writes WHERE import_id = ?').run(importId);
+}
+
+/** What unfinished imports wrote, last written first (undone in reverse). */
+export function listImportWritesNewestFirst(db: Db, limit: number): ImportWriteRow[] {
+  return db
+    .prepare('SELECT rowid, import_id AS importId, entity, record_id AS recordId FROM import_writes ORDER BY rowid DESC LIMIT ?')
+    .all(limit) as ImportWriteRow[];
+}
+
+export function deleteImportWrite(db: Db, rowid: number): void {
+  db.prepare('DELETE FROM import_writes WHERE rowid = ?').run(rowid);
+}
+
+export function hasImportWrites(db: Db): boolean {
+  return db.prepare('SELECT 1 FROM import_writes LIMIT 1').get() !== undefined;
 }

@@ -527,4 +527,21 @@ export const migrations: Migration[] = [
       ])}
     `,
   },
+  {
+    version: 12,
+    name: 'an import written in several transactions: what it has written so far, removed if it does not finish',
+    sql: `
+      -- An import commits its records in short transactions (the service's own writes go between
+      -- them). Each transaction lists here what it added; the import's last one deletes the import's
+      -- rows. Rows left here belong to an import that failed or was cut off by a crash: what they
+      -- name is removed (on failure, and at start-up), so an import is all or nothing.
+      -- record_id is the added record's id; for 'settings', the settings as they were before (JSON).
+      CREATE TABLE import_writes (
+        import_id TEXT NOT NULL,
+        entity TEXT NOT NULL CHECK (entity IN ('import', 'meal', 'sleep', 'food', 'saved_meal', 'webhook_subscription', 'settings')),
+        record_id TEXT NOT NULL
+      );
+      CREATE INDEX import_writes_by_import ON import_writes (import_id);
+    `,
+  },
 ];

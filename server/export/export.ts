@@ -259,12 +259,32 @@ function knownValues<K extends MealNutrient>(
  * skipped. Settings are restored only into an empty database, where they cannot re-date
  * existing meals. No per-record events are sent (a restore is not a stream of new meals).
  */
-export function importDocument(
-  app: AppContext,
-  doc: ImportDocument,
-  /** Told of each meal and sleep session added (the imports feature records them for undo). */
-  onAdded?: (kind: 'meal' | 'sleep', record: MealRecord | SleepRecord) => void,
-): DocumentImportCounts {
+export function importDocument(app: AppContext, doc: ImportDocument): DocumentImportCounts {
+  const steps = importDocumentSteps(app, doc);
+  return app.bus.write((emit) => {
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    // An import can add years of rows (and settings): re-derive everything rather than list them.
+    notifyDataChanged(app, emit, 'everything');
+    return step.value;
+  });
+}
+
+/** What importDocumentSteps wrote, as it writes it: the imports feature records it (undo, and removal of an unfinished import). */
+export interface DocumentWriteListener {
+  /** A meal or sleep session added. */
+  added?(kind: 'meal' | 'sleep', record: MealRecord | SleepRecord): void;
+  /** Any record added (or, for 'settings', the settings as they were before this changed them). */
+  wrote?(entity: 'meal' | 'sleep' | 'food' | 'saved_meal' | 'webhook_subscription' | 'settings', id: string): void;
+}
+
+/**
+ * importDocument's writes one record at a time: every `next()` writes one record (or one step)
+ * in the transaction the caller has open, so a caller may commit between any two (the imports
+ * feature writes a long document in short transactions). Checks that need the whole document run
+ * at the first `next()`, before anything is written.
+ */
+export function* importDocumentSteps(app: AppContext, doc: ImportDocument, listener: DocumentWriteListener = {}): Generator<void, DocumentImportCounts> {
   // Checks the schema cannot express, before anything is written.
   doc.sleep_sessions.forEach((s, i) => {
     if (Date.parse(s.end) <= Date.parse(s.start)) throw new InvalidInputError(`sleep_sessions.${i}.end`, `sleep_sessions.${i}: end must be after start.`);
@@ -278,11 +298,12 @@ export function importDocument(
   const newSubscriptions = doc.webhook_subscriptions.filter((s) => !getSubscription(app.db, s.id)).length;
   checkSubscriptionLimit(app, newSubscriptions, 'webhook_subscriptions');
 
-  return app.bus.write((emit) => {
+  {
     const now = app.clock.now();
     const empty = !hasMeals(app.db) && !hasSleep(app.db);
     let settingsOutcome: 'applied' | 'kept' = 'kept';
     if (doc.settings && empty) {
+      listener.wrote?.('settings', JSON.stringify(currentSettings(app)));
       saveSettings(app.db, { ...currentSettings(app), timezone: doc.settings.timezone, dayStart: doc.settings.day_start, units: doc.settings.units, updatedMs: now });
       settingsOutcome = 'applied';
     }
@@ -305,7 +326,9 @@ export function importDocument(
         createdMs: f.created_at ? Date.parse(f.created_at) : now,
         updatedMs: f.updated_at ? Date.parse(f.updated_at) : now,
       });
+      listener.wrote?.('food', f.id);
       foods.imported++;
+      yield;
     }
     if (foods.imported > 0) invalidateFoodSearch(app.db);
     const savedMeals: ImportCounts = { imported: 0, skipped: 0 };
@@ -322,7 +345,9 @@ export function importDocument(
         createdMs: m.created_at ? Date.parse(m.created_at) : now,
         updatedMs: m.updated_at ? Date.parse(m.updated_at) : now,
       });
+      listener.wrote?.('saved_meal', m.id);
       savedMeals.imported++;
+      yield;
     }
     const meals: ImportCounts = { imported: 0, skipped: 0 };
     for (const m of doc.meals) {
@@ -348,10 +373,13 @@ export function importDocument(
         { id: m.id, createdMs: m.created_at ? Date.parse(m.created_at) : now, updatedMs: m.updated_at ? Date.parse(m.updated_at) : now },
       );
       insertMeal(app.db, record);
-      onAdded?.('meal', record);
+      listener.wrote?.('meal', record.id);
+      listener.added?.('meal', record);
       meals.imported++;
+      yield;
     }
     if (meals.imported > 0) rebuildFoodUsage(app.db);
+    yield;
     const sleep: ImportCounts = { imported: 0, skipped: 0 };
     for (const s of doc.sleep_sessions) {
       if (sleepExists(app.db, s.id)) {
@@ -365,8 +393,10 @@ export function importDocument(
         s.created_at ? Date.parse(s.created_at) : now,
       );
       insertSleep(app.db, record);
-      onAdded?.('sleep', record);
+      listener.wrote?.('sleep', record.id);
+      listener.added?.('sleep', record);
       sleep.imported++;
+      yield;
     }
     // Subscriptions come back paused with a fresh secret: the export never carried the old one,
     // and deliveries signed with a secret nobody knows would only fail.
@@ -393,10 +423,10 @@ export function importDocument(
         createdMs: s.created_at ? Date.parse(s.created_at) : now,
         updatedMs: now,
       });
+      listener.wrote?.('webhook_subscription', s.id);
       subscriptions.imported++;
+      yield;
     }
-    // An import can add years of rows (and settings): re-derive everything rather than list them.
-    notifyDataChanged(app, emit, 'everything');
     return { foods, saved_meals: savedMeals, meals, sleep_sessions: sleep, webhook_subscriptions: subscriptions, settings: settingsOutcome };
-  });
+  }
 }

@@ -1,20 +1,31 @@
 import { createHash } from 'node:crypto';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
 import {
+  completeImport,
+  deleteImport,
   deleteImportedRecord,
+  deleteImportWrite,
+  deleteImportWrites,
   getImport,
+  hasImportWrites,
   importedKeyExists,
   insertImport,
   insertImportedRecord,
+  insertImportWrite,
   listImportedRecords,
+  listImportWritesNewestFirst,
   markImportUndone,
   type ImportRecord,
   type UndoReport,
 } from '../db/imports.js';
+import { deleteFood, rebuildFoodUsage } from '../db/foods.js';
+import { deleteSavedMeal } from '../db/saved-meals.js';
+import { saveSettings, type SettingsRecord } from '../db/settings.js';
+import { deleteSubscription } from '../db/webhook-subscriptions.js';
+import type { BulkTurns } from '../write-gate.js';
 import { deleteMeal, getMeal, insertMeal, type MealRecord } from '../db/meals.js';
 import { deleteSleep, findOverlappingSleep, getSleep, insertSleep, type SleepRecord } from '../db/sleep.js';
-import type { Emit } from '../events/bus.js';
-import { ImportDocumentSchema, importDocument, readImportDocument, type DocumentImportCounts } from '../export/export.js';
+import { ImportDocumentSchema, importDocument, importDocumentSteps, readImportDocument, type DocumentImportCounts, type ImportDocument } from '../export/export.js';
 import { newId } from '../ids.js';
 import { ConflictError } from '../domain-errors.js';
 import { buildMeal, MAX_MEAL_CALORIES, mealResource } from '../nutrition/meals.js';
@@ -29,8 +40,8 @@ import { ImportCancelledError, ImportInputError, SOURCE_LABELS, type ChosenSourc
 export type { ImportResult };
 
 /**
- * Imports: parse (in a worker) → write (one transaction, all or nothing) → remember what was added
- * so DELETE can undo it. Re-importing adds nothing: every record's stable key is stored once.
+ * Imports: parse (in a worker) → write (in short transactions, all or nothing: see importSteps)
+ * → remember what was added so DELETE can undo it. Re-importing adds nothing: every record's stable key is stored once.
  */
 
 export interface ImportOptions {
@@ -71,26 +82,68 @@ export function recordFingerprint(kind: 'meal' | 'sleep', r: MealRecord | SleepR
   return createHash('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22);
 }
 
-/** Writes parsed records; inside a transaction the caller owns (emit is null for a dry run). */
-function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, emit: Emit | null, dryRun: boolean): ImportResult {
-  const settings = currentSettings(app);
-  const now = app.clock.now();
-  const id = newId('imp');
-  const warnings: ImportWarning[] = [...outcome.warnings];
-  const added: Array<{ kind: 'meal' | 'sleep'; id: string; key: string; day: string; fingerprint: string }> = [];
-  const samples: ImportResult['samples'] = { meals: [], sleep: [] };
-  let duplicates = outcome.duplicatesInFiles;
-
+/**
+ * Writes parsed records one at a time: every `next()` writes one record (or one step) in the
+ * transaction the caller has open, and the caller may commit between any two (runImport's worker
+ * writes in short transactions, see writeInSlices). The import's row is written first and each
+ * record is listed in import_writes with it, so an import that does not reach its last step is
+ * hidden and then removed whole (discardUnfinishedImports); the last step makes it whole.
+ */
+export function importSteps(app: AppContext, outcome: ParseOutcome, timezone: string, dryRun: boolean): Generator<void, ImportResult> {
+  // Checked now, before any transaction: a document that is not an export writes nothing, and its
+  // check (tenths of a second for years of records) holds no lock.
+  let document: ImportDocument | undefined;
   if (outcome.chymeDocument !== undefined) {
     const parsed = ImportDocumentSchema.safeParse(outcome.chymeDocument);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new ImportInputError(`${outcome.files[0]} is not a valid Chyme export: ${issue.path.join('.') || 'document'} ${issue.message}.`);
     }
-    const counts = importDocument(app, parsed.data, (kind, rec) => {
-      added.push({ kind, id: rec.id, key: `chyme:${rec.id}`, day: rec.day, fingerprint: recordFingerprint(kind, rec) });
-      if (kind === 'meal' && samples.meals.length < SAMPLE_COUNT) samples.meals.push(rec as MealRecord);
-      if (kind === 'sleep' && samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(rec as SleepRecord);
+    document = parsed.data;
+  }
+  return writeSteps(app, outcome, timezone, dryRun, document);
+}
+
+function* writeSteps(app: AppContext, outcome: ParseOutcome, timezone: string, dryRun: boolean, document: ImportDocument | undefined): Generator<void, ImportResult> {
+  const settings = currentSettings(app);
+  const now = app.clock.now();
+  const id = newId('imp');
+  const warnings: ImportWarning[] = [...outcome.warnings];
+  const added: Array<{ kind: 'meal' | 'sleep'; day: string }> = [];
+  const samples: ImportResult['samples'] = { meals: [], sleep: [] };
+  let duplicates = outcome.duplicatesInFiles;
+  const record: ImportRecord = {
+    id,
+    source: outcome.chymeDocument !== undefined ? 'chyme' : describeSource(outcome.sources),
+    status: 'completed',
+    timezone,
+    files: outcome.files,
+    mealsAdded: 0,
+    sleepAdded: 0,
+    duplicatesSkipped: 0,
+    warnings: [],
+    firstDay: null,
+    lastDay: null,
+    createdMs: now,
+    undo: null,
+  };
+  insertImport(app.db, record);
+  insertImportWrite(app.db, id, 'import', id);
+  const keep = (kind: 'meal' | 'sleep', rec: MealRecord | SleepRecord, key: string) => {
+    insertImportedRecord(app.db, { sourceKey: key, importId: id, kind, recordId: rec.id, fingerprint: recordFingerprint(kind, rec) });
+    insertImportWrite(app.db, id, kind, rec.id);
+    added.push({ kind, day: rec.day });
+    if (kind === 'meal' && samples.meals.length < SAMPLE_COUNT) samples.meals.push(rec as MealRecord);
+    if (kind === 'sleep' && samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(rec as SleepRecord);
+  };
+
+  if (document) {
+    const counts = yield* importDocumentSteps(app, document, {
+      added: (kind, rec) => keep(kind, rec, `chyme:${rec.id}`),
+      // Meals and sleep are listed by keep(), with their import_records row.
+      wrote: (entity, recordId) => {
+        if (entity !== 'meal' && entity !== 'sleep') insertImportWrite(app.db, id, entity, recordId);
+      },
     });
     duplicates += counts.meals.skipped + counts.sleep_sessions.skipped;
   } else {
@@ -126,8 +179,8 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
         { id: newId('meal'), createdMs: now, updatedMs: now },
       );
       insertMeal(app.db, meal);
-      added.push({ kind: 'meal', id: meal.id, key: m.key, day: meal.day, fingerprint: recordFingerprint('meal', meal) });
-      if (samples.meals.length < SAMPLE_COUNT) samples.meals.push(meal);
+      keep('meal', meal, m.key);
+      yield;
     }
     for (const s of outcome.sleeps) {
       // A night already recorded (by this import's key, another app, or by hand) is not added again.
@@ -147,43 +200,69 @@ function writeRecords(app: AppContext, outcome: ParseOutcome, timezone: string, 
         createdMs: now,
       };
       insertSleep(app.db, session);
-      added.push({ kind: 'sleep', id: session.id, key: s.key, day: session.day, fingerprint: recordFingerprint('sleep', session) });
-      if (samples.sleep.length < SAMPLE_COUNT) samples.sleep.push(session);
+      keep('sleep', session, s.key);
+      yield;
     }
   }
 
   const days = added.map((a) => a.day).sort();
   if (outcome.warningsDropped > 0) warnings.push({ file: outcome.files[0] ?? '', line: null, message: `${outcome.warningsDropped} more warnings like these were not listed.` });
-  const record: ImportRecord = {
-    id,
-    source: outcome.chymeDocument !== undefined ? 'chyme' : describeSource(outcome.sources),
-    status: 'completed',
-    timezone,
-    files: outcome.files,
+  Object.assign(record, {
     mealsAdded: added.filter((a) => a.kind === 'meal').length,
     sleepAdded: added.filter((a) => a.kind === 'sleep').length,
     duplicatesSkipped: duplicates,
     warnings,
     firstDay: days[0] ?? null,
     lastDay: days[days.length - 1] ?? null,
-    createdMs: now,
-    undo: null,
-  };
-  insertImport(app.db, record);
-  for (const a of added) insertImportedRecord(app.db, { sourceKey: a.key, importId: id, kind: a.kind, recordId: a.id, fingerprint: a.fingerprint });
-  // One recalculation for the whole import, not one announcement per record: derived scores and
-  // state follow from the new history at once.
-  if (emit && added.length > 0) notifyDataChanged(app, emit);
+  });
+  completeImport(app.db, record);
+  deleteImportWrites(app.db, id);
   return { record, dryRun, zoneAssumed: outcome.zoneAssumed, sources: outcome.sources, samples };
 }
 
-/** Writes a parsed import (or, for a dry run, computes exactly what it would write, then rolls back). */
+/** Runs every step of `steps` (importSteps, importDocumentSteps) in the caller's transaction. */
+export function allSteps<R>(steps: Generator<void, R>): R {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Runs steps for about `budgetMs`, and at least `minSteps` of them, in the caller's transaction:
+ * the result once the last step ran, else undefined (commit, let others write, and call again).
+ * The budget is wall time (Node gives a thread no CPU clock of its own): on a machine so loaded
+ * that a budget buys a few steps, `minSteps` keeps the number of transactions, each a round trip
+ * through the main thread, from growing without bound.
+ */
+export function stepsFor<R>(steps: Generator<void, R>, budgetMs: number, minSteps: number): { value: R } | undefined {
+  const until = performance.now() + budgetMs;
+  for (let n = 1; ; n++) {
+    const step = steps.next();
+    if (step.done) return { value: step.value };
+    if (n >= minSteps && performance.now() >= until) return undefined;
+  }
+}
+
+/** Writes a parsed import in one transaction (or, for a dry run, computes exactly what it would write, then rolls back). */
 export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: string, dryRun: boolean): ImportResult {
-  if (!dryRun) return app.bus.write((emit) => writeRecords(app, outcome, timezone, emit, false));
+  return writeWhole(app, importSteps(app, outcome, timezone, dryRun), dryRun);
+}
+
+/** writeImport with its steps made (and the document checked) beforehand. */
+export function writeWhole(app: AppContext, steps: Generator<void, ImportResult>, dryRun: boolean): ImportResult {
+  if (!dryRun)
+    return app.bus.write((emit) => {
+      const result = allSteps(steps);
+      // One recalculation for the whole import, not one announcement per record: derived scores and
+      // state follow from the new history at once. (A Chyme export can also bring settings.)
+      if (result.record.source === 'chyme' || result.record.mealsAdded + result.record.sleepAdded > 0) notifyDataChanged(app, emit);
+      return result;
+    });
   try {
     // Thrown inside the write: the transaction rolls back and the bus publishes nothing.
     app.bus.write(() => {
-      throw new DryRunRollback(writeRecords(app, outcome, timezone, null, true));
+      throw new DryRunRollback(allSteps(steps));
     });
   } catch (err) {
     if (err instanceof DryRunRollback) return err.result;
@@ -194,12 +273,13 @@ export function writeImport(app: AppContext, outcome: ParseOutcome, timezone: st
 
 /**
  * Parses and writes an import in a worker thread, so that neither the parse (a minute for a
- * gigabyte) nor the write (one transaction of up to a second) holds the thread that answers HTTP.
- * The worker writes on its own connection while this thread's writers are held back
- * (app.writes); this thread then runs the after-change hooks (derived data, digestion
- * announcements) once, in a write of its own. A cancel (`signal`, e.g. the request closed) before
- * the write stops the import and writes nothing (ImportCancelledError); once the write starts it
- * completes. An in-memory database (tests) has no file another connection could open: its records
+ * gigabyte) nor the write (a second or more for ten years) holds the thread that answers HTTP.
+ * The worker writes on its own connection in transactions of ~25 ms, this thread's writers held
+ * back during each and writing between them (app.writes); once the last has committed, this
+ * thread runs the after-change hooks (derived data, digestion announcements) once, in a write of
+ * its own. An import that fails midway is removed whole before it answers. A cancel (`signal`,
+ * e.g. the request closed) before the write stops the import and writes nothing
+ * (ImportCancelledError); once the write starts it completes. An in-memory database (tests) has no file another connection could open: its records
  * are parsed in the worker and written here.
  */
 export async function runImport(app: AppContext, options: ImportOptions, onProgress?: (p: ParseProgress) => void, signal?: AbortSignal): Promise<ImportResult> {
@@ -230,26 +310,86 @@ export async function importDocumentBytes(app: AppContext, bytes: Uint8Array): P
   return importDocumentInWorker(bytes, { dbPath: app.db.name, nativeBinding: app.nativeBinding, timezone: currentSettings(app).timezone, dryRun: false }, turn);
 }
 
-/** A worker's write turn: this thread's writers held back (app.writes) from begin to end. */
+/**
+ * A worker's write turn: no other holder of the write gate (another import, a restore) from begin
+ * to end, and this thread's writers held back during each of the worker's transactions.
+ */
 function writeTurn<R>(app: AppContext, signal: AbortSignal | undefined, afterCommit: (result: R) => void): WriteTurn<R> {
-  let release: (() => void) | undefined;
+  let turns: BulkTurns | undefined;
   return {
     begin: async () => {
       if (signal?.aborted) return undefined;
-      release = await app.writes.acquire();
+      turns = await app.writes.acquireBulk();
       return app.clock.now();
     },
-    end: (result) => {
+    slice: () => turns!.take(),
+    sliceDone: () => turns!.give(),
+    end: async (result) => {
       try {
         if (result !== undefined) afterCommit(result);
+        else await discardUnfinishedImports(app);
       } catch (err) {
-        // The import is committed whatever happens here; the scheduler announces what this missed.
-        app.log.error('after-import recalculation failed', { error: String((err as Error)?.stack ?? err) });
+        // A committed import is whole whatever happens here (the scheduler announces what this
+        // missed); what a failed one left is removed at the next start.
+        app.log.error(result === undefined ? 'removing an unfinished import failed' : 'after-import recalculation failed', { error: String((err as Error)?.stack ?? err) });
       } finally {
-        release?.();
+        turns?.end();
       }
     },
   };
+}
+
+/** How many of an unfinished import's records one transaction removes (~10 ms). */
+const DISCARD_SLICE = 250;
+
+/**
+ * Removes what imports that did not finish wrote (listed in import_writes): an import that failed
+ * after some of its transactions committed, or one a crash cut off. Undone newest first, in
+ * transactions of DISCARD_SLICE records with this thread free between them; the derived data is
+ * told once, at the end.
+ */
+export async function discardUnfinishedImports(app: AppContext): Promise<void> {
+  const discard = new Discard(app);
+  while (!discard.slice(DISCARD_SLICE)) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** discardUnfinishedImports in one transaction: at start-up (before anything is served) and after a restore. */
+export function discardUnfinishedImportsNow(app: AppContext): void {
+  new Discard(app).slice(Number.MAX_SAFE_INTEGER);
+}
+
+class Discard {
+  private usage = false;
+  private foods = false;
+  private removed = 0;
+  constructor(private readonly app: AppContext) {}
+
+  /** Removes up to `limit` records in one transaction; true once nothing is left. */
+  slice(limit: number): boolean {
+    const { db } = this.app;
+    const done = this.app.bus.write((emit) => {
+      for (const w of listImportWritesNewestFirst(db, limit)) {
+        if (w.entity === 'meal') this.usage = deleteMeal(db, w.recordId) || this.usage;
+        else if (w.entity === 'sleep') deleteSleep(db, w.recordId);
+        else if (w.entity === 'food') this.foods = deleteFood(db, w.recordId) || this.foods;
+        else if (w.entity === 'saved_meal') deleteSavedMeal(db, w.recordId);
+        else if (w.entity === 'webhook_subscription') deleteSubscription(db, w.recordId);
+        else if (w.entity === 'settings') saveSettings(db, JSON.parse(w.recordId) as SettingsRecord);
+        else deleteImport(db, w.recordId);
+        deleteImportWrite(db, w.rowid);
+        this.removed++;
+      }
+      const left = hasImportWrites(db);
+      if (!left && this.removed > 0) {
+        if (this.usage) rebuildFoodUsage(db);
+        notifyDataChanged(this.app, emit);
+      }
+      return !left;
+    });
+    // Food search ranks by use, and lists the custom foods.
+    if (done && (this.foods || this.usage)) invalidateFoodSearch(db);
+    return done;
+  }
 }
 
 /**

@@ -61,18 +61,28 @@ async function withHeapToSpare<T>(run: (limits: ResourceLimits) => Promise<T>): 
   }
 }
 
-/** How the caller holds its own thread's writers while the worker writes (R: what the write returns). */
+/**
+ * How the caller makes room for the worker's writes (R: what the write returns). The worker
+ * writes in short transactions; this thread's writers are held back during each (slice …
+ * sliceDone) and write between them.
+ */
 export interface WriteTurn<R> {
   /**
-   * The parse is done: resolves once this thread's writers are held back, with the time the
-   * import is written at, or with undefined to write nothing (the import was cancelled meanwhile).
+   * The parse is done: resolves once no other import (or restore) can come between the worker's
+   * transactions, with the time the import is written at, or with undefined to write nothing (the
+   * import was cancelled meanwhile).
    */
   begin(): Promise<number | undefined>;
+  /** Resolves once this thread's writers are held back for the worker's next transaction. */
+  slice(): Promise<void>;
+  /** That transaction is over. */
+  sliceDone(): void;
   /**
-   * The worker's transaction is over (called once for each begin): committed with `result`,
-   * or not at all (undefined: an error, or the worker died, which rolls it back).
+   * The worker's last transaction is over (called once for each begin, after the worker stopped):
+   * the import committed whole with `result`, or not (undefined: an error, or the worker died);
+   * then what its earlier transactions committed must be removed. Settles before the import does.
    */
-  end(result: R | undefined): void;
+  end(result: R | undefined): Promise<void>;
 }
 
 /**
@@ -102,7 +112,9 @@ export function importDocumentInWorker(bytes: Uint8Array, write: WriteRequest, t
 
 /**
  * One worker, to its end. A cancel (signal aborted) while it parses stops it at once and rejects
- * with ImportCancelledError; while it writes, the cancel is too late and is ignored.
+ * with ImportCancelledError; while it writes, the cancel is too late and is ignored. The worker
+ * writes one transaction each time it is told to ('write', then 'continue'), in this thread's
+ * turn (see WriteTurn), until its last ('written').
  */
 function runOnce<T>(
   data: ImportWorkerData,
@@ -118,47 +130,55 @@ function runOnce<T>(
     let writing = false;
     /** The write turn's begin, once asked for; it is ended once, after begin resolved. */
     let begun: Promise<number | undefined> | undefined;
-    let ended = false;
-    const endTurn = (result: T | undefined) => {
-      if (!begun || ended) return;
-      ended = true;
-      begun.then(() => turn!.end(result), () => {});
-    };
     const cancel = () => {
-      if (!writing) settle(() => reject(new ImportCancelledError()));
+      if (!writing) settle(undefined, () => reject(new ImportCancelledError()));
     };
     signal?.addEventListener('abort', cancel, { once: true });
-    const settle = (fn: () => void) => {
+    /** Ends the worker, then the write turn (committed with `result`, or not), then the import with `fn`. */
+    const settle = (result: T | undefined, fn: () => void) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', cancel);
       // A worker that wrote has closed its connection; one that did not never wrote.
-      void worker.terminate().finally(() => endTurn(undefined));
-      fn();
+      void worker
+        .terminate()
+        .then(() => begun?.then(() => turn!.end(result), () => {}))
+        .finally(fn);
     };
+    /** This thread's writers held back, tells the worker to write its next transaction. */
+    const nextSlice = (message: MainMessage) =>
+      turn!.slice().then(
+        () => {
+          if (!settled) worker.postMessage(message);
+        },
+        (err: unknown) => settle(undefined, () => reject(err)),
+      );
     worker.on('message', (m: WorkerMessage) => {
       if (m.type === 'progress') onProgress({ bytesDone: m.bytesDone, bytesTotal: m.bytesTotal });
-      else if (m.type === 'done') settle(() => resolve(m.outcome as T));
+      else if (m.type === 'done') settle(undefined, () => resolve(m.outcome as T));
       else if (m.type === 'parsed') {
         begun = turn!.begin();
         begun.then(
           (nowMs) => {
-            if (settled) return endTurn(undefined);
+            if (settled) return;
             if (nowMs === undefined || signal?.aborted) {
               worker.postMessage({ type: 'cancel' } satisfies MainMessage);
-              return settle(() => reject(new ImportCancelledError()));
+              return settle(undefined, () => reject(new ImportCancelledError()));
             }
             writing = true;
-            worker.postMessage({ type: 'write', nowMs } satisfies MainMessage);
+            void nextSlice({ type: 'write', nowMs });
           },
-          (err: unknown) => settle(() => reject(err)),
+          (err: unknown) => settle(undefined, () => reject(err)),
         );
+      } else if (m.type === 'committed') {
+        turn!.sliceDone();
+        void nextSlice({ type: 'continue' });
       } else if (m.type === 'written') {
-        endTurn(m.result as T);
-        settle(() => resolve(m.result as T));
-      } else settle(() => reject(fromWorkerError(m.error)));
+        turn!.sliceDone();
+        settle(m.result as T, () => resolve(m.result as T));
+      } else settle(undefined, () => reject(fromWorkerError(m.error)));
     });
-    worker.on('error', (err) => settle(() => reject(err)));
-    worker.on('exit', (code) => settle(() => reject(new Error(`the import worker stopped (exit code ${code}) before it finished`))));
+    worker.on('error', (err) => settle(undefined, () => reject(err)));
+    worker.on('exit', (code) => settle(undefined, () => reject(new Error(`the import worker stopped (exit code ${code}) before it finished`))));
   });
 }

@@ -35,11 +35,14 @@ export type WorkerMessage =
   | { type: 'done'; outcome: ParseOutcome }
   /** Parsed; waiting for 'write' (or 'cancel') before it takes the write lock. */
   | { type: 'parsed' }
-  /** The write's transaction committed (or, for a dry run, rolled back): an ImportResult, or a document's counts. */
+  /** One of the write's transactions committed; more to come (after 'continue'). */
+  | { type: 'committed' }
+  /** The write's last transaction committed (or, for a dry run, its one rolled back): an ImportResult, or a document's counts. */
   | { type: 'written'; result: ImportResult | DocumentImportCounts }
   | { type: 'error'; error: WorkerError };
 
-export type MainMessage = { type: 'write'; nowMs: number } | { type: 'cancel' };
+/** 'write': the first transaction, at the main thread's time; 'continue': the next one. */
+export type MainMessage = { type: 'write'; nowMs: number } | { type: 'continue' } | { type: 'cancel' };
 
 export function toWorkerError(err: unknown): WorkerError {
   if (err instanceof ImportInputError) return { kind: 'import_input', message: err.message, param: err.param };

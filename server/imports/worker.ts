@@ -1,7 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { createAppContext } from '../app-context.js';
+import { createAppContext, type AppContext } from '../app-context.js';
 import { openDatabase } from '../db/connection.js';
-import type { ImportDocument } from '../export/export.js';
+import { deleteImportWrites, insertImportWrite } from '../db/imports.js';
+import type { DocumentImportCounts, ImportDocument, importDocumentSteps } from '../export/export.js';
+import { newId } from '../ids.js';
+import type { ImportResult } from './types.js';
 import { silentLogger } from '../logger.js';
 import { parseImport } from './parse.js';
 import { toWorkerError, type ImportWorkerData, type MainMessage, type WorkerMessage } from './worker-protocol.js';
@@ -9,12 +12,22 @@ import { toWorkerError, type ImportWorkerData, type MainMessage, type WorkerMess
 /**
  * The worker-thread side of an import: parses the files off the thread that answers HTTP and,
  * when asked to (`write`), also writes the records, on a connection of its own to the same file,
- * so that the import's one transaction (up to a second for ten years of records) does not hold
- * that thread either. The write waits for the main thread's go-ahead, which comes once the
- * service's own writers are held back (server/write-gate.ts).
+ * so that the import's writes (a second or more for ten years of records) do not hold that thread
+ * either. They are written in transactions of about SLICE_MS each, every one after the main
+ * thread's go-ahead, which comes once the service's own writers are held back
+ * (server/write-gate.ts); they write between two. A dry run is one transaction, rolled back.
  */
 
 const PROGRESS_STEP = 16 * 1024 ** 2;
+
+/**
+ * How long one of the import's transactions writes: a request that arrives meanwhile waits about
+ * this long (twice for one whose body was still arriving). A commit waiting for the disk costs a
+ * few ms more each time.
+ */
+const SLICE_MS = 25;
+/** ...and at least this many records (an idle machine writes more in 25 ms); see stepsFor. */
+const SLICE_MIN_STEPS = 64;
 
 async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData): Promise<void> {
   // What to write: an app's parsed records, or a posted export document, read and checked here.
@@ -37,23 +50,54 @@ async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData
     }
   }
   const write = data.write!;
-  const go = await new Promise<MainMessage>((resolve) => {
-    port.once('message', resolve);
-    port.postMessage({ type: 'parsed' } satisfies WorkerMessage);
-  });
-  if (go.type === 'cancel') return;
-  // Loaded only now: a parse-only worker never needs the writers (or SQLite).
-  const [{ writeImport }, { importDocument }] = await Promise.all([import('./imports.js'), import('../export/export.js')]);
+  /** Tells the main thread `message` and waits for its answer ('write', 'continue' or 'cancel'). */
+  const ask = (message: WorkerMessage) =>
+    new Promise<MainMessage>((resolve) => {
+      port.once('message', resolve);
+      port.postMessage(message);
+    });
+  // Loaded only now (a parse-only worker never needs the writers, or SQLite), and before asking to
+  // write: the service's writers are held back from then on.
+  const [{ importSteps, stepsFor, writeWhole }, { importDocumentSteps }] = await Promise.all([import('./imports.js'), import('../export/export.js')]);
   const db = openDatabase(write.dbPath, { ...(write.nativeBinding ? { nativeBinding: write.nativeBinding } : {}), optimize: false });
   try {
     // This thread's own context: the time is the main thread's (its clock may be a test's), and
-    // there are no after-change hooks here: the main thread runs them once this commit is done.
-    const app = createAppContext(db, { now: () => go.nowMs }, silentLogger, write.nativeBinding);
-    const result = document ? importDocument(app, document) : writeImport(app, records!, write.timezone, write.dryRun);
-    port.postMessage({ type: 'written', result } satisfies WorkerMessage);
+    // there are no after-change hooks here: the main thread runs them once the last commit is done.
+    let nowMs = NaN;
+    const app = createAppContext(db, { now: () => nowMs }, silentLogger, write.nativeBinding);
+    // Made now: an export file is checked as they are made (tenths of a second for years of records).
+    const steps: Generator<void, ImportResult | DocumentImportCounts> = document
+      ? documentSteps(app, document, importDocumentSteps)
+      : importSteps(app, records!, write.timezone, write.dryRun);
+    const go = await ask({ type: 'parsed' });
+    if (go.type !== 'write') return;
+    nowMs = go.nowMs;
+    if (write.dryRun) {
+      port.postMessage({ type: 'written', result: writeWhole(app, steps as Generator<void, ImportResult>, true) } satisfies WorkerMessage);
+      return;
+    }
+    for (;;) {
+      const done = db.transaction(() => stepsFor(steps, SLICE_MS, SLICE_MIN_STEPS)).immediate();
+      if (done) {
+        port.postMessage({ type: 'written', result: done.value } satisfies WorkerMessage);
+        return;
+      }
+      if ((await ask({ type: 'committed' })).type !== 'continue') return;
+    }
   } finally {
     db.close();
   }
+}
+
+/**
+ * A posted export's steps, listed in import_writes under an id of their own like an import's, so
+ * that a document cut off midway is removed whole too.
+ */
+function* documentSteps(app: AppContext, document: ImportDocument, steps: typeof importDocumentSteps): Generator<void, DocumentImportCounts> {
+  const id = newId('imp');
+  const counts = yield* steps(app, document, { wrote: (entity, recordId) => insertImportWrite(app.db, id, entity, recordId) });
+  deleteImportWrites(app.db, id);
+  return counts;
 }
 
 const port = parentPort!;

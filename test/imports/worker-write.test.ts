@@ -36,34 +36,40 @@ function exportOf(n: number): string {
 const meal = (timestamp: string) => ({ timestamp, meal_type: 'lunch', description: 'Soup', macros: { calories: 350 } });
 
 /**
- * Starts an import and, once its worker holds the write gate, asks for `readPath`, which must be
- * answered while the gate is still closed, and sends a meal, which must be written after the
- * import. Returns the import's answer.
+ * Starts an import and, once its worker has taken the write gate for its first transaction, asks
+ * for `readPath`, which must be answered before the import is, and sends a meal, which must be
+ * written too. Returns the import's answer.
  */
 async function importWhileInUse<R>(t: TestService, start: () => Promise<R>, readPath: string): Promise<R> {
   const writes = t.service.app.writes;
-  const acquire = writes.acquire.bind(writes);
+  const acquireBulk = writes.acquireBulk.bind(writes);
   let taken!: () => void;
-  const closed = new Promise<void>((resolve) => (taken = resolve));
-  writes.acquire = async () => {
-    const release = await acquire();
-    taken();
-    return release;
+  const writing = new Promise<void>((resolve) => (taken = resolve));
+  writes.acquireBulk = async () => {
+    const turns = await acquireBulk();
+    return {
+      ...turns,
+      take: async () => {
+        await turns.take();
+        taken();
+      },
+    };
   };
   try {
-    const imported = start();
-    await closed;
-    // The worker now writes its records in one transaction on its own connection.
+    let answered = false;
+    const imported = start().finally(() => (answered = true));
+    await writing;
+    // The worker now writes its records, in short transactions, on its own connection.
     const read = await t.request('GET', readPath);
     assert.equal(read.status, 200);
-    assert.equal(writes.closed, true, 'a read was answered while the import was being written');
+    assert.equal(answered, false, 'a read was answered while the import was being written');
     const posted = t.request('POST', '/v1/nutrition/meals', { body: meal('2026-11-22T18:00:00Z') });
     const result = await imported;
     assert.equal((await posted).status, 201);
     assert.equal(writes.closed, false);
     return result;
   } finally {
-    writes.acquire = acquire;
+    writes.acquireBulk = acquireBulk;
   }
 }
 
@@ -89,6 +95,35 @@ test('the write gate: holders take turns, open() waits for every holder, release
   releaseB();
   await opened;
   assert.deepEqual(order, ['b acquired', 'opened']);
+  assert.equal(gate.closed, false);
+});
+
+test('the write gate: a bulk holder closes it for each of its transactions only; writers go between them, other holders after its end', async () => {
+  const gate = new WriteGate();
+  const order: string[] = [];
+  const turns = await gate.acquireBulk();
+  assert.equal(gate.closed, false);
+  await turns.take();
+  assert.equal(gate.closed, true);
+  void gate.writable().then(() => order.push('writer'));
+  const holder = gate.acquire().then((release) => {
+    order.push('holder');
+    return release;
+  });
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, [], 'nobody gets past a closed gate');
+  turns.give();
+  await turns.take();
+  assert.deepEqual(order, ['writer'], 'the waiting writer wrote before the next transaction');
+  assert.equal(gate.closed, true);
+  turns.give();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['writer'], 'no other holder before the bulk holder ends');
+  turns.end();
+  turns.end(); // a second call does nothing
+  (await holder)();
+  assert.deepEqual(order, ['writer', 'holder']);
+  await turns.take(); // after its end, a bulk holder closes nothing
   assert.equal(gate.closed, false);
 });
 
@@ -160,7 +195,7 @@ describe('writes while another connection holds the write lock', () => {
     assert.equal((await t.request('GET', '/v1/nutrition/meals?start_date=2026-11-01&end_date=2026-11-23')).body.data.length, 1);
   });
 
-  test('an import is written by its worker while reads are answered; a POST sent meanwhile lands after it', async () => {
+  test('an import is written by its worker while reads are answered; a POST sent meanwhile lands', async () => {
     const r = await importWhileInUse(t, () => upload(t, 'export.json', exportOf(20_000)), '/v1/nutrition/meals?start_date=2026-10-01&end_date=2026-10-02');
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(r.body.meals_added, 20_000);
