@@ -53,7 +53,8 @@ const THROTTLE = Number(process.env.PHONE_THROTTLE ?? 4);
 const TZ = 'UTC';
 const PHONE_SCREEN = { width: 390, height: 844 };
 const SAMPLE_MS = 500;
-const AFTER_MS = SMOKE ? 5_000 : 60_000;
+/** How long memory is sampled after each join (PHONE_AFTER_MS: shorter while profiling a join). */
+const AFTER_MS = Number(process.env.PHONE_AFTER_MS ?? (SMOKE ? 5_000 : 60_000));
 const MB = 1024 * 1024;
 
 const workDir = mkdtempSync(join(tmpdir(), 'chyme-bench-phone-'));
@@ -166,11 +167,12 @@ interface Profiling {
   name: string;
 }
 
-async function startProfiles(p: Profiling): Promise<void> {
+/** `intervalUs`: 100 µs for a logged meal; a join of tens of seconds takes a coarser one, or its profile is hundreds of MB. */
+async function startProfiles(p: Profiling, intervalUs = 100): Promise<void> {
   for (const send of [(m: string, o?: object) => p.page.send(m as 'Profiler.enable', o), p.toWorker]) {
     if (!send) continue;
     await send('Profiler.enable');
-    await send('Profiler.setSamplingInterval', { interval: 100 });
+    await send('Profiler.setSamplingInterval', { interval: intervalUs });
     await send('Profiler.start');
   }
 }
@@ -323,6 +325,8 @@ async function main(): Promise<string> {
         await sleep(SAMPLE_MS);
       }
     })();
+    const joinProfiling = PROFILE_DIR ? { page: session, toWorker, name: 'join' } : undefined;
+    if (joinProfiling) await startProfiles(joinProfiling, 1000);
     await card.getByRole('button', { name: 'Join' }).click();
     const t0 = performance.now();
     console.log('phone: joining');
@@ -350,6 +354,7 @@ async function main(): Promise<string> {
       return p.join === null && p.meals >= total && (await page.locator('#sync-join-note').count()) === 0;
     }, 900_000, 200);
     const phoneAllMs = performance.now() - t0;
+    if (joinProfiling) await stopProfiles(joinProfiling);
     const phoneMeals = ((await page.evaluate('window.chymeStorage.progress()')) as { meals: number }).meals;
     await sleep(AFTER_MS);
     sampling = false;
