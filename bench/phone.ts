@@ -25,7 +25,7 @@
  *    calories typed, then Log meal pressed; timed in the page from the press to the app's
  *    "Logged …" note, then (separately) the Today link to the meal's row; the note is dismissed
  *    before the next press. Target: 100 ms. The baseline is the desktop renderer of the joined
- *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the last
+ *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the join and of the last
  *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes.
  *
  * PHONE_MEALS (default 30,000) and PHONE_NIGHTS (default 3,650) set the history; PHONE_SMOKE=1
@@ -158,7 +158,7 @@ interface MemorySample {
   rendererRssMb: number;
 }
 
-/** Where PHONE_PROFILE=DIR puts CPU profiles of the last logged meal (page, and the phone's worker). */
+/** Where PHONE_PROFILE=DIR puts CPU profiles of the join and of the last logged meal (page, and the phone's worker). */
 const PROFILE_DIR = process.env.PHONE_PROFILE;
 
 interface Profiling {
