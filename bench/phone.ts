@@ -25,7 +25,7 @@
  *    calories typed, then Log meal pressed; timed in the page from the press to the app's
  *    "Logged …" note, then (separately) the Today link to the meal's row; the note is dismissed
  *    before the next press. Target: 100 ms. The baseline is the desktop renderer of the joined
- *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the last
+ *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the join and of the last
  *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes.
  *
  * PHONE_MEALS (default 30,000) and PHONE_NIGHTS (default 3,650) set the history; PHONE_SMOKE=1
@@ -53,7 +53,8 @@ const THROTTLE = Number(process.env.PHONE_THROTTLE ?? 4);
 const TZ = 'UTC';
 const PHONE_SCREEN = { width: 390, height: 844 };
 const SAMPLE_MS = 500;
-const AFTER_MS = SMOKE ? 5_000 : 60_000;
+/** How long memory is sampled after each join (PHONE_AFTER_MS: shorter while profiling a join). */
+const AFTER_MS = Number(process.env.PHONE_AFTER_MS ?? (SMOKE ? 5_000 : 60_000));
 const MB = 1024 * 1024;
 
 const workDir = mkdtempSync(join(tmpdir(), 'chyme-bench-phone-'));
@@ -157,7 +158,7 @@ interface MemorySample {
   rendererRssMb: number;
 }
 
-/** Where PHONE_PROFILE=DIR puts CPU profiles of the last logged meal (page, and the phone's worker). */
+/** Where PHONE_PROFILE=DIR puts CPU profiles of the join and of the last logged meal (page, and the phone's worker). */
 const PROFILE_DIR = process.env.PHONE_PROFILE;
 
 interface Profiling {
@@ -166,11 +167,12 @@ interface Profiling {
   name: string;
 }
 
-async function startProfiles(p: Profiling): Promise<void> {
+/** `intervalUs`: 100 µs for a logged meal; a join of tens of seconds takes a coarser one, or its profile is hundreds of MB. */
+async function startProfiles(p: Profiling, intervalUs = 100): Promise<void> {
   for (const send of [(m: string, o?: object) => p.page.send(m as 'Profiler.enable', o), p.toWorker]) {
     if (!send) continue;
     await send('Profiler.enable');
-    await send('Profiler.setSamplingInterval', { interval: 100 });
+    await send('Profiler.setSamplingInterval', { interval: intervalUs });
     await send('Profiler.start');
   }
 }
@@ -435,6 +437,8 @@ async function main(): Promise<string> {
         await sleep(SAMPLE_MS);
       }
     })();
+    const joinProfiling = PROFILE_DIR ? { page: session, toWorker, name: 'join' } : undefined;
+    if (joinProfiling) await startProfiles(joinProfiling, 1000);
     await card.getByRole('button', { name: 'Join' }).click();
     const t0 = performance.now();
     console.log('phone: joining');
@@ -462,6 +466,7 @@ async function main(): Promise<string> {
       return p.join === null && p.meals >= total && (await page.locator('#sync-join-note').count()) === 0;
     }, 900_000, 200);
     const phoneAllMs = performance.now() - t0;
+    if (joinProfiling) await stopProfiles(joinProfiling);
     const phoneMeals = ((await page.evaluate('window.chymeStorage.progress()')) as { meals: number }).meals;
     await sleep(AFTER_MS);
     sampling = false;

@@ -244,7 +244,8 @@ export class SyncEngine {
   private joining = false;
   private triedNewestFirst = false;
   /** The answer awaited to a pull of some documents (a join's), and to an index. */
-  private targeted: (Waiter<Incoming[]> & { chunks: Incoming[] }) | null = null;
+  /** A join's pulls of listed documents, in the order asked (the relay answers a connection's pulls in order). */
+  private targeted: Array<Waiter<Incoming[]> & { chunks: Incoming[] }> = [];
   private docsWaiter: Waiter<{ seq: number; docs: Array<[string, number]> }> | null = null;
   /** A first join's progress (null before one). */
   joinProgress: JoinProgress | null = null;
@@ -257,11 +258,10 @@ export class SyncEngine {
   ) {
     this.rootOid = keys.oid(ROOT_NAME);
     this.connection = options.connection?.({
-      onChunk: (seq, oid, kind, sealed) => (this.targeted?.chunks ?? this.incoming).push({ seq, oid, kind, sealed }),
+      onChunk: (seq, oid, kind, sealed) => (this.targeted[0]?.chunks ?? this.incoming).push({ seq, oid, kind, sealed }),
       onEnd: (seq) => {
-        const targeted = this.targeted;
+        const targeted = this.targeted.shift();
         if (targeted) {
-          this.targeted = null;
           targeted.resolve(targeted.chunks);
           return;
         }
@@ -304,9 +304,9 @@ export class SyncEngine {
       if (!this.connection?.connected) {
         this.pulling = false;
         const why = new Error('the connection to the relay closed');
-        this.targeted?.reject(why);
+        for (const t of this.targeted.splice(0)) t.reject(why);
         this.docsWaiter?.reject(why);
-        this.targeted = this.docsWaiter = null;
+        this.docsWaiter = null;
       }
       options.onStatus?.();
     });
@@ -1094,12 +1094,18 @@ export class SyncEngine {
     if (!sizes.has(rootOid)) throw new Error('the history has no root document on the relay yet');
     const progress: JoinProgress = { phase: 'recent', appliedBytes: 0, totalBytes: [...sizes.values()].reduce((a, b) => a + b, 0) };
     this.joinProgress = progress;
-    const fetchAndApply = async (oids: string[]) => {
-      if (oids.length === 0) return;
-      const chunks = await new Promise<Incoming[]>((resolve, reject) => {
-        this.targeted = { resolve, reject, chunks: [] };
+    const fetch = (oids: string[]) => {
+      if (oids.length === 0) return Promise.resolve([]);
+      const chunks = new Promise<Incoming[]>((resolve, reject) => {
+        this.targeted.push({ resolve, reject, chunks: [] });
         conn.pull(0, oids);
       });
+      // Awaited later (or never, when the join fails first): not an unhandled rejection meanwhile.
+      chunks.catch(() => undefined);
+      return chunks;
+    };
+    const apply = async (oids: string[], chunks: Incoming[]) => {
+      if (oids.length === 0) return;
       const { opened, order, ownBytes } = await this.openPull(chunks);
       for (const oid of order) {
         if (this.closed) throw new Error('sync stopped');
@@ -1110,11 +1116,19 @@ export class SyncEngine {
       debug?.(`newest first: ${oids.length} documents, ${progress.appliedBytes}/${progress.totalBytes} B`);
       this.options.onStatus?.();
     };
-    await fetchAndApply([rootOid]);
-    const [recent, ...older] = await this.joinPlan(sizes, rootOid);
-    await fetchAndApply(recent!);
-    progress.phase = 'older';
-    for (const batch of older) await fetchAndApply(batch);
+    await apply([rootOid], await fetch([rootOid]));
+    const batches = await this.joinPlan(sizes, rootOid);
+    // One batch ahead: the next is on its way while this one is applied (the relay reads and sends
+    // it meanwhile), so the device does not wait a round trip and the relay's reading between two
+    // batches; no more, so that the device holds at most two batches of the history at once.
+    let next = fetch(batches[0]!);
+    for (const [k, oids] of batches.entries()) {
+      const chunks = await next;
+      next = fetch(batches[k + 1] ?? []);
+      await apply(oids, chunks);
+      // The first batch is the current weeks (joinPlan), empty or not.
+      progress.phase = 'older';
+    }
     const db = this.app.db;
     relaxedCommit(db, () => writeServiceState(db, CURSOR_KEY, Math.max(this.cursor(), index.seq)));
     this.relaySeq = Math.max(this.relaySeq, index.seq);
@@ -1211,6 +1225,12 @@ export class SyncEngine {
     // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
     this.remember(oid, name, doc);
     if (isRoot) this.root = doc as A.Doc<RootDoc>;
+    // A join (quiet: no events, nothing local to hold back but what the outbox holds) projects a
+    // shard in the transaction that stores it, whole: one commit per document instead of one per
+    // 25 ms slice and two more around them. On the phone every commit writes and flushes the
+    // journal and the pages to OPFS; the service still answers between two documents.
+    const projectNow = changed && this.quiet && !isRoot && (doc as { kind?: unknown }).kind === 'chyme.shard';
+    let savedMeals = false;
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
@@ -1228,8 +1248,15 @@ export class SyncEngine {
       if (addTail > 0) addDocTail(db, oid, addTail);
       // What arrived is on the relay: unless this device has changes of its own not sent yet, the relay holds all of it.
       if (!row?.dirty && !snapshot?.lacksOurs) markDocSynced(db, oid, headsText(after), 0);
+      if (projectNow) {
+        note(`apply: projecting ${name} whole`);
+        const ids = projectedIds(doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc, before, after));
+        savedMeals = this.projectSlice(oid, doc as ShardDoc, ids, 0, Infinity).savedMeals;
+        setDocProjected(db, oid);
+      }
     });
-    if (!changed) return;
+    if (savedMeals) for (const hook of this.app.hooks.savedMealsChanged) hook();
+    if (!changed || projectNow) return;
     note(`apply: diff of ${name}`);
     if (isRoot) {
       this.projectRoot(before.length === 0 ? null : A.diff(doc, before, after));
@@ -1279,13 +1306,7 @@ export class SyncEngine {
       this.root = doc as A.Doc<RootDoc>;
       this.projectRoot(null);
     } else if ((doc as { kind?: unknown }).kind === 'chyme.shard') {
-      let ids: string[];
-      if (patches) {
-        const set = new Set<string>();
-        for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') set.add(p.path[1]);
-        ids = [...set];
-      } else ids = recordIds(doc as ShardDoc);
-      await this.projectRecords(oid, doc as ShardDoc, ids);
+      await this.projectRecords(oid, doc as ShardDoc, projectedIds(doc as ShardDoc, patches));
     }
     setDocProjected(this.app.db, oid);
   }
@@ -1327,40 +1348,53 @@ export class SyncEngine {
       // An import's worker holds the database: this waits for it instead of failing.
       await app.writes.writable({ limitMs: Infinity });
       note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
-      let savedMeals = false;
-      const t0 = performance.now();
-      app.bus.write((emit) =>
-        this.withoutCapture(() => {
-          const located: Array<[string, string]> = [];
-          const touched: ChangedTimes = { mealTimes: [], sleepEnds: [] };
-          while (i < ids.length) {
-            const id = ids[i++]!;
-            const def = entityOfId(id);
-            const rec = recordIn(doc, id);
-            if (def && rec) {
-              located.push([id, oid]);
-              try {
-                const outcome = this.projectRecord(def, id, rec, emit, touched);
-                if (outcome !== 'same' && outcome !== 'held' && def.kind === 'saved_meal') savedMeals = true;
-                // A clash needs two writes of one field: a record this device is only now given
-                // (created here) has none of its own, so only records it had are looked at. The
-                // side whose value won sees no change of its row ('same'), only the other arriving.
-                if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
-              } catch (err) {
-                app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
-              }
-            }
-            if (performance.now() - t0 > SLICE_MS) break;
-          }
-          saveRecordDocs(app.db, located);
-          // A join's history is told to the derived data once, at the end of its catch-up.
-          if (this.quiet) this.quietChanges = true;
-          else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
-        }),
-      );
-      if (savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
+      const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
+      i = slice.next;
+      if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
       if (i < ids.length) await nextTurn();
     }
+  }
+
+  /**
+   * Projects ids from `from` on, in one write (the caller's transaction, if it holds one), until
+   * budgetMs has passed (at least one record). Returns where it stopped, and whether saved meals
+   * changed (their hooks are the caller's to call, once committed).
+   */
+  private projectSlice(oid: string, doc: ShardDoc, ids: string[], from: number, budgetMs: number): { next: number; savedMeals: boolean } {
+    const app = this.app;
+    let i = from;
+    let savedMeals = false;
+    const t0 = performance.now();
+    app.bus.write((emit) =>
+      this.withoutCapture(() => {
+        const located: Array<[string, string]> = [];
+        const touched: ChangedTimes = { mealTimes: [], sleepEnds: [] };
+        while (i < ids.length) {
+          const id = ids[i++]!;
+          const def = entityOfId(id);
+          const rec = recordIn(doc, id);
+          if (def && rec) {
+            located.push([id, oid]);
+            try {
+              const outcome = this.projectRecord(def, id, rec, emit, touched);
+              if (outcome !== 'same' && outcome !== 'held' && def.kind === 'saved_meal') savedMeals = true;
+              // A clash needs two writes of one field: a record this device is only now given
+              // (created here) has none of its own, so only records it had are looked at. The
+              // side whose value won sees no change of its row ('same'), only the other arriving.
+              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
+            } catch (err) {
+              app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
+            }
+          }
+          if (performance.now() - t0 > budgetMs) break;
+        }
+        saveRecordDocs(app.db, located);
+        // A join's history is told to the derived data once, at the end of its catch-up.
+        if (this.quiet) this.quietChanges = true;
+        else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
+      }),
+    );
+    return { next: i, savedMeals };
   }
 
   private projectRecord(def: EntityDef, id: string, rec: DocRecord, emit: Emit, touched: ChangedTimes): 'created' | 'updated' | 'deleted' | 'same' | 'held' {
@@ -1437,6 +1471,14 @@ export class SyncEngine {
       // A note that does not open is ignored: presence is a courtesy, not data.
     }
   }
+}
+
+/** The records a diff of a shard touched (all of them without one): those projectRecords writes. */
+function projectedIds(doc: ShardDoc, patches: A.Patch[] | null): string[] {
+  if (!patches) return recordIds(doc);
+  const set = new Set<string>();
+  for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') set.add(p.path[1]);
+  return [...set];
 }
 
 /** Lets the service's thread answer what waits (requests, acknowledgements) before the next slice. */
