@@ -157,6 +157,9 @@ export function createApiServer(app: AppContext, routes: RouteDef[], options: Ht
   const server = createServer(createHttpListener(app, routes, options));
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
+  // Longer than any client keeps an idle connection (undici 4 s, browsers up to 60 s): a connection
+  // the server closes just as a client sends its next request on it is a request the client sees
+  // fail ("other side closed"), and a busy machine widens that race (timers fire late, both sides).
+  server.keepAliveTimeout = 65_000;
   return server;
 }

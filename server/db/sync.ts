@@ -79,12 +79,21 @@ export function listOutbox(db: Db, limit: number): OutboxEntry[] {
 }
 
 /** The newest entries first: a live edit committed during a long import is drained before the import's rest. */
+/**
+ * Entries a drain may take: not those of an import still being written (its records are listed in
+ * import_writes until its last transaction). An import commits in many short transactions; its
+ * records go into the documents once it is whole, so a failed import is never synced (nor its
+ * removal), and a meal logged meanwhile is not queued behind the rows it keeps adding.
+ */
+const DRAINABLE = 'record_id NOT IN (SELECT record_id FROM import_writes)';
+
 export function listOutboxNewest(db: Db, limit: number): OutboxEntry[] {
-  return (db.prepare('SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox ORDER BY seq DESC LIMIT ?').all(limit) as OutboxEntry[]);
+  return (db.prepare(`SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox WHERE ${DRAINABLE} ORDER BY seq DESC LIMIT ?`).all(limit) as OutboxEntry[]);
 }
 
+/** The newest entry a drain may take (0 when none). */
 export function maxOutboxSeq(db: Db): number {
-  return (db.prepare('SELECT MAX(seq) FROM sync_outbox').pluck().get() as number | null) ?? 0;
+  return (db.prepare(`SELECT MAX(seq) FROM sync_outbox WHERE ${DRAINABLE}`).pluck().get() as number | null) ?? 0;
 }
 
 /** Forgets the outbox entries a drain wrote into a document (in the transaction that stores it). */

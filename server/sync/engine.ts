@@ -426,8 +426,9 @@ export class SyncEngine {
 
   /** Local writes committed: move them into the documents soon (coalesced). */
   kick(): void {
-    // An import's worker is writing (it holds the write gate): its rows go into the documents
-    // together once it is done, one change per shard rather than one per chunk it commits.
+    // An import's worker is in one of its transactions (it holds the write gate): the drain waits
+    // for the gate to open. Its rows go into the documents once the import is whole (db/sync.ts
+    // DRAINABLE); writes made between its transactions are drained as usual.
     if (this.closed || this.app.writes.closed) return;
     // Once writes pause for DRAIN_QUIET_MS, and at least every DRAIN_MAX_DELAY_MS during a burst:
     // a drain (an Automerge change, its commits, a sealed push and its acknowledgement) is work the
