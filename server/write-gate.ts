@@ -26,6 +26,19 @@ export interface WriteGateOptions {
 }
 
 /**
+ * A holder that writes in many short transactions (acquireBulk): the gate is closed only for each
+ * of them, and no other holder comes between its first and its last.
+ */
+export interface BulkTurns {
+  /** Closes the gate for one transaction, after the writers waiting at it had their turn. */
+  take(): Promise<void>;
+  /** Opens the gate: that transaction has ended. */
+  give(): void;
+  /** The last one has ended: opens the gate and lets the next holder in. Call exactly once. */
+  end(): void;
+}
+
+/**
  * Keeps the service's own writers away from SQLite's write lock while another connection holds it
  * for long: an import writes its thousands of rows from its worker thread, on a connection of its
  * own, in transactions of ~25 ms (acquireBulk), this thread's writers going between them; another
@@ -41,19 +54,6 @@ export interface WriteGateOptions {
  * Nothing on this thread holds a transaction across an `await`, so when a holder's acquire()
  * resolves, no write of this connection is under way.
  */
-/**
- * A holder that writes in many short transactions (acquireBulk): the gate is closed only for each
- * of them, and no other holder comes between its first and its last.
- */
-export interface BulkTurns {
-  /** Closes the gate for one transaction, after the writers waiting at it had their turn. */
-  take(): Promise<void>;
-  /** Opens the gate: that transaction has ended. */
-  give(): void;
-  /** The last one has ended: opens the gate and lets the next holder in. Call exactly once. */
-  end(): void;
-}
-
 export class WriteGate {
   private holder: Promise<void> | undefined;
   private opened: (() => void) | undefined;

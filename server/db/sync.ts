@@ -78,7 +78,6 @@ export function listOutbox(db: Db, limit: number): OutboxEntry[] {
   return (db.prepare('SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox ORDER BY seq LIMIT ?').all(limit) as OutboxEntry[]);
 }
 
-/** The newest entries first: a live edit committed during a long import is drained before the import's rest. */
 /**
  * Entries a drain may take: not those of an import still being written (its records are listed in
  * import_writes until its last transaction). An import commits in many short transactions; its
@@ -87,6 +86,7 @@ export function listOutbox(db: Db, limit: number): OutboxEntry[] {
  */
 const DRAINABLE = 'record_id NOT IN (SELECT record_id FROM import_writes)';
 
+/** The newest entries a drain may take first: a live edit is drained before a bulk change's rest. */
 export function listOutboxNewest(db: Db, limit: number): OutboxEntry[] {
   return (db.prepare(`SELECT seq, entity, record_id AS recordId, fields FROM sync_outbox WHERE ${DRAINABLE} ORDER BY seq DESC LIMIT ?`).all(limit) as OutboxEntry[]);
 }

@@ -243,9 +243,9 @@ export class SyncEngine {
   /** A first join is fetching the history newest first: no pull of everything meanwhile. */
   private joining = false;
   private triedNewestFirst = false;
-  /** The answer awaited to a pull of some documents (a join's), and to an index. */
   /** A join's pulls of listed documents, in the order asked (the relay answers a connection's pulls in order). */
   private targeted: Array<Waiter<Incoming[]> & { chunks: Incoming[] }> = [];
+  /** The answer awaited to an index. */
   private docsWaiter: Waiter<{ seq: number; docs: Array<[string, number]> }> | null = null;
   /** A first join's progress (null before one). */
   joinProgress: JoinProgress | null = null;
@@ -843,7 +843,7 @@ export class SyncEngine {
         const sealed = await this.keys.seal(oid, push.kind, row.name, push.body);
         let seq: number;
         try {
-          // A snapshot covers what this device has merged: the chunks up to its cursor.
+          // A snapshot covers what this device has merged: the chunks up to its cursor, and its own after it.
           if (push.kind === 'snapshot') {
             const covers = this.cursor();
             seq = await conn.push(oid, 'snapshot', sealed, covers, this.ownAfter(oid, covers));
