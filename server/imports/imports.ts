@@ -353,9 +353,13 @@ export async function discardUnfinishedImports(app: AppContext): Promise<void> {
   while (!discard.slice(DISCARD_SLICE)) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** discardUnfinishedImports in one transaction: at start-up (before anything is served) and after a restore. */
+/**
+ * discardUnfinishedImports in one transaction: at start-up (before anything is served) and after a
+ * restore. Almost always there is nothing to remove: a read finds that out, and the start does not
+ * open a write transaction for it.
+ */
 export function discardUnfinishedImportsNow(app: AppContext): void {
-  new Discard(app).slice(Number.MAX_SAFE_INTEGER);
+  if (hasImportWrites(app.db)) new Discard(app).slice(Number.MAX_SAFE_INTEGER);
 }
 
 class Discard {
