@@ -29,13 +29,14 @@
  * sets up a copy of A's file with that build too (a history of its own on the same relay) and
  * joins it, SYNC_JOIN_ROUNDS (default 2) times each, taking turns with this build on fresh files:
  * the ratios of the medians are the before/after of the same run. SYNC_BENCH_STDERR=1 prints each
- * command's stderr (with CHYME_SYNC_DEBUG=1, what its engine did).
+ * command's stderr (with CHYME_SYNC_DEBUG=1, what its engine did); SYNC_BENCH_LOG_DIR=<dir> keeps every
+ * child's whole stderr there (the servers' too), one file per process.
  *
  * SYNC_SMOKE=1 makes every size tiny (the smoke test) and writes bench/results/sync-smoke.md
  * instead of bench/results/sync.md. Every child is stopped at the end, and killed on a failure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -94,6 +95,9 @@ process.on('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
+/** Every child's whole stderr goes to a file here (with CHYME_SYNC_DEBUG=1: what each engine did, and the stalls of its thread). */
+const LOG_DIR = process.env.SYNC_BENCH_LOG_DIR;
+if (LOG_DIR) mkdirSync(LOG_DIR, { recursive: true });
 /** As bench/serve.ts: BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=prof" profiles the servers. */
 const SERVER_NODE_ARGS = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 /** The same for the init and join commands. */
@@ -107,6 +111,7 @@ function startChild(name: string, args: string[], env: NodeJS.ProcessEnv = {}, n
   // The tail is enough to say why something failed; a relay logs every connection.
   proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out = (out + c).slice(-65_536)));
   proc.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-65_536)));
+  if (LOG_DIR) proc.stderr!.pipe(createWriteStream(join(LOG_DIR, `${name.replace(/[^\w.-]+/g, '-')}.${proc.pid}.stderr`)));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const child: Child = { name, proc, pid: proc.pid!, stdout: () => out, stderr: () => err, exited };
   children.add(child);
