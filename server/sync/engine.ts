@@ -765,6 +765,12 @@ export class SyncEngine {
       this.options.onStatus?.();
       this.pushSoon();
       if (this.drainAfter) return;
+      // This round read every drainable entry, so what is there now was committed while it ran:
+      // a burst of writes, whose kick drains it together once the writes pause. Taking it at once
+      // drained such a burst one write per round (a change, a store, a push and its acknowledgement
+      // each: 304 of 361 rounds in the write bench held one entry, and a write with sync on cost
+      // 1.3–1.5× one with sync off).
+      if (entries.length < OUTBOX_BATCH && this.kickTimer !== undefined) return;
     }
   }
 
