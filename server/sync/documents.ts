@@ -26,6 +26,8 @@ export const SCHEMA_VERSION = 2;
 
 export const ROOT_NAME = 'root';
 export const shardName = (key: string, deviceId: string): string => `shard:${key}:${deviceId}`;
+/** Whether a shard was made by this device (its records were created here). */
+export const isShardOf = (name: string, deviceId: string): boolean => name.startsWith('shard:') && name.endsWith(`:${deviceId}`);
 
 export type Scalar = string | number | boolean | null;
 /** A field's value in a document: a scalar, or a string as an immutable string. */
