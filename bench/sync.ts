@@ -66,6 +66,8 @@ const WRITES = size('SYNC_WRITES', 1000, 20);
 /** The write rounds take turns between sync off and on in blocks of this many writes. */
 const WRITE_BLOCK = 50;
 const PROPAGATION = size('SYNC_PROPAGATION', 200, 10);
+/** A propagation sample slower than this is printed with the time it was sent. */
+const SLOW_SAMPLE_MS = 500;
 /** How long one propagation sample waits for B before it counts as late (and the next is sent). */
 const PROPAGATION_WAIT_MS = size('SYNC_PROPAGATION_WAIT_MS', 10_000, 10_000);
 /** Days of history imported on A while both devices log a meal every 2 s (0: that part is skipped). */
@@ -641,7 +643,10 @@ async function main(): Promise<string> {
     if (r.status !== 201) throw new Error(`POST meal on A: ${r.status} ${JSON.stringify(r.json)}`);
     const id = r.json.id as string;
     try {
-      latencies.push((await stream.arrived(id, PROPAGATION_WAIT_MS)) - t0);
+      const ms = (await stream.arrived(id, PROPAGATION_WAIT_MS)) - t0;
+      latencies.push(ms);
+      // The wall time of a slow sample, to find it in the servers' CHYME_SYNC_DEBUG traces (SYNC_BENCH_LOG_DIR).
+      if (ms > SLOW_SAMPLE_MS) console.log(`propagation sample ${i + 1}: ${ms.toFixed(0)} ms, sent at ${new Date(Date.now() - (performance.now() - t0)).toISOString().slice(11, 23)}`);
     } catch {
       late.push({ sample: i + 1, id });
       latencies.push(PROPAGATION_WAIT_MS);
