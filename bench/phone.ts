@@ -26,7 +26,12 @@
  *    "Logged …" note, then (separately) the Today link to the meal's row; the note is dismissed
  *    before the next press. Target: 100 ms. The baseline is the desktop renderer of the joined
  *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the join and of the last
- *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes.
+ *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes,
+ *    and a Chromium trace of the page for that meal (its main thread's tasks: React's work among
+ *    style, layout, paint and the transition events).
+ *
+ * BENCH_CHYME_CLI runs another build (a copy of the one before a change): the relay, which serves
+ * that build's phone app, and both desktops, so the desktop renderer is that build's too.
  *
  * PHONE_MEALS (default 30,000) and PHONE_NIGHTS (default 3,650) set the history; PHONE_SMOKE=1
  * makes it tiny. Figures go to bench/results/phone.md; nothing here is asserted.
@@ -365,7 +370,7 @@ async function main(): Promise<string> {
   const initOut = await runCli(['sync', 'init', '--relay', relay.url, '--token', relay.token, '--name', 'Desk', '--db', deskDb]);
   const code = initOut.trim().split('\n').at(-1)!;
   if (!code.startsWith('chyme-sync:')) throw new Error(`no pairing code from sync init:\n${initOut}`);
-  const desk = await startServer({ dir: deskDir, tz: TZ });
+  const desk = await startServer({ dir: deskDir, tz: TZ, cli: CLI });
   children.push(desk.proc);
   // Three meals today, logged on the desktop: what Today must show.
   const startOfToday = Date.parse(`${today()}T00:00:00Z`);
@@ -386,7 +391,7 @@ async function main(): Promise<string> {
   console.log(`history: ${seeded.meals} meals, ${seeded.sleeps} nights, +3 today; relay ${relay.url}`);
 
   // ---- The desktop baseline: a fresh `chyme serve` joins through its API. ----
-  const joiner = await startServer({ tz: TZ });
+  const joiner = await startServer({ tz: TZ, cli: CLI });
   children.push(joiner.proc);
   let deskPeak = 0;
   const deskSampler = setInterval(() => (deskPeak = Math.max(deskPeak, rssOf(joiner.proc.pid!))), 100);
