@@ -26,7 +26,12 @@
  *    "Logged …" note, then (separately) the Today link to the meal's row; the note is dismissed
  *    before the next press. Target: 100 ms. The baseline is the desktop renderer of the joined
  *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the join and of the last
- *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes.
+ *    meal logged (the page's, and the phone's database worker's) there, to see where the time goes,
+ *    and a Chromium trace of the page for that meal (its main thread's tasks: React's work among
+ *    style, layout, paint and the transition events).
+ *
+ * BENCH_CHYME_CLI runs another build (a copy of the one before a change): the relay, which serves
+ * that build's phone app, and both desktops, so the desktop renderer is that build's too.
  *
  * PHONE_MEALS (default 30,000) and PHONE_NIGHTS (default 3,650) set the history; PHONE_SMOKE=1
  * makes it tiny. Figures go to bench/results/phone.md; nothing here is asserted.
@@ -161,6 +166,9 @@ interface MemorySample {
 /** Where PHONE_PROFILE=DIR puts CPU profiles of the join and of the last logged meal (page, and the phone's worker). */
 const PROFILE_DIR = process.env.PHONE_PROFILE;
 
+/** The page's trace of the last logged meal (beside its CPU profile): its main thread's tasks, React's work among style, layout and paint. */
+const TRACE_CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'toplevel'];
+
 interface Profiling {
   page: CDPSession;
   toWorker: ((method: string, params?: object) => Promise<unknown>) | null;
@@ -282,17 +290,22 @@ async function logMeal(page: Page, label: string, profiling?: Profiling, toWorke
       const button = [...document.querySelectorAll('[data-testid="meal-form"] button')].find((b) => b.textContent.trim() === 'Log meal');
       button.addEventListener('click', () => (pressed = performance.now()), { capture: true, once: true });
       setTimeout(() => resolve({ ms: NaN }), 30000);
-      const seen = () => [...document.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Logged'));
-      new MutationObserver((_, obs) => { if (pressed && seen()) { obs.disconnect(); const now = performance.now(); resolve({ ms: now - pressed, pressedAt: performance.timeOrigin + pressed, shownAt: performance.timeOrigin + now }); } }).observe(document.body, { childList: true, subtree: true, characterData: true });
+      // The toaster alone is watched: a look over the whole document after each of React's commits
+      // cost the page ~40 ms (4× throttled) of the time it measures.
+      const toaster = document.querySelector('.toaster');
+      const seen = () => [...toaster.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Logged'));
+      new MutationObserver((_, obs) => { if (pressed && seen()) { obs.disconnect(); const now = performance.now(); resolve({ ms: now - pressed, pressedAt: performance.timeOrigin + pressed, shownAt: performance.timeOrigin + now }); } }).observe(toaster, { childList: true, subtree: true, characterData: true });
     });
   })()`);
   if (toWorker) await inWorker(toWorker, PROBE_RESET);
   if (profiling) await startProfiles(profiling);
+  if (profiling) await page.context().browser()!.startTracing(page, { path: join(PROFILE_DIR!, `${profiling.name}-page.trace.json`), categories: TRACE_CATEGORIES });
   await button.click();
   const logged = (await page.evaluate('window.__logged')) as { ms: number; pressedAt: number; shownAt: number };
   const answerIn = (await page.evaluate('window.__answerIn ?? NaN')) as number;
   const probe = toWorker ? await inWorker<WorkerProbe>(toWorker, 'self.__probe') : null;
   if (profiling) await stopProfiles(profiling);
+  if (profiling) await page.context().browser()!.stopTracing();
   const split = probe
     ? {
         toWorker: probe.arrived - logged.pressedAt,
@@ -357,7 +370,7 @@ async function main(): Promise<string> {
   const initOut = await runCli(['sync', 'init', '--relay', relay.url, '--token', relay.token, '--name', 'Desk', '--db', deskDb]);
   const code = initOut.trim().split('\n').at(-1)!;
   if (!code.startsWith('chyme-sync:')) throw new Error(`no pairing code from sync init:\n${initOut}`);
-  const desk = await startServer({ dir: deskDir, tz: TZ });
+  const desk = await startServer({ dir: deskDir, tz: TZ, cli: CLI });
   children.push(desk.proc);
   // Three meals today, logged on the desktop: what Today must show.
   const startOfToday = Date.parse(`${today()}T00:00:00Z`);
@@ -378,7 +391,7 @@ async function main(): Promise<string> {
   console.log(`history: ${seeded.meals} meals, ${seeded.sleeps} nights, +3 today; relay ${relay.url}`);
 
   // ---- The desktop baseline: a fresh `chyme serve` joins through its API. ----
-  const joiner = await startServer({ tz: TZ });
+  const joiner = await startServer({ tz: TZ, cli: CLI });
   children.push(joiner.proc);
   let deskPeak = 0;
   const deskSampler = setInterval(() => (deskPeak = Math.max(deskPeak, rssOf(joiner.proc.pid!))), 100);

@@ -52,6 +52,8 @@ export interface ServerOptions {
   tz?: string;
   /** Reuse a database directory (e.g. one seeded before). */
   dir?: string;
+  /** Another build's CLI (a benchmark's before/after runs: its renderer is served too). */
+  cli?: string;
 }
 
 /** Starts `chyme serve --port 0` and waits for its "Chyme listening on" and "App:" lines. */
@@ -67,7 +69,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<Server> {
     writeFileSync(clockFile, String(opts.clockMs));
     env.CHYME_TEST_CLOCK_FILE = clockFile;
   }
-  const args = [CLI, 'serve', '--port', '0', '--db', dbPath, '--tz', opts.tz ?? 'UTC'];
+  const cli = opts.cli ?? CLI;
+  const args = [cli, 'serve', '--port', '0', '--db', dbPath, '--tz', opts.tz ?? 'UTC'];
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -92,7 +95,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<Server> {
   });
 
   // A full-scope key for seeding, created through the CLI like a user would.
-  const created = spawnSync(process.execPath, [CLI, 'keys', 'create', '--name', 'e2e', '--scopes', 'all', '--db', dbPath], {
+  const created = spawnSync(process.execPath, [cli, 'keys', 'create', '--name', 'e2e', '--scopes', 'all', '--db', dbPath], {
     encoding: 'utf8',
     env,
   });

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { ApiError, errorMessage, idempotencyKey } from '../api/client';
 import { getFood } from '../api/foods';
 import { createMeal, deleteMeal, getMeal, updateMeal } from '../api/meals';
@@ -10,7 +10,7 @@ import { capitalize, guessMealType, mealNumber, mealTitle, storedEntryInput, typ
 import { clock, fmtDateTime, fmtDay, fmtOffset, fmtTime, isoAtOffset, isoInZone, localParts, offsetMinutes, toLocalInput, wallTimeInstants } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
-import { Field, FormError, Segmented, useApiForm, type FieldErrors } from './ui';
+import { Field, FormError, noErrors, Segmented, useApiForm, type FieldErrors } from './ui';
 import './MealForm.css';
 
 const NUMBER_FIELDS = [
@@ -283,10 +283,11 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
     }
   }, [errors]);
 
-  const totals = totalsOf(state.foods);
   const update = (patch: Partial<FormState>) => setState((s) => ({ ...s, ...patch }));
-  const setNumber = (k: NumberField, v: string) => setState((s) => ({ ...s, numbers: { ...s.numbers, [k]: v } }));
-  const setEntries = (fn: (entries: Entry[]) => Entry[]) => setState((s) => ({ ...s, foods: fn(s.foods) }));
+  // Stable, so the foods and the nutrients (memo) skip the renders that leave them as they are:
+  // the busy state when Log is pressed, the meal type picked.
+  const setNumber = useCallback((k: NumberField, v: string) => setState((s) => ({ ...s, numbers: { ...s.numbers, [k]: v } })), []);
+  const setEntries = useCallback((fn: (entries: Entry[]) => Entry[]) => setState((s) => ({ ...s, foods: fn(s.foods) })), []);
   const shown = when(state, app.tz, now);
 
   /** Ctrl+Enter (⌘+Enter) logs the meal from anywhere in the form. */
@@ -315,7 +316,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
       setErrors(built.errors);
       return;
     }
-    setErrors({});
+    setErrors(noErrors);
     await send(async () => {
       if (editing && version) {
         const body = built.body as MealPatch;
@@ -347,7 +348,8 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
             },
           },
         });
-        onDone();
+        // As for a new meal below: the note first, the form's close after it.
+        startTransition(onDone);
       } else {
         const body = built.body as MealInput;
         // Same body again (a retry after a lost response) reuses its key; a changed body gets a new one.
@@ -364,9 +366,13 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
             },
           },
         });
-        setState(blankState());
-        setLogged((n) => n + 1);
-        if (draft) onDone();
+        // The note first, on its own: the form's reset (its foods' suggestions, the Log screen
+        // under it) renders after it, in the transition that frees the form again (useApiForm).
+        startTransition(() => {
+          setState(blankState());
+          setLogged((n) => n + 1);
+          if (draft) onDone();
+        });
       }
       onSaved();
     });
@@ -460,41 +466,16 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         )}
       </Field>
 
-      <MealFoods entries={state.foods} setEntries={setEntries} errors={errors} refreshKey={logged} />
+      <MealFoodsMemo entries={state.foods} setEntries={setEntries} errors={errors} refreshKey={logged} />
 
-      <fieldset className="nutrients">
-        <legend>Nutrition</legend>
-        <p className="field__hint meal-form__nutrients-hint">
-          {state.foods.length ? 'Blank numbers are the sums of the foods; a number typed here replaces its sum.' : 'Optional when you add foods: their nutrients add up.'}
-        </p>
-        <div className="grid grid--nutrients">
-          {NUMBER_FIELDS.map((f) => (
-            <Field key={f.name} label={`${f.label} (${f.unit})`} error={errors[f.name]}>
-              {({ id, describedBy, invalid }) => (
-                <input
-                  id={id}
-                  name={f.name}
-                  type="text"
-                  inputMode="decimal"
-                  value={state.numbers[f.name]}
-                  placeholder={fromFoods(totals, f.name)}
-                  onChange={(e) => setNumber(f.name, e.target.value)}
-                  aria-describedby={describedBy}
-                  aria-invalid={invalid}
-                  autoComplete="off"
-                />
-              )}
-            </Field>
-          ))}
-        </div>
-      </fieldset>
+      <NutrientFields foods={state.foods} numbers={state.numbers} errors={errors} setNumber={setNumber} />
 
       <div className="form-actions">
         <button type="submit" className="btn btn--primary" disabled={busy}>
           {editing ? 'Save changes' : 'Log meal'}
         </button>
         <span className="field__hint form-actions__hint">or Ctrl+Enter</span>
-        <SaveAsMeal entries={state.foods} mealType={mealTypeOf(state, shown.ms, app.tz)} defaultName={state.description.trim() || state.foods.filter((f) => !isBlank(f)).map((f) => f.name).join(', ')} />
+        <SaveAsMealMemo entries={state.foods} mealType={mealTypeOf(state, shown.ms, app.tz)} defaultName={state.description.trim() || state.foods.filter((f) => !isBlank(f)).map((f) => f.name).join(', ')} />
       </div>
     </form>
   );
@@ -526,6 +507,42 @@ function WallTimeChoice({ when: w, wall, tz, onPick }: { when: When; wall: strin
   );
 }
 
+const MealFoodsMemo = memo(MealFoods);
+const SaveAsMealMemo = memo(SaveAsMeal);
+
+/** The nutrient fields: a blank one shows the foods' sum as its placeholder. */
+const NutrientFields = memo(function NutrientFields({ foods, numbers, errors, setNumber }: { foods: Entry[]; numbers: FormState['numbers']; errors: FieldErrors; setNumber: (k: NumberField, v: string) => void }) {
+  const totals = totalsOf(foods);
+  return (
+    <fieldset className="nutrients">
+      <legend>Nutrition</legend>
+      <p className="field__hint meal-form__nutrients-hint">
+        {foods.length ? 'Blank numbers are the sums of the foods; a number typed here replaces its sum.' : 'Optional when you add foods: their nutrients add up.'}
+      </p>
+      <div className="grid grid--nutrients">
+        {NUMBER_FIELDS.map((f) => (
+          <Field key={f.name} label={`${f.label} (${f.unit})`} error={errors[f.name]}>
+            {({ id, describedBy, invalid }) => (
+              <input
+                id={id}
+                name={f.name}
+                type="text"
+                inputMode="decimal"
+                value={numbers[f.name]}
+                placeholder={fromFoods(totals, f.name)}
+                onChange={(e) => setNumber(f.name, e.target.value)}
+                aria-describedby={describedBy}
+                aria-invalid={invalid}
+                autoComplete="off"
+              />
+            )}
+          </Field>
+        ))}
+      </div>
+    </fieldset>
+  );
+});
+
 /** "105": the foods' sum, as the placeholder of a nutrient field left blank while the meal has foods that know it. */
 function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
   const k: NutrientKey = numberKey(field);
@@ -550,7 +567,8 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
       const now = clock.now();
       const p = localParts(now, app.tz);
       const created = await createMeal({ timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } }, idempotencyKey());
-      setCalories('');
+      // Cleared with the form's busy state, after the note (useApiForm).
+      startTransition(() => setCalories(''));
       onSaved();
       app.toast(`Added ${n} kcal at ${fmtTime(created.timestamp, app.tz)}.`, {
         action: { label: 'Undo', run: () => deleteMeal(created.id).then(onSaved) },

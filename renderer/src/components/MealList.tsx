@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import { errorMessage, idempotencyKey } from '../api/client';
 import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
@@ -178,8 +178,11 @@ function DayCalories({ meals }: { meals: readonly Meal[] }) {
   );
 }
 
-/** Meals grouped by day, newest day first, each day with its total and a copy-day action. */
-export function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[]; onChange?: () => void; emptyText?: string }) {
+/**
+ * Meals grouped by day, newest day first, each day with its total and a copy-day action. Memo: a
+ * screen rendered again with the same meals (a reload started, a form's state) leaves it alone.
+ */
+export const MealList = memo(function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[]; onChange?: () => void; emptyText?: string }) {
   const app = useApp();
   const actions = useMealActions(onChange);
   const groups = groupByDay(meals);
@@ -204,4 +207,4 @@ export function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[
       ))}
     </div>
   );
-}
+});

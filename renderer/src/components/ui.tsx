@@ -1,4 +1,4 @@
-import { useContext, useId, useState, type ReactNode } from 'react';
+import { startTransition, useContext, useId, useState, type ReactNode } from 'react';
 import { ApiError, errorMessage } from '../api/client';
 import type { Resource } from '../lib/hooks';
 import { AppContext } from '../lib/app';
@@ -51,6 +51,9 @@ export function toFieldErrors(err: unknown, known: (param: string) => boolean = 
  * errors to show by field. `send` runs the request; on success the errors clear, and an API error
  * lands under the field its `param` names when `known` accepts it, else above the form.
  */
+/** Clearing errors that are already clear keeps the same object: nothing renders again for it. */
+export const noErrors = (errors: FieldErrors): FieldErrors => (Object.keys(errors).length ? {} : errors);
+
 export function useApiForm(known: (param: string) => boolean) {
   const [errors, setErrors] = useState<FieldErrors>({});
   const [busy, setBusy] = useState(false);
@@ -59,15 +62,20 @@ export function useApiForm(known: (param: string) => boolean) {
     setBusy(true);
     try {
       await action();
-      setErrors({});
     } catch (err) {
       // One message at a time: a toast still saying the last attempt worked ("Sleep logged") would
       // sit beside this attempt's error.
       app?.dismissToast();
       setErrors(toFieldErrors(err, known));
-    } finally {
       setBusy(false);
+      return;
     }
+    // Done: the form is free again in the same render as what the action changed in a transition
+    // (a logged meal's form cleared), never before it, and after the action's note is on screen.
+    startTransition(() => {
+      setErrors(noErrors);
+      setBusy(false);
+    });
   }
   return { errors, setErrors, busy, send };
 }

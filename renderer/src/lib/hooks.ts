@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { startTransition, useCallback, useEffect, useRef, useState } from 'react';
 import { subscribe } from '../api/events';
 import type { ServiceEvent } from '../api/types';
 import { clock } from './time';
@@ -7,7 +7,11 @@ export interface Resource<T> {
   data: T | undefined;
   error: unknown;
   loading: boolean;
-  /** Loads again, keeping the current data on screen meanwhile. */
+  /**
+   * Loads again, keeping the current data on screen meanwhile. In a transition: a screen rendered
+   * again for a reload waits for what an action shows at once (its toast, the form's busy state)
+   * rather than holding it back.
+   */
   reload: () => void;
 }
 
@@ -42,7 +46,7 @@ export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps
     return () => ctrl.abort();
   }, [...deps, tick]);
 
-  const reload = useCallback(() => setTick((t) => t + 1), []);
+  const reload = useCallback(() => startTransition(() => setTick((t) => t + 1)), []);
   return { data, error, loading, reload };
 }
 

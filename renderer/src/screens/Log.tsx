@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { errorMessage, idempotencyKey } from '../api/client';
 import { deleteMeal, listMeals } from '../api/meals';
 import { createSavedMeal, deleteSavedMeal, listSavedMeals } from '../api/saved-meals';
@@ -113,7 +113,8 @@ export function LogScreen() {
 
   const recent = recentDistinct(meals.data ?? [], 8);
   const savedByName = new Map((savedMeals.saved.data ?? []).map((s) => [s.name, s]));
-  const lastWeek = (meals.data ?? []).filter((m) => m.day >= addDays(app.today, -6));
+  // The same array while the meals are the same: the list (memo) skips the screen's other renders.
+  const lastWeek = useMemo(() => (meals.data ?? []).filter((m) => m.day >= addDays(app.today, -6)), [meals.data, app.today]);
 
   return (
     <div className="screen" data-testid="log">
