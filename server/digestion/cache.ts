@@ -134,11 +134,15 @@ export class DerivedCache {
       this.clear();
       return;
     }
-    const meals = change.mealTimes ?? [];
-    const sleeps = change.sleepEnds ?? [];
+    // Sorted: an import's transaction reports a hundred instants or more, and each entry's window is looked up.
+    const meals = [...(change.mealTimes ?? [])].sort((x, y) => x - y);
+    const sleeps = [...(change.sleepEnds ?? [])].sort((x, y) => x - y);
     if (meals.length === 0 && sleeps.length === 0) return;
     this.generation++;
-    const inside = (w: InstantWindow, instants: readonly number[]) => instants.some((t) => t >= w.from && t <= w.to);
+    const inside = (w: InstantWindow, sorted: readonly number[]) => {
+      const i = lowerBound(sorted, w.from);
+      return i < sorted.length && sorted[i]! <= w.to;
+    };
     for (const [key, entry] of this.entries) {
       if (inside(entry.meals, meals) || inside(entry.sleeps, sleeps)) this.entries.delete(key);
     }

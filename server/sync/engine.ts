@@ -38,6 +38,7 @@ import {
   type SyncConfig,
 } from '../db/sync.js';
 import { relaxedCommit } from '../db/commit.js';
+import { derivedCacheOf } from '../digestion/cache.js';
 import type { Emit } from '../events/bus.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
@@ -239,6 +240,8 @@ export class SyncEngine {
   private caughtUp: Array<() => void> = [];
   /** A quiet projection (a join) changed records: the derived data is told once, after the pull. */
   private quietChanges = false;
+  /** While a document of many records is projected: what its slices changed, announced once after the last (projectRecords). */
+  private untold: ChangedTimes | undefined;
   /** The next push of documents a drain changed (preparePush). */
   private readonly prepared = new Map<string, Prepared>();
   /** Documents whose snapshot the relay refused: their changes go as changes until the next pull. */
@@ -1384,16 +1387,41 @@ export class SyncEngine {
    */
   private async projectRecords(oid: string, doc: ShardDoc, ids: string[]): Promise<void> {
     const app = this.app;
-    for (let i = 0; i < ids.length; ) {
-      if (this.closed) return;
-      // An import's worker holds the database: this waits for it instead of failing.
-      await app.writes.writable({ limitMs: Infinity });
-      note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
-      const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
-      i = slice.next;
-      if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
-      if (i < ids.length) await nextTurn();
+    // A month another device imported is many slices on a busy machine: the digestion
+    // announcements (the state and windows of now, tens of milliseconds each) follow its last
+    // slice once, in a transaction of their own, instead of lengthening every slice; the
+    // derived-data cache is still told at each commit. A live edit (a few records) is announced
+    // in its own slice.
+    this.untold = ids.length > LIVE_RECORDS ? { mealTimes: [], sleepEnds: [] } : undefined;
+    try {
+      for (let i = 0; i < ids.length; ) {
+        if (this.closed) return;
+        // An import's worker holds the database: this waits for it instead of failing.
+        await app.writes.writable({ limitMs: Infinity });
+        note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
+        const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
+        i = slice.next;
+        if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
+        if (i < ids.length) await nextTurn();
+      }
+    } finally {
+      const untold = this.untold;
+      this.untold = undefined;
+      if (untold && (untold.mealTimes.length > 0 || untold.sleepEnds.length > 0) && !this.closed) {
+        await nextTurn();
+        await app.writes.writable({ limitMs: Infinity });
+        note(`project: announcing ${oid.slice(0, 6)}`);
+        app.bus.write((emit) => notifyDataChanged(app, emit, untold));
+      }
     }
+  }
+
+  /** What a projection slice changed, told now (in its transaction), or the cache now and the rest after the document (untold). */
+  private tellChanged(emit: Emit, touched: ChangedTimes): void {
+    if (!this.untold) return notifyDataChanged(this.app, emit, touched);
+    derivedCacheOf(this.app)?.invalidate(touched);
+    this.untold.mealTimes.push(...touched.mealTimes);
+    this.untold.sleepEnds.push(...touched.sleepEnds);
   }
 
   /**
@@ -1432,7 +1460,7 @@ export class SyncEngine {
         saveRecordDocs(app.db, located);
         // A join's history is told to the derived data once, at the end of its catch-up.
         if (this.quiet) this.quietChanges = true;
-        else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
+        else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) this.tellChanged(emit, touched);
       }),
     );
     return { next: i, savedMeals };
