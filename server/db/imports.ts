@@ -196,3 +196,27 @@ export function deleteImportWrite(db: Db, rowid: number): void {
 export function hasImportWrites(db: Db): boolean {
   return db.prepare('SELECT 1 FROM import_writes LIMIT 1').get() !== undefined;
 }
+
+/**
+ * What the import being written added after rowid `after` (of import_writes): the instants its
+ * meals and sleep sessions were written at, and whether it wrote anything else that derived data
+ * reads (settings). `last`: the newest rowid read, where the next call starts.
+ */
+export function importWritesSince(db: Db, after: number): { last: number; mealTimes: number[]; sleepEnds: number[]; settings: boolean } {
+  const rows = db
+    .prepare(
+      `SELECT w.rowid AS rowid, w.entity AS entity, m.timestamp_ms AS mealMs, s.end_ms AS sleepEnd FROM import_writes w
+       LEFT JOIN meals m ON w.entity = 'meal' AND m.id = w.record_id
+       LEFT JOIN sleep_sessions s ON w.entity = 'sleep' AND s.id = w.record_id
+       WHERE w.rowid > ? ORDER BY w.rowid`,
+    )
+    .all(after) as Array<{ rowid: number; entity: ImportWriteEntity; mealMs: number | null; sleepEnd: number | null }>;
+  const out = { last: after, mealTimes: [] as number[], sleepEnds: [] as number[], settings: false };
+  for (const r of rows) {
+    out.last = r.rowid;
+    if (r.mealMs !== null) out.mealTimes.push(r.mealMs);
+    else if (r.sleepEnd !== null) out.sleepEnds.push(r.sleepEnd);
+    else if (r.entity === 'settings') out.settings = true;
+  }
+  return out;
+}

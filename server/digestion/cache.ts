@@ -22,6 +22,15 @@ import { lowerBound, StomachMemo, type InstantWindow } from '../engine/index.js'
  * connection changed the file (PRAGMA data_version). So a read can always trust what it is served:
  * stale derived data would be a correctness bug.
  *
+ * An import's worker writes on a connection of its own, a transaction every ~25 ms, and says what
+ * each changed (server/imports: foreignWriteBegins before it may write, foreignWriteCommitted
+ * with the instants once it has): its commits drop only the entries whose windows hold those
+ * instants, where any other connection's drops everything, so reads during an import are not all
+ * computed afresh. Between the two, a commit seen but not yet described makes the cache unusable
+ * (computed from the rows, nothing kept) rather than wrong. SQLite cannot say whose commit
+ * data_version counted: another program committing in the moment between the worker's commit and
+ * its report is taken for the worker's.
+ *
  * Entries are neither served nor stored while a write transaction is open: a write's own
  * announcements read the uncommitted rows fresh, and nothing derived from rows that might still
  * roll back is ever kept.
@@ -41,6 +50,8 @@ const MAX_ENTRIES = 40_000;
 export class DerivedCache {
   private readonly entries = new Map<string, CachedEntry<unknown>>();
   private dataVersion: number | undefined;
+  /** Between foreignWriteBegins and foreignWriteCommitted: another connection may commit, and say what later. */
+  private foreignWriting = false;
   private latestNow = -Infinity;
   /** Grows whenever entries are dropped by a write, another connection or time going back. */
   generation = 0;
@@ -59,13 +70,38 @@ export class DerivedCache {
     if (this.db.inTransaction) return false;
     if (now < this.latestNow) this.clear();
     this.latestNow = now;
-    // data_version changes when another connection (the CLI, a restore tool) commits to the file.
+    // data_version changes when another connection (an import's worker, the CLI, a restore tool)
+    // commits to the file.
     const version = dataVersion(this.db);
     if (version !== this.dataVersion) {
+      // The worker's commit, whose instants are on their way: nothing is served or kept until then.
+      if (this.foreignWriting) return false;
       this.clear();
       this.dataVersion = version;
     }
     return true;
+  }
+
+  /**
+   * Another connection (an import's worker) may commit now, and will say what it changed. Any
+   * commit seen before this is not its own (it writes only once told to, after this call).
+   */
+  foreignWriteBegins(): void {
+    if (!this.db.inTransaction && dataVersion(this.db) !== this.dataVersion) {
+      this.clear();
+      this.dataVersion = dataVersion(this.db);
+    }
+    this.foreignWriting = true;
+  }
+
+  /**
+   * That connection's transaction is over (committed or not) and changed `change`: the entries it
+   * touches are dropped, and the file's data_version, as read now, is taken as explained.
+   */
+  foreignWriteCommitted(change: DataChange): void {
+    this.foreignWriting = false;
+    this.invalidate(change);
+    if (!this.db.inTransaction) this.dataVersion = dataVersion(this.db);
   }
 
   get<T>(key: string, stamp: string, now: number): T | undefined {
@@ -98,11 +134,15 @@ export class DerivedCache {
       this.clear();
       return;
     }
-    const meals = change.mealTimes ?? [];
-    const sleeps = change.sleepEnds ?? [];
+    // Sorted: an import's transaction reports a hundred instants or more, and each entry's window is looked up.
+    const meals = [...(change.mealTimes ?? [])].sort((x, y) => x - y);
+    const sleeps = [...(change.sleepEnds ?? [])].sort((x, y) => x - y);
     if (meals.length === 0 && sleeps.length === 0) return;
     this.generation++;
-    const inside = (w: InstantWindow, instants: readonly number[]) => instants.some((t) => t >= w.from && t <= w.to);
+    const inside = (w: InstantWindow, sorted: readonly number[]) => {
+      const i = lowerBound(sorted, w.from);
+      return i < sorted.length && sorted[i]! <= w.to;
+    };
     for (const [key, entry] of this.entries) {
       if (inside(entry.meals, meals) || inside(entry.sleeps, sleeps)) this.entries.delete(key);
     }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { notifyDataChanged, type AppContext } from '../app-context.js';
+import { notifyDataChanged, type AppContext, type DataChange } from '../app-context.js';
+import type { Db } from '../db/connection.js';
+import { derivedCacheOf } from '../digestion/cache.js';
 import {
   completeImport,
   deleteImport,
@@ -9,6 +11,7 @@ import {
   getImport,
   hasImportWrites,
   importedKeyExists,
+  importWritesSince,
   insertImport,
   insertImportedRecord,
   insertImportWrite,
@@ -229,6 +232,22 @@ export function allSteps<R>(steps: Generator<void, R>): R {
 }
 
 /**
+ * One of a worker's transactions (on its own connection): steps for about `budgetMs` (stepsFor),
+ * and what they changed that derived data reads, for the main thread's derived-data cache, which
+ * otherwise only sees that another connection committed (server/digestion/cache.ts). `told`: the
+ * import_writes rowid the previous transaction reported up to. The last transaction reports
+ * 'everything' (it also empties import_writes; the whole import is announced after it anyway).
+ */
+export function writeSlice<R>(db: Db, steps: Generator<void, R>, told: number, budgetMs: number, minSteps: number): { done?: { value: R }; told: number; change: DataChange } {
+  return db.transaction(() => {
+    const done = stepsFor(steps, budgetMs, minSteps);
+    if (done) return { done, told, change: 'everything' as const };
+    const wrote = importWritesSince(db, told);
+    return { told: wrote.last, change: wrote.settings ? ('everything' as const) : { mealTimes: wrote.mealTimes, sleepEnds: wrote.sleepEnds } };
+  }).immediate();
+}
+
+/**
  * Runs steps for about `budgetMs`, and at least `minSteps` of them, in the caller's transaction:
  * the result once the last step ran, else undefined (commit, let others write, and call again).
  * The budget is wall time (Node gives a thread no CPU clock of its own): on a machine so loaded
@@ -322,9 +341,17 @@ function writeTurn<R>(app: AppContext, signal: AbortSignal | undefined, afterCom
       turns = await app.writes.acquireBulk();
       return app.clock.now();
     },
-    slice: () => turns!.take(),
-    sliceDone: () => turns!.give(),
+    slice: async () => {
+      await turns!.take();
+      derivedCacheOf(app)?.foreignWriteBegins();
+    },
+    sliceDone: (change) => {
+      derivedCacheOf(app)?.foreignWriteCommitted(change);
+      turns!.give();
+    },
     end: async (result) => {
+      // A worker that died may have committed a transaction it could not report.
+      if (result === undefined) derivedCacheOf(app)?.foreignWriteCommitted('everything');
       try {
         if (result !== undefined) afterCommit(result);
         else await discardUnfinishedImports(app);

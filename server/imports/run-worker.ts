@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { DataChange } from '../app-context.js';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { packageRoot } from '../paths.js';
@@ -75,8 +76,8 @@ export interface WriteTurn<R> {
   begin(): Promise<number | undefined>;
   /** Resolves once this thread's writers are held back for the worker's next transaction. */
   slice(): Promise<void>;
-  /** That transaction is over. */
-  sliceDone(): void;
+  /** That transaction is over, having changed `change` (what derived data reads; see writeSlice). */
+  sliceDone(change: DataChange): void;
   /**
    * The worker's last transaction is over (called once for each begin, after the worker stopped):
    * the import committed whole with `result`, or not (undefined: an error, or the worker died);
@@ -171,10 +172,10 @@ function runOnce<T>(
           (err: unknown) => settle(undefined, () => reject(err)),
         );
       } else if (m.type === 'committed') {
-        turn!.sliceDone();
+        turn!.sliceDone(m.change);
         void nextSlice({ type: 'continue' });
       } else if (m.type === 'written') {
-        turn!.sliceDone();
+        turn!.sliceDone('everything');
         settle(m.result as T, () => resolve(m.result as T));
       } else settle(undefined, () => reject(fromWorkerError(m.error)));
     });

@@ -1,3 +1,4 @@
+import type { DataChange } from '../app-context.js';
 import { ConflictError, InvalidInputError, LimitExceededError } from '../domain-errors.js';
 import type { DocumentImportCounts } from '../export/export.js';
 import type { ParseOutcome, ParseRequest } from './parse.js';
@@ -35,8 +36,8 @@ export type WorkerMessage =
   | { type: 'done'; outcome: ParseOutcome }
   /** Parsed; waiting for 'write' (or 'cancel') before it takes the write lock. */
   | { type: 'parsed' }
-  /** One of the write's transactions committed; more to come (after 'continue'). */
-  | { type: 'committed' }
+  /** One of the write's transactions committed, with what it changed that derived data reads; more to come (after 'continue'). */
+  | { type: 'committed'; change: DataChange }
   /** The write's last transaction committed (or, for a dry run, its one rolled back): an ImportResult, or a document's counts. */
   | { type: 'written'; result: ImportResult | DocumentImportCounts }
   | { type: 'error'; error: WorkerError };

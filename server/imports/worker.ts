@@ -58,7 +58,7 @@ async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData
     });
   // Loaded only now (a parse-only worker never needs the writers, or SQLite), and before asking to
   // write: the service's writers are held back from then on.
-  const [{ importSteps, stepsFor, writeWhole }, { importDocumentSteps }] = await Promise.all([import('./imports.js'), import('../export/export.js')]);
+  const [{ importSteps, writeSlice, writeWhole }, { importDocumentSteps }] = await Promise.all([import('./imports.js'), import('../export/export.js')]);
   const db = openDatabase(write.dbPath, { ...(write.nativeBinding ? { nativeBinding: write.nativeBinding } : {}), optimize: false });
   try {
     // This thread's own context: the time is the main thread's (its clock may be a test's), and
@@ -76,13 +76,14 @@ async function main(port: NonNullable<typeof parentPort>, data: ImportWorkerData
       port.postMessage({ type: 'written', result: writeWhole(app, steps as Generator<void, ImportResult>, true) } satisfies WorkerMessage);
       return;
     }
-    for (;;) {
-      const done = db.transaction(() => stepsFor(steps, SLICE_MS, SLICE_MIN_STEPS)).immediate();
-      if (done) {
-        port.postMessage({ type: 'written', result: done.value } satisfies WorkerMessage);
+    for (let told = 0; ; ) {
+      const slice = writeSlice(db, steps, told, SLICE_MS, SLICE_MIN_STEPS);
+      if (slice.done) {
+        port.postMessage({ type: 'written', result: slice.done.value } satisfies WorkerMessage);
         return;
       }
-      if ((await ask({ type: 'committed' })).type !== 'continue') return;
+      told = slice.told;
+      if ((await ask({ type: 'committed', change: slice.change })).type !== 'continue') return;
     }
   } finally {
     db.close();

@@ -38,10 +38,12 @@ import {
   type SyncConfig,
 } from '../db/sync.js';
 import { relaxedCommit } from '../db/commit.js';
+import { derivedCacheOf } from '../digestion/cache.js';
 import type { Emit } from '../events/bus.js';
 import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
+import { savedDocHeads } from './saved-heads.js';
 import { isDeleted, isShardOf, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
 import { MAX_OWN_SEQS, MAX_PULL_OIDS } from './protocol.js';
@@ -172,6 +174,19 @@ interface Incoming {
 const headsText = (heads: A.Heads): string => JSON.stringify([...heads].sort());
 
 /**
+ * Whether any of `synced` (changes this device knows the relay held) is outside the history of
+ * `heads` in `doc`, a copy that holds both. Without loading the document those heads were saved
+ * from: the changes of `doc` since them are listed, by hash (a few, or none, for a recent snapshot).
+ */
+function lacksAny(doc: A.Doc<unknown>, heads: A.Heads, synced: readonly string[]): boolean {
+  const inside = new Set(heads);
+  if (synced.every((h) => inside.has(h))) return false;
+  if (!A.hasHeads(doc, heads) || !A.hasHeads(doc, [...synced])) return true;
+  const since = new Set(A.getChangesMetaSince(doc, heads).map((c) => c.hash));
+  return synced.some((h) => since.has(h));
+}
+
+/**
  * One device's side of sync. SQLite stays the store every read uses; the documents are how changes
  * travel, sealed, through the relay. Work on the documents runs one step at a time (a promise chain):
  *
@@ -225,6 +240,8 @@ export class SyncEngine {
   private caughtUp: Array<() => void> = [];
   /** A quiet projection (a join) changed records: the derived data is told once, after the pull. */
   private quietChanges = false;
+  /** While a document of many records is projected: what its slices changed, announced once after the last (projectRecords). */
+  private untold: ChangedTimes | undefined;
   /** The next push of documents a drain changed (preparePush). */
   private readonly prepared = new Map<string, Prepared>();
   /** Documents whose snapshot the relay refused: their changes go as changes until the next pull. */
@@ -1211,10 +1228,10 @@ export class SyncEngine {
     // database is waited for here, not met by the commit (which would fail the whole pull).
     const isRoot = oid === (await this.rootOid);
     await this.app.writes.writable({ limitMs: Infinity });
-    const have = this.load(oid);
-    let name = have?.name;
-    const before = have ? A.getHeads(have.doc) : [];
+    const tLoad = debug ? performance.now() : 0;
+    const cached = this.cache.get(oid);
     const row = getDoc(db, oid);
+    let name = cached?.name ?? row?.name;
     const synced = JSON.parse(row?.syncedHeads ?? '[]') as string[];
     const accepted: Array<{ ch: Incoming; body: Uint8Array }> = [];
     for (const { ch, name: chunkName, body, error } of chunks) {
@@ -1226,28 +1243,53 @@ export class SyncEngine {
       }
     }
     if (name === undefined) return;
-    note(`apply: merging ${accepted.length} chunks of ${name}`);
-    const merged = this.merge(oid, have?.doc, row, accepted);
-    const doc = merged.doc;
+    // A snapshot of exactly the state this device holds (another device compacted what both
+    // have) brings nothing: the document is neither loaded nor merged for it.
+    const holds = cached ? headsText(A.getHeads(cached.doc)) : row?.heads;
+    const snapHeads = new Map(accepted.filter((a) => a.ch.kind === 'snapshot').map((a) => [a, savedDocHeads(a.body)] as const));
+    const held = new Set(accepted.filter((a) => holds !== undefined && snapHeads.get(a) !== undefined && JSON.stringify(snapHeads.get(a)) === holds));
+    const toMerge = accepted.filter((a) => !held.has(a));
+    const merging = toMerge.length > 0 || !row;
+    const have = merging ? this.load(oid) : cached;
+    const before = have ? A.getHeads(have.doc) : merging ? [] : (JSON.parse(holds!) as string[]);
+    note(`apply: merging ${toMerge.length} chunks of ${name}`);
+    const t0 = debug ? performance.now() : 0;
+    const merged = merging ? this.merge(oid, have?.doc, row, toMerge) : undefined;
+    const t1 = debug ? performance.now() : 0;
+    // Undefined only when nothing was merged into a document not in memory: then nothing changed,
+    // and nothing below stores, projects or reads it (hence its `doc!`).
+    const doc = merged?.doc ?? have?.doc;
+    const after = doc ? A.getHeads(doc) : before;
+    const changed = before.join() !== after.join();
+    const applied = new Set<{ ch: Incoming; body: Uint8Array }>([...(merged?.applied ?? []), ...held]);
     let tail = 0;
     let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
-    for (const [i, { ch, body }] of merged.applied.entries()) {
+    for (const [i, a] of accepted.filter((x) => applied.has(x)).entries()) {
+      const { ch, body } = a;
       // A document this device first hears of starts with its snapshot, or with the first push
       // of the device that made it (a whole save): either is what a snapshot would hold, and
       // only the chunks after it are a tail to compact.
       if (ch.kind === 'snapshot' || (i === 0 && !row)) {
         tail = 0;
-        // Loaded alone only when this device has acknowledged changes the snapshot must hold.
-        const snapDoc = ch.kind === 'snapshot' && synced.length > 0 ? A.load(body) : undefined;
-        snapshot = { bytes: ch.sealed.length, heads: snapDoc ? A.getHeads(snapDoc) : [], lacksOurs: snapDoc !== undefined && !A.hasHeads(snapDoc, synced) };
-      } else tail += ch.sealed.length;
+        if (ch.kind !== 'snapshot' || synced.length === 0 || held.has(a)) snapshot = { bytes: ch.sealed.length, heads: [], lacksOurs: false };
+        else {
+          // Whether the snapshot holds this device's acknowledged changes: from its heads, read
+          // from its header, and the merged copy's history (loaded alone only if unreadable).
+          const heads = snapHeads.get(a) ?? A.getHeads(A.load(body));
+          snapshot = { bytes: ch.sealed.length, heads, lacksOurs: lacksAny(doc!, heads, synced) };
+        }
+        // The same chunk fetched twice (a join's pull of listed documents, then the pull after its
+        // cursor) brings nothing the second time, and is not a second chunk on the relay.
+      } else if (changed) tail += ch.sealed.length;
     }
-    const after = A.getHeads(doc);
-    const changed = before.join() !== after.join();
+    if (debug) {
+      const kinds = accepted.map((a) => `${held.has(a) ? 'held ' : ''}${a.ch.kind[0]}${a.body.length}`).join(' ');
+      debug(`apply ${name}: ${cached ? 'cached' : have ? `loaded ${Math.round(t0 - tLoad)} ms` : 'new'}, chunks ${kinds}; merge ${Math.round(t1 - t0)} ms, snapshot check ${Math.round(performance.now() - t1)} ms`);
+    }
     note(`apply: storing ${name}`);
     // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
-    this.remember(oid, name, doc);
-    if (isRoot) this.root = doc as A.Doc<RootDoc>;
+    if (doc) this.remember(oid, name, doc);
+    if (isRoot && doc) this.root = doc as A.Doc<RootDoc>;
     // A join (quiet: no events, nothing local to hold back but what the outbox holds) projects a
     // shard in the transaction that stores it, whole: one commit per document instead of one per
     // 25 ms slice and two more around them. On the phone every commit writes and flushes the
@@ -1257,7 +1299,7 @@ export class SyncEngine {
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
-      if (changed || !row) this.store(oid, name!, doc, { dirty: false, unprojected: changed }, row ? before : undefined, row ? undefined : merged.whole);
+      if (changed || !row) this.store(oid, name!, doc!, { dirty: false, unprojected: changed }, row ? before : undefined, row ? undefined : merged!.whole);
       if (snapshot) {
         markDocSnapshot(db, oid, snapshot.bytes);
         // A snapshot made without some of this device's acknowledged changes (a device that had
@@ -1273,20 +1315,21 @@ export class SyncEngine {
       if (!row?.dirty && !snapshot?.lacksOurs) markDocSynced(db, oid, headsText(after), 0);
       if (projectNow) {
         note(`apply: projecting ${name} whole`);
-        const ids = projectedIds(doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc, before, after));
+        const ids = projectedIds(doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc!, before, after));
         savedMeals = this.projectSlice(oid, doc as ShardDoc, ids, 0, Infinity).savedMeals;
         setDocProjected(db, oid);
       }
     });
+    if (debug) debug(`stored ${name} in ${Math.round(performance.now() - t1)} ms`);
     if (savedMeals) for (const hook of this.app.hooks.savedMealsChanged) hook();
     if (!changed || projectNow) return;
     note(`apply: diff of ${name}`);
     if (isRoot) {
-      this.projectRoot(before.length === 0 ? null : A.diff(doc, before, after));
+      this.projectRoot(before.length === 0 ? null : A.diff(doc!, before, after));
       setDocProjected(db, oid);
       return;
     }
-    await this.projectDoc(oid, doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc, before, after));
+    await this.projectDoc(oid, doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc!, before, after));
   }
 
   private skipChunk(oid: string, ch: Incoming, err: unknown): void {
@@ -1366,16 +1409,41 @@ export class SyncEngine {
    */
   private async projectRecords(oid: string, doc: ShardDoc, ids: string[]): Promise<void> {
     const app = this.app;
-    for (let i = 0; i < ids.length; ) {
-      if (this.closed) return;
-      // An import's worker holds the database: this waits for it instead of failing.
-      await app.writes.writable({ limitMs: Infinity });
-      note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
-      const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
-      i = slice.next;
-      if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
-      if (i < ids.length) await nextTurn();
+    // A month another device imported is many slices on a busy machine: the digestion
+    // announcements (the state and windows of now, tens of milliseconds each) follow its last
+    // slice once, in a transaction of their own, instead of lengthening every slice; the
+    // derived-data cache is still told at each commit. A live edit (a few records) is announced
+    // in its own slice.
+    this.untold = ids.length > LIVE_RECORDS ? { mealTimes: [], sleepEnds: [] } : undefined;
+    try {
+      for (let i = 0; i < ids.length; ) {
+        if (this.closed) return;
+        // An import's worker holds the database: this waits for it instead of failing.
+        await app.writes.writable({ limitMs: Infinity });
+        note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
+        const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
+        i = slice.next;
+        if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
+        if (i < ids.length) await nextTurn();
+      }
+    } finally {
+      const untold = this.untold;
+      this.untold = undefined;
+      if (untold && (untold.mealTimes.length > 0 || untold.sleepEnds.length > 0) && !this.closed) {
+        await nextTurn();
+        await app.writes.writable({ limitMs: Infinity });
+        note(`project: announcing ${oid.slice(0, 6)}`);
+        app.bus.write((emit) => notifyDataChanged(app, emit, untold));
+      }
     }
+  }
+
+  /** What a projection slice changed, told now (in its transaction), or the cache now and the rest after the document (untold). */
+  private tellChanged(emit: Emit, touched: ChangedTimes): void {
+    if (!this.untold) return notifyDataChanged(this.app, emit, touched);
+    derivedCacheOf(this.app)?.invalidate(touched);
+    this.untold.mealTimes.push(...touched.mealTimes);
+    this.untold.sleepEnds.push(...touched.sleepEnds);
   }
 
   /**
@@ -1414,7 +1482,7 @@ export class SyncEngine {
         saveRecordDocs(app.db, located);
         // A join's history is told to the derived data once, at the end of its catch-up.
         if (this.quiet) this.quietChanges = true;
-        else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) notifyDataChanged(app, emit, touched);
+        else if (touched.mealTimes.length > 0 || touched.sleepEnds.length > 0) this.tellChanged(emit, touched);
       }),
     );
     return { next: i, savedMeals };

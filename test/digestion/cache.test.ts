@@ -15,11 +15,17 @@ import {
   type DayKindName,
 } from '../../server/digestion/service.js';
 import { ImportDocumentSchema, importDocument } from '../../server/export/export.js';
-import { createMeal, patchMeal, removeMeal } from '../../server/nutrition/meals.js';
-import { updateSettings } from '../../server/settings.js';
-import { createSleep, removeSleep, SleepOverlapError } from '../../server/sleep/sessions.js';
+import { buildMeal, createMeal, patchMeal, removeMeal } from '../../server/nutrition/meals.js';
+import { currentSettings, updateSettings } from '../../server/settings.js';
+import { buildSleep, createSleep, removeSleep, SleepOverlapError } from '../../server/sleep/sessions.js';
 import { addDays } from '../../server/time/tz.js';
-import type { AppContext } from '../../server/app-context.js';
+import { createAppContext, type AppContext } from '../../server/app-context.js';
+import { openDatabase } from '../../server/db/connection.js';
+import { insertImportWrite } from '../../server/db/imports.js';
+import { insertMeal } from '../../server/db/meals.js';
+import { findOverlappingSleep, insertSleep } from '../../server/db/sleep.js';
+import { writeSlice } from '../../server/imports/imports.js';
+import { silentLogger } from '../../server/logger.js';
 import { startTestService, TEST_NOW, type TestService } from '../helpers/service.js';
 
 const MINUTE = 60_000;
@@ -40,6 +46,12 @@ type Step =
   | { op: 'deleteSleep'; pick: number }
   | { op: 'import'; meals: Array<{ at: number; kcal: number }>; sleeps: Array<{ at: number; hours: number }> }
   | { op: 'settings'; timezone: string; dayStart: string }
+  /**
+   * A transaction of an import's worker, on a connection of its own: told (it says what it wrote,
+   * as the worker does), read before it is told (a request between its commit and its report), or
+   * never told (another program).
+   */
+  | { op: 'foreign'; meals: Array<{ at: number; kcal: number }>; sleeps: Array<{ at: number; hours: number }>; report: 'told' | 'read first' | 'never' }
   | { op: 'clock'; byMin: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -56,6 +68,15 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       sleeps: fc.array(fc.record({ at: instant, hours: fc.integer({ min: 2, max: 9 }) }), { maxLength: 2 }),
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('foreign' as const),
+      meals: fc.array(fc.record({ at: instant, kcal }), { maxLength: 4 }),
+      sleeps: fc.array(fc.record({ at: instant, hours: fc.integer({ min: 2, max: 9 }) }), { maxLength: 2 }),
+      report: fc.constantFrom('told' as const, 'read first' as const, 'never' as const),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('settings' as const), timezone: fc.constantFrom('Europe/Berlin', 'America/New_York', 'Asia/Tokyo'), dayStart: fc.constantFrom('00:00', '04:00') }) },
   // Mostly forward, across meals, sleep ends and day changes; sometimes back.
   { weight: 3, arbitrary: fc.record({ op: fc.constant('clock' as const), byMin: fc.oneof(fc.integer({ min: 1, max: 36 * 60 }), fc.integer({ min: -12 * 60, max: 0 })) }) },
@@ -64,9 +85,57 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 let ids = 0;
 const uniqueId = (prefix: string) => `${prefix}_prop${++ids}`;
 
-function apply(t: TestService, s: Step, meals: string[], sleeps: string[]): void {
+/** The import worker's side of a test: its own connection to the file, and how far it has reported. */
+interface Worker {
+  app: AppContext;
+  told: number;
+}
+
+function openWorker(t: TestService): Worker {
+  const db = openDatabase(t.service.app.db.name, { optimize: false });
+  return { app: createAppContext(db, t.clock, silentLogger), told: 0 };
+}
+
+/** An import's records, one step each, as the worker writes them (listed in import_writes); never done within a slice. */
+function* workerSteps(w: Worker, s: Extract<Step, { op: 'foreign' }>, meals: string[], sleeps: string[]): Generator<void, void> {
+  const importId = uniqueId('imp');
+  const now = w.app.clock.now();
+  for (const m of s.meals) {
+    const meal = buildMeal(currentSettings(w.app), { timestampMs: m.at, utcOffsetMin: null, mealType: 'snack', macros: { calories: m.kcal } }, { id: uniqueId('meal'), createdMs: now, updatedMs: now });
+    insertMeal(w.app.db, meal);
+    insertImportWrite(w.app.db, importId, 'meal', meal.id);
+    meals.push(meal.id);
+    yield;
+  }
+  for (const x of s.sleeps) {
+    if (findOverlappingSleep(w.app.db, x.at, x.at + x.hours * HOUR)) continue;
+    const sleep = buildSleep(w.app, { startMs: x.at, endMs: x.at + x.hours * HOUR }, uniqueId('sleep'), now);
+    insertSleep(w.app.db, sleep);
+    insertImportWrite(w.app.db, importId, 'sleep', sleep.id);
+    sleeps.push(sleep.id);
+    yield;
+  }
+  yield;
+}
+
+function apply(t: TestService, s: Step, meals: string[], sleeps: string[], worker: () => Worker): void {
   const app = t.service.app;
   switch (s.op) {
+    case 'foreign': {
+      const cache = derivedCacheOf(app)!;
+      const w = worker();
+      if (s.report !== 'never') cache.foreignWriteBegins();
+      // Every record in one transaction (minSteps), which reports its instants, as each of the worker's does.
+      const slice = writeSlice(w.app.db, workerSteps(w, s, meals, sleeps), w.told, 0, s.meals.length + s.sleeps.length);
+      w.told = slice.told;
+      assert.notEqual(slice.change, 'everything');
+      if (s.report === 'read first') {
+        assertCacheTrue(app, `a read between the worker's commit and its report ${JSON.stringify(s)}`);
+        readAll(app);
+      }
+      if (s.report !== 'never') cache.foreignWriteCommitted(slice.change);
+      return;
+    }
     case 'addMeal':
       meals.push(
         createMeal(app, {
@@ -169,22 +238,59 @@ describe('derived-data cache', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 18 }), async (steps) => {
         const t = await startTestService({ schedulerIntervalMs: 3600_000 });
+        let w: Worker | undefined;
         try {
           const meals: string[] = [];
           const sleeps: string[] = [];
           readAll(t.service.app);
           for (const [i, s] of steps.entries()) {
-            apply(t, s, meals, sleeps);
+            apply(t, s, meals, sleeps, () => (w ??= openWorker(t)));
             checkedEntries += assertCacheTrue(t.service.app, `step ${i} ${JSON.stringify(s)}`);
             readAll(t.service.app);
           }
         } finally {
+          w?.app.db.close();
           await t.stop();
         }
       }),
       { numRuns: Number(process.env.CACHE_PROPERTY_RUNS ?? 40) },
     );
     assert.ok(checkedEntries > 1000, `the property compared ${checkedEntries} cached entries`);
+  });
+
+  test("an import worker's commit, once reported, drops only the days it touches; one nobody reports drops everything", async () => {
+    const t = await startTestService();
+    let w: Worker | undefined;
+    try {
+      const app = t.service.app;
+      const { today } = digestionContext(app);
+      const cache = derivedCacheOf(app)!;
+      const readDays = () => {
+        dailyScoresRange(app, addDays(today, -59), today);
+        timelineEntries(app, addDays(today, -59), today);
+        return new Set(cache.keys());
+      };
+      const before = new Map([...readDays()].map((k) => [k, cache.peek(k)]));
+      w = openWorker(t);
+      const write = (report: 'told' | 'never') => {
+        const s = { op: 'foreign' as const, meals: [{ at: T0 - 30 * DAY, kcal: 600 }], sleeps: [], report };
+        if (report === 'told') cache.foreignWriteBegins();
+        const slice = writeSlice(w!.app.db, workerSteps(w!, s, [], []), w!.told, 0, 1);
+        w!.told = slice.told;
+        if (report === 'told') cache.foreignWriteCommitted(slice.change);
+      };
+      write('told');
+      const kept = [...before].filter(([k, entry]) => cache.peek(k) === entry).map(([k]) => k);
+      // The same days as the same meal written by this connection (the test below): 17 daily scores, 5 timelines.
+      assert.equal(before.size - kept.length, 17 + 5);
+      const entry = cache.peek(kept[0]!);
+      write('never');
+      readDays();
+      assert.notEqual(cache.peek(kept[0]!), entry, 'a commit nobody reported drops every entry');
+    } finally {
+      w?.app.db.close();
+      await t.stop();
+    }
   });
 
   test('a write invalidates only the days whose input windows it touches', async () => {

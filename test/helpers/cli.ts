@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The built CLI (npm test builds first), run exactly as `npx chyme` runs it. */
-export const CLI = join(ROOT, 'build', 'server', 'cli', 'main.js');
+/**
+ * The built CLI (npm test builds first), run exactly as `npx chyme` runs it. CHYME_TEST_CLI runs
+ * the tests against another build (a baseline's `build/server/cli/main.js`, to compare figures).
+ */
+export const CLI = process.env.CHYME_TEST_CLI || join(ROOT, 'build', 'server', 'cli', 'main.js');
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 });
