@@ -373,7 +373,7 @@ const DISCARD_SLICE = 250;
  * Removes what imports that did not finish wrote (listed in import_writes): an import that failed
  * after some of its transactions committed, or one a crash cut off. Undone newest first, in
  * transactions of DISCARD_SLICE records with this thread free between them; the derived data is
- * told once, at the end.
+ * told after each.
  */
 export async function discardUnfinishedImports(app: AppContext): Promise<void> {
   const discard = new Discard(app);
@@ -398,6 +398,7 @@ class Discard {
   /** Removes up to `limit` records in one transaction; true once nothing is left. */
   slice(limit: number): boolean {
     const { db } = this.app;
+    const removedBefore = this.removed;
     const done = this.app.bus.write((emit) => {
       for (const w of listImportWritesNewestFirst(db, limit)) {
         if (w.entity === 'meal') this.usage = deleteMeal(db, w.recordId) || this.usage;
@@ -411,10 +412,10 @@ class Discard {
         this.removed++;
       }
       const left = hasImportWrites(db);
-      if (!left && this.removed > 0) {
-        if (this.usage) rebuildFoodUsage(db);
-        notifyDataChanged(this.app, emit);
-      }
+      if (!left && this.usage) rebuildFoodUsage(db);
+      // Told in every slice that removed something, not once at the end: between two slices the
+      // derived data must not still count the records the first one removed.
+      if (this.removed > removedBefore) notifyDataChanged(this.app, emit);
       return !left;
     });
     // Food search ranks by use, and lists the custom foods.
