@@ -11,9 +11,10 @@
  *      today's three meals;
  *    - everything: the join's request has answered, and the phone holds every meal.
  *    Memory, sampled every 500 ms until a minute after the join ("after" is the last sample):
- *    - the JS heaps of the page (CDP `Performance.getMetrics` JSHeapUsedSize) and of the database
- *      worker (CDP `Runtime.getHeapUsage` on the worker's target: usedSize, and backingStorageSize,
- *      the ArrayBuffer backing stores, where the WebAssembly memories of SQLite and Automerge live),
+ *    - the JS heaps of the page and of the database worker (CDP `Runtime.getHeapUsage` on each:
+ *      usedSize, and backingStorageSize, their ArrayBuffers' backing stores),
+ *    - the worker's WebAssembly memories, SQLite's and Automerge's, as the worker reports them
+ *      (`chymeStorage.memory()`): V8's backingStorageSize leaves WebAssembly memories out,
  *    - the resident memory of Chromium's renderer processes (everything the page costs, Blink and
  *      the compiled code included: an upper bound).
  *    Targets: Today within 15 s, everything within 60 s, memory (JS heaps + WebAssembly) 200 MB at
@@ -61,6 +62,9 @@ const SAMPLE_MS = 500;
 /** How long memory is sampled after each join (PHONE_AFTER_MS: shorter while profiling a join). */
 const AFTER_MS = Number(process.env.PHONE_AFTER_MS ?? (SMOKE ? 5_000 : 60_000));
 const MB = 1024 * 1024;
+/** PHONE_DESKTOP=0 leaves the desktop baseline out (profiling the phone's join alone; only with PHONE_LOG_RUNS=0). */
+const DESKTOP = process.env.PHONE_DESKTOP !== '0';
+if (!DESKTOP && LOG_RUNS > 0) throw new Error('PHONE_DESKTOP=0 needs PHONE_LOG_RUNS=0: the logged meals are measured against the desktop');
 
 const workDir = mkdtempSync(join(tmpdir(), 'chyme-bench-phone-'));
 const children: ChildProcess[] = [];
@@ -149,19 +153,26 @@ async function workerTarget(session: CDPSession): Promise<(method: string, param
   };
 }
 
-/** The database worker's JS heap and ArrayBuffer backing stores (WebAssembly memories included). */
-async function workerHeap(toWorker: (method: string, params?: object) => Promise<unknown>): Promise<{ usedMb: number; backingMb: number } | null> {
-  const r = (await toWorker('Runtime.getHeapUsage')) as { usedSize: number; backingStorageSize?: number } | null;
+/** A JS heap (of the page, or of the database worker) and its ArrayBuffers' backing stores (WebAssembly memories not included). */
+async function heapOf(send: (method: string) => Promise<unknown>): Promise<{ usedMb: number; backingMb: number } | null> {
+  const r = (await send('Runtime.getHeapUsage')) as { usedSize: number; backingStorageSize?: number } | null;
   return r ? { usedMb: r.usedSize / MB, backingMb: (r.backingStorageSize ?? NaN) / MB } : null;
 }
 
 interface MemorySample {
   atMs: number;
   pageHeapMb: number;
+  pageBackingMb: number;
   workerHeapMb: number;
   workerBackingMb: number;
+  /** The worker's WebAssembly memories, as last reported (they only grow). */
+  sqliteWasmMb: number;
+  automergeWasmMb: number;
   rendererRssMb: number;
 }
+
+/** What the page's memory figure counts: both JS heaps, their ArrayBuffers and the WebAssembly memories. */
+const memoryOf = (s: MemorySample) => s.pageHeapMb + s.pageBackingMb + s.workerHeapMb + s.workerBackingMb + s.sqliteWasmMb + s.automergeWasmMb;
 
 /** Where PHONE_PROFILE=DIR puts CPU profiles of the join and of the last logged meal (page, and the phone's worker). */
 const PROFILE_DIR = process.env.PHONE_PROFILE;
@@ -202,7 +213,7 @@ async function stopProfiles(p: Profiling): Promise<void> {
  */
 const WORKER_PROBE = `(() => {
   if (self.__probe) return;
-  const probe = (self.__probe = { calls: {}, ms: {}, arrived: NaN, answered: NaN, callsAtAnswer: {} });
+  const probe = (self.__probe = { calls: {}, ms: {}, written: 0, arrived: NaN, answered: NaN, callsAtAnswer: {} });
   const P = FileSystemSyncAccessHandle.prototype;
   for (const m of ['read', 'write', 'getSize', 'flush', 'truncate']) {
     const original = P[m];
@@ -210,6 +221,7 @@ const WORKER_PROBE = `(() => {
       const t = performance.now();
       try { return original.apply(this, args); } finally {
         probe.calls[m] = (probe.calls[m] || 0) + 1;
+        if (m === 'write') probe.written += args[0].byteLength;
         probe.ms[m] = (probe.ms[m] || 0) + performance.now() - t;
       }
     };
@@ -241,11 +253,13 @@ const PAGE_PROBE = `(() => {
   };
 })()`;
 
-const PROBE_RESET = `(() => { const p = self.__probe; p.calls = {}; p.ms = {}; p.arrived = NaN; p.answered = NaN; p.callsAtAnswer = {}; })()`;
+const PROBE_RESET = `(() => { const p = self.__probe; p.calls = {}; p.ms = {}; p.written = 0; p.arrived = NaN; p.answered = NaN; p.callsAtAnswer = {}; })()`;
 
 interface WorkerProbe {
   calls: Record<string, number>;
   ms: Record<string, number>;
+  /** Bytes written. */
+  written: number;
   arrived: number;
   answered: number;
   callsAtAnswer: Record<string, number>;
@@ -352,6 +366,43 @@ function splitText(splits: LogSplit[]): string {
   return `Where a logged meal's time went on the phone, p50 of ${splits.length}: press → the POST in the worker ${p50((s) => s.toWorker)} ms; in the worker ${p50((s) => s.inWorker)} ms; its answer → the page takes it up ${p50((s) => s.toPage)} ms; → the note in the document ${p50((s) => s.toNote)} ms. OPFS access-handle calls from the press to the note (the sync drain that follows a write included, when it starts before the note): ${calls || 'none'}; ${p50((s) => Object.values(s.callMs).reduce((a, b) => a + b, 0))} ms in them; the request's own, before its answer: ${requestCalls || 'none'}.`;
 }
 
+/** The desktop baseline of a join: a fresh `chyme serve` joins through `POST /v1/sync/join`; Today polled every 50 ms. */
+async function desktopJoin(code: string) {
+  const joiner = await startServer({ tz: TZ, cli: CLI });
+  children.push(joiner.proc);
+  let deskPeak = 0;
+  const deskSampler = setInterval(() => (deskPeak = Math.max(deskPeak, rssOf(joiner.proc.pid!))), 100);
+  const d0 = performance.now();
+  const joined = joiner.api('POST', '/v1/sync/join', { pairing_code: code, name: 'Laptop' });
+  let deskTodayMs = NaN;
+  const deskToday = (async () => {
+    for (;;) {
+      const r = await joiner.api<{ data: unknown[] }>('GET', `/v1/nutrition/meals?start_date=${today()}&end_date=${today()}`);
+      if (r.status === 200 && r.body.data.length >= 3) return (deskTodayMs = performance.now() - d0);
+      await sleep(50);
+    }
+  })();
+  const jr = await joined;
+  const deskAllMs = performance.now() - d0;
+  if (jr.status !== 200) throw new Error(`the desktop join: ${jr.status} ${JSON.stringify(jr.body)}`);
+  await Promise.race([deskToday, sleep(5000)]);
+  clearInterval(deskSampler);
+  await sleep(AFTER_MS);
+  const deskAfter = rssOf(joiner.proc.pid!);
+  console.log(`desktop: Today ${deskTodayMs.toFixed(0)} ms, everything ${deskAllMs.toFixed(0)} ms, RSS peak ${deskPeak.toFixed(0)} MB, after ${deskAfter.toFixed(0)} MB`);
+  return { joiner, deskTodayMs, deskAllMs, deskPeak, deskAfter };
+}
+
+/** The phone's OPFS calls during its join, by method (count and time), and the bytes written. */
+function joinIoText(io: WorkerProbe | null): string {
+  if (!io) return 'The phone\'s worker could not be probed: no count of its file accesses during the join.';
+  const calls = Object.keys(io.calls)
+    .sort()
+    .map((m) => `${m} ${io.calls[m]!.toLocaleString('en-US')} (${((io.ms[m] ?? 0) / 1000).toFixed(1)} s)`)
+    .join(', ');
+  return `OPFS access-handle calls during the phone's join (SQLite's file accesses, from pressing Join to everything): ${calls || 'none'}; ${(io.written / MB).toFixed(0)} MB written.`;
+}
+
 async function main(): Promise<string> {
   const startedAt = new Date();
   // The desktop that holds the history.
@@ -391,28 +442,9 @@ async function main(): Promise<string> {
   console.log(`history: ${seeded.meals} meals, ${seeded.sleeps} nights, +3 today; relay ${relay.url}`);
 
   // ---- The desktop baseline: a fresh `chyme serve` joins through its API. ----
-  const joiner = await startServer({ tz: TZ, cli: CLI });
-  children.push(joiner.proc);
-  let deskPeak = 0;
-  const deskSampler = setInterval(() => (deskPeak = Math.max(deskPeak, rssOf(joiner.proc.pid!))), 100);
-  const d0 = performance.now();
-  const joined = joiner.api('POST', '/v1/sync/join', { pairing_code: code, name: 'Laptop' });
-  let deskTodayMs = NaN;
-  const deskToday = (async () => {
-    for (;;) {
-      const r = await joiner.api<{ data: unknown[] }>('GET', `/v1/nutrition/meals?start_date=${today()}&end_date=${today()}`);
-      if (r.status === 200 && r.body.data.length >= 3) return (deskTodayMs = performance.now() - d0);
-      await sleep(50);
-    }
-  })();
-  const jr = await joined;
-  const deskAllMs = performance.now() - d0;
-  if (jr.status !== 200) throw new Error(`the desktop join: ${jr.status} ${JSON.stringify(jr.body)}`);
-  await Promise.race([deskToday, sleep(5000)]);
-  clearInterval(deskSampler);
-  await sleep(AFTER_MS);
-  const deskAfter = rssOf(joiner.proc.pid!);
-  console.log(`desktop: Today ${deskTodayMs.toFixed(0)} ms, everything ${deskAllMs.toFixed(0)} ms, RSS peak ${deskPeak.toFixed(0)} MB, after ${deskAfter.toFixed(0)} MB`);
+  const desktop = DESKTOP ? await desktopJoin(code) : undefined;
+  const joiner = desktop?.joiner;
+  const { deskTodayMs, deskAllMs, deskPeak, deskAfter } = desktop ?? { deskTodayMs: NaN, deskAllMs: NaN, deskPeak: NaN, deskAfter: NaN };
 
   // ---- The phone. ----
   const browser: Browser = await launchBrowser();
@@ -427,7 +459,6 @@ async function main(): Promise<string> {
     page.on('console', (m) => {
       if (m.type() === 'error' || m.type() === 'warning') console.log(`phone console ${m.type()}: ${m.text()}`);
     });
-    await session.send('Performance.enable');
     const browserSession = await browser.newBrowserCDPSession();
     const toWorker = await workerTarget(session);
     console.log('phone: opening the app');
@@ -441,15 +472,30 @@ async function main(): Promise<string> {
     const samples: MemorySample[] = [];
     const p0 = performance.now();
     let sampling = true;
-    const sampler = (async () => {
+    // The worker answers `memory` between two documents of the join (the heaps come through CDP,
+    // which interrupts it): asked in a loop of its own, each sample taking the latest answer.
+    const wasm = { sqlite: NaN, automerge: NaN };
+    const wasmSampler = (async () => {
       while (sampling) {
-        const metrics = (await session.send('Performance.getMetrics')) as { metrics: Array<{ name: string; value: number }> };
-        const heap = metrics.metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
-        const w = await workerHeap(toWorker);
-        samples.push({ atMs: performance.now() - p0, pageHeapMb: heap / MB, workerHeapMb: w?.usedMb ?? NaN, workerBackingMb: w?.backingMb ?? NaN, rendererRssMb: await rendererRss(browserSession) });
+        // null from a build without it (BENCH_CHYME_CLI): its WebAssembly is not counted then.
+        const r = (await page.evaluate('window.chymeStorage.memory ? window.chymeStorage.memory() : null')) as { wasmBytes: Record<string, number> } | null;
+        wasm.sqlite = r ? (r.wasmBytes.sqlite ?? NaN) / MB : NaN;
+        // Not there until sync has loaded Automerge.
+        wasm.automerge = r ? (r.wasmBytes.automerge ?? 0) / MB : NaN;
         await sleep(SAMPLE_MS);
       }
     })();
+    const sampler = (async () => {
+      while (sampling) {
+        const p = await heapOf((m) => session.send(m as 'Runtime.getHeapUsage'));
+        const w = await heapOf(toWorker);
+        samples.push({ atMs: performance.now() - p0, pageHeapMb: p?.usedMb ?? NaN, pageBackingMb: p?.backingMb ?? NaN, workerHeapMb: w?.usedMb ?? NaN, workerBackingMb: w?.backingMb ?? NaN, sqliteWasmMb: wasm.sqlite, automergeWasmMb: wasm.automerge, rendererRssMb: await rendererRss(browserSession) });
+        await sleep(SAMPLE_MS);
+      }
+    })();
+    // The join's OPFS access-handle calls: every file access of SQLite's VFS.
+    await inWorker(toWorker, WORKER_PROBE);
+    await inWorker(toWorker, PROBE_RESET);
     const joinProfiling = PROFILE_DIR ? { page: session, toWorker, name: 'join' } : undefined;
     if (joinProfiling) await startProfiles(joinProfiling, 1000);
     await card.getByRole('button', { name: 'Join' }).click();
@@ -479,24 +525,25 @@ async function main(): Promise<string> {
       return p.join === null && p.meals >= total && (await page.locator('#sync-join-note').count()) === 0;
     }, 900_000, 200);
     const phoneAllMs = performance.now() - t0;
+    const joinIo = await inWorker<WorkerProbe>(toWorker, 'self.__probe');
     if (joinProfiling) await stopProfiles(joinProfiling);
     const phoneMeals = ((await page.evaluate('window.chymeStorage.progress()')) as { meals: number }).meals;
     await sleep(AFTER_MS);
     sampling = false;
     await sampler;
+    await wasmSampler;
     console.log(`phone: Today ${phoneTodayMs.toFixed(0)} ms (note: ${noteSeen}), everything ${phoneAllMs.toFixed(0)} ms, ${phoneMeals} meals`);
 
     // ---- Logging a meal: the phone (throttled), then the desktop renderer (unthrottled, same size). ----
     await page.getByRole('link', { name: 'Today' }).click();
     const phoneLog = await logMeals(page, 'Phone', toWorker);
-    const deskPage = await openApp(browser, joiner, { viewport: PHONE_SCREEN });
-    const deskLog = await logMeals(deskPage.page, 'Desk');
-    await deskPage.context.close();
+    const deskPage = joiner && (await openApp(browser, joiner, { viewport: PHONE_SCREEN }));
+    const deskLog = deskPage ? await logMeals(deskPage.page, 'Desk') : { logged: [], today: [], splits: [] };
+    await deskPage?.context.close();
     await context.close();
 
     const during = samples.filter((s) => s.atMs <= phoneAllMs + (t0 - p0));
     const peak = (f: (s: MemorySample) => number, xs = samples) => Math.max(...xs.map(f).filter((v) => !Number.isNaN(v)));
-    const sumOf = (s: MemorySample) => s.pageHeapMb + s.workerHeapMb + s.workerBackingMb;
     const last = samples.at(-1)!;
     const ms = (v: number) => `${(v / 1000).toFixed(1)} s`;
     const mbText = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} MB` : 'n/a');
@@ -511,11 +558,13 @@ async function main(): Promise<string> {
       `| first sync: Today usable (today's meals answered) | ${ms(phoneTodayMs)} | ${ms(deskTodayMs)} | ≤ 15 s | ${phoneTodayMs <= 15_000 ? 'yes' : 'no'} |`,
       `| first sync: the app shows Today with them (it goes there once the current weeks are in) | ${Number.isNaN(shown.ms) ? 'did not (the join ended first)' : ms(shown.ms)} | — | — | — |`,
       `| first sync: everything (${phoneMeals.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} meals) | ${ms(phoneAllMs)} | ${ms(deskAllMs)} | ≤ 60 s | ${phoneAllMs <= 60_000 ? 'yes' : 'no'} |`,
-      `| memory at peak: JS heaps + ArrayBuffers (WebAssembly) | ${mbText(peak(sumOf, during))} (page heap ${mbText(peak((s) => s.pageHeapMb, during))}, worker heap ${mbText(peak((s) => s.workerHeapMb, during))}, worker ArrayBuffers ${mbText(peak((s) => s.workerBackingMb, during))}) | RSS ${mbText(deskPeak)} | ≤ 200 MB | ${peak(sumOf, during) <= 200 ? 'yes' : 'no'} |`,
-      `| memory ${AFTER_MS / 1000} s after | ${mbText(sumOf(last))} (page ${mbText(last.pageHeapMb)}, worker ${mbText(last.workerHeapMb)}, ArrayBuffers ${mbText(last.workerBackingMb)}) | RSS ${mbText(deskAfter)} | ≤ 120 MB | ${sumOf(last) <= 120 ? 'yes' : 'no'} |`,
+      `| memory at peak: JS heaps + ArrayBuffers + WebAssembly | ${mbText(peak(memoryOf, during))} (page heap ${mbText(peak((s) => s.pageHeapMb, during))}, page ArrayBuffers ${mbText(peak((s) => s.pageBackingMb, during))}, worker heap ${mbText(peak((s) => s.workerHeapMb, during))}, worker ArrayBuffers ${mbText(peak((s) => s.workerBackingMb, during))}, SQLite's WebAssembly ${mbText(peak((s) => s.sqliteWasmMb, during))}, Automerge's ${mbText(peak((s) => s.automergeWasmMb, during))}) | RSS ${mbText(deskPeak)} | ≤ 200 MB | ${peak(memoryOf, during) <= 200 ? 'yes' : 'no'} |`,
+      `| memory ${AFTER_MS / 1000} s after | ${mbText(memoryOf(last))} (page ${mbText(last.pageHeapMb)} + ${mbText(last.pageBackingMb)}, worker ${mbText(last.workerHeapMb)} + ${mbText(last.workerBackingMb)}, SQLite ${mbText(last.sqliteWasmMb)}, Automerge ${mbText(last.automergeWasmMb)}) | RSS ${mbText(deskAfter)} | ≤ 120 MB | ${memoryOf(last) <= 120 ? 'yes' : 'no'} |`,
       `| renderer processes' RSS (upper bound), peak / after | ${mbText(peak((s) => s.rendererRssMb, during))} / ${mbText(last.rendererRssMb)} | — | — | — |`,
       `| log a meal: press → "Logged" note, p50 of ${LOG_RUNS} (max) | ${p50(phoneLog.logged).toFixed(0)} ms (${Math.max(...phoneLog.logged).toFixed(0)}) | ${p50(deskLog.logged).toFixed(0)} ms (${Math.max(...deskLog.logged).toFixed(0)}) | ≤ 100 ms | ${p50(phoneLog.logged) <= 100 ? 'yes' : 'no'} |`,
       `| then the Today link → the meal's row, p50 | ${p50(phoneLog.today).toFixed(0)} ms | ${p50(deskLog.today).toFixed(0)} ms | — | — |`,
+      '',
+      joinIoText(joinIo),
       '',
       splitText(phoneLog.splits),
       '',
@@ -525,7 +574,7 @@ async function main(): Promise<string> {
     return lines.join('\n');
   } finally {
     await browser.close();
-    await joiner.stop();
+    await joiner?.stop();
     await desk.stop();
   }
 }

@@ -40,6 +40,7 @@ import { createSync, type SyncSubsystem } from '../../../server/sync/index.js';
 import searchWordsFile from '../../../server/foods/data/search-words.json';
 import type { ServiceEvent } from '../api/types.js';
 import type { ControlResults, CoreControl, CoreNotice, CoreRequest } from './protocol.js';
+import { registerWasmMemory, wasmMemoryBytes } from './wasm-memory.js';
 
 /** The worker's global scope, as far as it is used (the renderer's types are the DOM's, not a worker's). */
 const scope = self as unknown as {
@@ -131,6 +132,7 @@ interface Core {
 async function open(): Promise<Core> {
   const start = performance.now();
   const sqlite3 = await sqlite3InitModule();
+  registerWasmMemory('sqlite', () => sqlite3.wasm.heap8u().byteLength);
   const wasmMs = performance.now() - start;
   const pool = await installVfs(sqlite3);
   const vfsMs = performance.now() - start;
@@ -157,6 +159,7 @@ async function open(): Promise<Core> {
   let erased = false;
   const controls: { [C in CoreControl]: () => Promise<ControlResults[C]> } = {
     progress: () => Promise.resolve({ meals: countMeals(app.db), join: sync.joinProgress() }),
+    memory: () => Promise.resolve({ wasmBytes: wasmMemoryBytes() }),
     async forget() {
       // Told to the relay as `chyme sync leave` does (the other devices list this phone as gone);
       // an unreachable relay does not keep the phone from forgetting.

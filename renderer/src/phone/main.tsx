@@ -30,6 +30,8 @@ interface ChymeStorage {
   request(method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; body: unknown; etag: string | null }>;
   /** The worker's meal count and join progress (bench/phone.ts); null before the worker starts. */
   progress: (() => Promise<ControlResults['progress']>) | null;
+  /** The sizes of the worker's WebAssembly memories (bench/phone.ts); null before the worker starts. */
+  memory: (() => Promise<ControlResults['memory']>) | null;
 }
 
 const status = document.getElementById('status')!;
@@ -39,6 +41,7 @@ const storage: ChymeStorage = {
   state: 'waiting',
   ready: null,
   progress: null,
+  memory: null,
   async request(method, path, body, query = {}) {
     if (!transport) throw new Error(`The database is not open here (${storage.state}).`);
     const res = await transport({ method, path, query, headers: {}, body: body === undefined ? undefined : JSON.stringify(body), signal: undefined });
@@ -81,6 +84,7 @@ function start(): void {
   const pairingCode = takePairingCode();
   transport = core.transport;
   storage.progress = () => core.control('progress');
+  storage.memory = () => core.control('memory');
   core.ready.then(
     (ready) => {
       storage.ready = ready;

@@ -12,9 +12,10 @@ export type CoreRequest = { id: number; request: LocalRequest } | { id: number; 
  * the join under way has come (the sync card and the note beside Today show them); `forget`, leave sync (the relay is
  * told, as `chyme sync leave` does) and erase the phone's storage: the worker closes the database
  * and removes its OPFS pool (and whatever else the origin's private file system holds), and
- * answers nothing after that.
+ * answers nothing after that; `memory`, the size of the worker's WebAssembly memories (wasm-memory.ts;
+ * bench/phone.ts samples it).
  */
-export type CoreControl = 'progress' | 'forget';
+export type CoreControl = 'progress' | 'forget' | 'memory';
 
 /** A join's progress (server/sync/engine.ts JoinProgress): `older` once the current weeks are in. */
 export interface JoinProgressView {
@@ -26,6 +27,8 @@ export interface JoinProgressView {
 export interface ControlResults {
   progress: { meals: number; join: JoinProgressView | null };
   forget: { erased: true; leftRelay: boolean };
+  /** Bytes, by memory: `sqlite`, and `automerge` once sync has loaded it. */
+  memory: { wasmBytes: Record<string, number> };
 }
 
 export type CoreReply = { id: number; answer: LocalAnswer } | { id: number; result: ControlResults[CoreControl] } | { id: number; error: string };
