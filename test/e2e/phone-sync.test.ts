@@ -124,6 +124,10 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     assert.match(await on.getByTestId('sync-devices').innerText(), /Desktop/);
     const status = await phoneSync(page);
     assert.ok(status.enabled && status.peers.some((p) => p.this_device && p.device_name === 'Pixel'), JSON.stringify(status));
+    // The worker reports its WebAssembly memories, which V8's heap figures leave out (bench/phone.ts
+    // sums them with the heaps): SQLite's, and Automerge's now that sync runs.
+    const memory = (await page.evaluate('window.chymeStorage.memory()')) as { wasmBytes: Record<string, number> };
+    assert.ok((memory.wasmBytes.sqlite ?? 0) >= 1024 * 1024 && (memory.wasmBytes.automerge ?? 0) >= 1024 * 1024, JSON.stringify(memory));
     for (const theme of ['light', 'dark'] as const) {
       await scheme(page, theme);
       const found = await axe(page);
