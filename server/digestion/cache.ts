@@ -87,9 +87,12 @@ export class DerivedCache {
    * commit seen before this is not its own (it writes only once told to, after this call).
    */
   foreignWriteBegins(): void {
-    if (!this.db.inTransaction && dataVersion(this.db) !== this.dataVersion) {
-      this.clear();
-      this.dataVersion = dataVersion(this.db);
+    if (!this.db.inTransaction) {
+      const version = dataVersion(this.db);
+      if (version !== this.dataVersion) {
+        this.clear();
+        this.dataVersion = version;
+      }
     }
     this.foreignWriting = true;
   }

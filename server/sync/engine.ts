@@ -1247,7 +1247,12 @@ export class SyncEngine {
     // have) brings nothing: the document is neither loaded nor merged for it.
     const holds = cached ? headsText(A.getHeads(cached.doc)) : row?.heads;
     const snapHeads = new Map(accepted.filter((a) => a.ch.kind === 'snapshot').map((a) => [a, savedDocHeads(a.body)] as const));
-    const held = new Set(accepted.filter((a) => holds !== undefined && snapHeads.get(a) !== undefined && JSON.stringify(snapHeads.get(a)) === holds));
+    const held = new Set(
+      accepted.filter((a) => {
+        const heads = snapHeads.get(a);
+        return holds !== undefined && heads !== undefined && headsText(heads) === holds;
+      }),
+    );
     const toMerge = accepted.filter((a) => !held.has(a));
     const merging = toMerge.length > 0 || !row;
     const have = merging ? this.load(oid) : cached;
