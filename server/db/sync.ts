@@ -259,9 +259,9 @@ export function countDirtyDocs(db: Db): number {
   return db.prepare('SELECT COUNT(*) FROM sync_docs WHERE dirty = 1').pluck().get() as number;
 }
 
-/** Documents whose relay tail has outgrown their snapshot (candidates for a new one). */
-export function listDocsToCompact(db: Db, minTailBytes: number): string[] {
-  return db.prepare('SELECT oid FROM sync_docs WHERE dirty = 0 AND tail_bytes > ? AND tail_bytes * 2 > snapshot_bytes').pluck().all(minTailBytes) as string[];
+/** Documents whose relay tail has outgrown half their snapshot, or half `floorBytes` if larger (candidates for a new one). */
+export function listDocsToCompact(db: Db, floorBytes: number): string[] {
+  return db.prepare('SELECT oid FROM sync_docs WHERE dirty = 0 AND tail_bytes * 2 > MAX(snapshot_bytes, ?)').pluck().all(floorBytes) as string[];
 }
 
 // ---- Integrity problems ---------------------------------------------------------------------

@@ -73,8 +73,16 @@ const LIVE_RECORDS = 8;
 const CACHE_DOCS = 8;
 /** Pushes in flight at once (one per document). */
 const PUSHES_IN_FLIGHT = 8;
-/** A document's relay tail must be at least this large before a device compacts it into a snapshot. */
-const MIN_COMPACT_TAIL_BYTES = 2048;
+/**
+ * A document's relay tail is compacted into a snapshot once it outgrows half the snapshot, and at
+ * least half this many bytes: a tiny document is not compacted on every edit, and at rest what the
+ * relay holds of any document stays within 1.5× its snapshot, or this floor (criterion 5: after
+ * 1,000 edits, at most twice a fresh save). A floor of 2 KB let a small document's tail reach
+ * twice its snapshot for good once the edits stopped.
+ */
+const COMPACT_FLOOR_BYTES = 1024;
+/** A push of changes this large (an import, a set-up in rounds) that is half the document is sent as a snapshot at once. */
+const BULK_PUSH_BYTES = 2048;
 /** How often a connected device tells the others it is there (sealed, never stored by the relay). */
 const PRESENCE_INTERVAL_MS = 30_000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
@@ -837,7 +845,7 @@ export class SyncEngine {
     const changes = A.saveSince(doc, synced);
     // Only a bulk change (an import, a set-up in rounds) is big enough on its own: a small edit's
     // tail is compacted later, in the background (compactSoon), not on the write path.
-    const bulk = changes.length > MIN_COMPACT_TAIL_BYTES && changes.length * 2 > row.snapshotBytes;
+    const bulk = changes.length > BULK_PUSH_BYTES && changes.length * 2 > row.snapshotBytes;
     if (bulk && !this.snapshotRefused.has(oid)) return { heads, body: A.save(doc), kind: 'snapshot', whole: true, since };
     return { heads, body: changes, kind: 'change', whole: false, since };
   }
@@ -950,7 +958,7 @@ export class SyncEngine {
     const conn = this.connection;
     if (!conn?.connected || this.closed || this.pulling || this.relaySeq > this.cursor()) return;
     const db = this.app.db;
-    for (const oid of listDocsToCompact(db, MIN_COMPACT_TAIL_BYTES)) {
+    for (const oid of listDocsToCompact(db, COMPACT_FLOOR_BYTES)) {
       if (this.inFlight.has(oid) || this.inFlight.size >= PUSHES_IN_FLIGHT) continue;
       const row = getDoc(db, oid);
       if (!row) continue;
