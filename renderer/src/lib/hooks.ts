@@ -1,16 +1,17 @@
 import { startTransition, useCallback, useEffect, useRef, useState } from 'react';
 import { subscribe } from '../api/events';
 import type { ServiceEvent } from '../api/types';
+import { CoalescedLoads } from './loads';
 import { clock } from './time';
 
 export interface Resource<T> {
   data: T | undefined;
   error: unknown;
-  loading: boolean;
   /**
-   * Loads again, keeping the current data on screen meanwhile. In a transition: a screen rendered
-   * again for a reload waits for what an action shows at once (its toast, the form's busy state)
-   * rather than holding it back.
+   * Loads again, keeping the current data on screen meanwhile (after the load in flight, if there
+   * is one: `CoalescedLoads`). Its answer renders in a transition: a screen rendered again for a
+   * reload waits for what an action shows at once (its toast, the form's busy state) rather than
+   * holding it back.
    */
   reload: () => void;
 }
@@ -20,34 +21,27 @@ export interface Resource<T> {
  * previous data visible, so live refreshes never flash an empty screen.
  */
 export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Resource<T> {
-  const [data, setData] = useState<T>();
-  const [error, setError] = useState<unknown>();
-  const [loading, setLoading] = useState(true);
-  const [tick, setTick] = useState(0);
+  const [shown, setShown] = useState<{ data?: T; error?: unknown }>({});
   const loaderRef = useRef(loader);
   loaderRef.current = loader;
+  const loads = useRef<CoalescedLoads<T> | undefined>(undefined);
 
   useEffect(() => {
-    const ctrl = new AbortController();
-    setLoading(true);
-    loaderRef
-      .current(ctrl.signal)
-      .then((d) => {
-        if (ctrl.signal.aborted) return;
-        setData(d);
-        setError(undefined);
-        setLoading(false);
-      })
-      .catch((err: unknown) => {
-        if (ctrl.signal.aborted || (err as Error)?.name === 'AbortError') return;
-        setError(err);
-        setLoading(false);
-      });
-    return () => ctrl.abort();
-  }, [...deps, tick]);
+    const current = new CoalescedLoads<T>(
+      (signal) => loaderRef.current(signal),
+      (outcome, first) => {
+        // An error keeps the data shown before it (the retry reloads); data clears the error.
+        const next = (prev: { data?: T }) => ('data' in outcome ? { data: outcome.data } : { data: prev.data, error: outcome.error });
+        if (first) setShown(next);
+        else startTransition(() => setShown(next));
+      },
+    );
+    loads.current = current;
+    return () => current.stop();
+  }, deps);
 
-  const reload = useCallback(() => startTransition(() => setTick((t) => t + 1)), []);
-  return { data, error, loading, reload };
+  const reload = useCallback(() => loads.current?.reload(), []);
+  return { data: shown.data, error: shown.error, reload };
 }
 
 /**
