@@ -367,7 +367,10 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
     name: 'sync',
     start() {
       const config = getSyncConfig(app.db);
-      if (!config || engine || options.oneShot) return;
+      // A set-up or join under way (a service whose start came late on a busy machine) ends with
+      // its own engine: a second one started from its half-written state pulled the whole history
+      // again beside the join (the join downloaded it twice).
+      if (!config || engine || busy || options.oneShot) return;
       starting = startEngine(config).catch((err: unknown) => app.log.error('sync could not start; it will try again at the next start', { error: String(err) }));
     },
     async stop() {

@@ -32,6 +32,8 @@ interface Proxy {
   /** Resolves when the join asks for its first batch of older months (held until release()). */
   olderAsked: Promise<void>;
   release(): void;
+  /** Connections open through the proxy now. */
+  clients(): number;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ async function startProxy(target: string): Promise<Proxy> {
       released = true;
       held.splice(0).forEach((f) => f());
     },
+    clients: () => server.clients.size,
     async close() {
       for (const c of server.clients) c.terminate();
       await new Promise((r) => server.close(r));
@@ -148,10 +151,18 @@ describe('a first join takes the newest weeks first', () => {
     const older = await laptop.request('GET', `/v1/nutrition/meals?start_date=2024-01-01&end_date=${month(2)}-28`);
     assert.equal(older.body.data.length, 0, 'no older month has arrived yet');
     assert.equal(laptop.service.sync.joinProgress()?.phase, 'older');
+    // The service's background start, come late (a busy machine starts it at most 2 s after
+    // listening, even with a join's request open), finds the join under way and leaves sync to it:
+    // it once started a second engine from the join's half-written state, which pulled the whole
+    // history again beside the join and drained the same changes twice.
+    laptop.service.sync.start();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(proxy.clients(), 1, 'one connection to the relay while the join is under way');
 
     proxy.release();
     const done = await joined;
     assert.equal(done.status, 200, done.text);
+    assert.equal(proxy.clients(), 1, 'the engine the join made is the one sync runs');
     const all = await laptop.request('GET', '/v1/nutrition/meals?start_date=2024-01-01&end_date=2026-12-31&limit=100');
     assert.equal(all.body.data.length, total);
 
