@@ -63,8 +63,15 @@ const OUTBOX_BATCH = 1_000;
 const SLICE_MS = 25;
 /** Records in one Automerge change of a drain at most (the slice adapts to how long the last one took). */
 const MAX_SLICE_RECORDS = 500;
-/** A drain follows local writes once they pause this long (a burst goes into the documents together)… */
+/**
+ * A drain follows local writes once they pause this long (a burst goes into the documents
+ * together)… or, in a burst whose writes come further apart than that (each one slower on a busy
+ * machine), once they pause for half again the last gap between two, up to DRAIN_QUIET_MAX_MS: a
+ * burst of 30–60 ms writes was drained one write at a time, each drain an Automerge change, its
+ * commits and a sealed push that the next write waited behind.
+ */
 const DRAIN_QUIET_MS = 50;
+const DRAIN_QUIET_MAX_MS = 200;
 /** …and during a long burst at least this often. */
 const DRAIN_MAX_DELAY_MS = 500;
 /** A drain's change of a document touching at most this many records is a live edit: its push goes first. */
@@ -261,6 +268,7 @@ export class SyncEngine {
   /** The drain local writes asked for, and when the first of them did (performance.now()). */
   private kickTimer: ReturnType<typeof setTimeout> | undefined;
   private kickedSince: number | undefined;
+  private lastKick = -Infinity;
   /** Records per Automerge change in a drain's next slice. */
   private sliceRecords = 16;
   /** A drain gave the chain up to a pull: it goes on once that is applied. */
@@ -455,12 +463,15 @@ export class SyncEngine {
     // for the gate to open. Its rows go into the documents once the import is whole (db/sync.ts
     // DRAINABLE); writes made between its transactions are drained as usual.
     if (this.closed || this.app.writes.closed) return;
-    // Once writes pause for DRAIN_QUIET_MS, and at least every DRAIN_MAX_DELAY_MS during a burst:
+    // Once writes pause (DRAIN_QUIET_MS, longer in a burst of slow writes), and at least every DRAIN_MAX_DELAY_MS during a burst:
     // a drain (an Automerge change, its commits, a sealed push and its acknowledgement) is work the
     // next request would otherwise wait behind, and one drain takes a burst's writes together.
     const now = performance.now();
+    const gap = now - this.lastKick;
+    this.lastKick = now;
+    const quiet = gap < DRAIN_QUIET_MAX_MS ? Math.min(DRAIN_QUIET_MAX_MS, Math.max(DRAIN_QUIET_MS, 1.5 * gap)) : DRAIN_QUIET_MS;
     this.kickedSince ??= now;
-    const due = Math.min(now + DRAIN_QUIET_MS, this.kickedSince + DRAIN_MAX_DELAY_MS);
+    const due = Math.min(now + quiet, this.kickedSince + DRAIN_MAX_DELAY_MS);
     clearTimeout(this.kickTimer);
     this.kickTimer = setTimeout(() => {
       this.kickTimer = undefined;
