@@ -162,6 +162,7 @@ const INDEX_FOODS_PER_STEP = 64;
 function* indexSteps(db: Db): Generator<void, SearchIndex> {
   const vocabulary = foodVocabulary(db).sort();
   const names = listFoodNames(db);
+  // Read together, so that both are of the same foods; sorting and indexing can wait a turn.
   yield;
   const terms: string[] = [];
   const termNumber = termNumbering(terms);

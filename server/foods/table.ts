@@ -24,7 +24,7 @@ export function loadedTableState(db: Db): TableState | undefined {
 }
 
 /** Rows staged per step of a load: a few ms of work (the whole table is ~9,400 rows). */
-const STAGE_ROWS = 250;
+const STAGE_ROWS = 100;
 let stages = 0;
 
 /**

@@ -34,7 +34,7 @@ const expected = (rows: FoodTableRow[]) => rows.map((r) => ({ id: `food_usda_${r
 
 test('an error in the middle of loading a new table leaves the previous table, recorded as it was', () => {
   const failures: Array<[string, (rows: FoodTableRow[]) => void]> = [
-    // Thrown while the rows are staged (the third of three steps of 250).
+    // Thrown while the rows are staged (the sixth step of 100 rows).
     ['a row that cannot be read', (rows) => ((rows[550] as unknown[])[12] = null)],
     // Thrown by the last step, the transaction that swaps the rows in.
     ['a row the foods table refuses', (rows) => ((rows[550] as unknown[])[1] = null)],
