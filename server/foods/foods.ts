@@ -20,7 +20,7 @@ import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
 import { listedPortions } from './portions.js';
 import { invalidateFoodSearch, prepareFoodSearchInSlices } from './search.js';
-import { SteppedJob, type Pace } from './steps.js';
+import { nextTask, SteppedJob, type Pace } from './steps.js';
 import { foodTableSteps, loadedTableState } from './table.js';
 
 const checked = new WeakSet<Db>();
@@ -58,8 +58,18 @@ export function ensureFoods(app: AppContext): void {
  * the part it needs itself). Stops between slices when `pace.signal` aborts.
  */
 export async function warmUpFoods(app: AppContext, pace: Pace = {}): Promise<void> {
-  if (!checked.has(app.db) && !(await tableLoad(app).inSlices(pace))) return;
-  await prepareFoodSearchInSlices(app.db, pace);
+  const nextTurn = pace.nextTurn ?? nextTask;
+  // A background writer: while an import writes from its worker, or another program holds the
+  // lock, it waits instead of failing on SQLITE_BUSY (the table's last step writes).
+  const paced: Pace = {
+    ...pace,
+    nextTurn: async () => {
+      await nextTurn();
+      if (app.writes.blocked) await app.writes.writable({ limitMs: Infinity });
+    },
+  };
+  if (!checked.has(app.db) && !(await tableLoad(app).inSlices(paced))) return;
+  await prepareFoodSearchInSlices(app.db, paced);
 }
 
 export function foodResource(f: FoodRecord, usage: FoodUsage | undefined): Record<string, unknown> {

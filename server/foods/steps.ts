@@ -19,7 +19,7 @@ export interface Pace {
 }
 
 // setImmediate is Node's; a browser worker (the phone) takes the next task with setTimeout.
-const nextTask = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+export const nextTask = (): Promise<void> => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 /** One run of a generator of steps that several callers may advance; it ends once, for all of them. */
 export class SteppedJob<R> {

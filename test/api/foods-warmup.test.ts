@@ -73,6 +73,24 @@ describe('foods warm-up: requests are answered between its slices', () => {
     assert.deepEqual(names(await t.request('GET', '/v1/foods?query=quincew')), ['Quincewarm jam']);
   });
 
+  test('the warm-up waits while an import holds the write gate, and goes on once it opens', async () => {
+    const s = await startTestService();
+    try {
+      const release = await s.service.app.writes.acquire();
+      let ended = false;
+      const warmUp = warmUpFoods(s.service.app, { sliceMs: 0 }).then(() => (ended = true));
+      // Unheld, the warm-up ends in a few hundred turns of one step each.
+      for (let i = 0; i < 3000; i++) await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(ended, false);
+      assert.equal(loadedTableState(s.service.app.db), undefined);
+      release();
+      await warmUp;
+      assert.ok(loadedTableState(s.service.app.db)!.count > 9000);
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('a warm-up that is stopped ends between slices and leaves the load to the next foods request', async () => {
     const s = await startTestService();
     try {
