@@ -10,11 +10,16 @@
  *
  * BENCH_BEFORE_CLI (the built main.js of another checkout, e.g. a copy of the previous build)
  * takes turns with this build run by run, so that the machine's load falls on both alike.
+ *
+ * On a busy machine a wait is mostly the process waiting for a core, so a second part measures
+ * what the load changes far less: the CPU time of the longest block of the warm-up (between two
+ * turns it gives to requests), in this process, on each build's own modules (its build/server).
  * Alone: `node --import tsx bench/foods-warmup.ts [pairs]` (FOODS_WARMUP_WINDOW_MS to change the window).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { CLI, startServe } from './serve.js';
 
@@ -85,6 +90,50 @@ for (let p = 0; p < pairs; p++) {
     console.log(`${name.padEnd(6)} ${load.padStart(5)} | ${show(r.first)} | ${show(r.second)}`);
   }
 }
+/**
+ * CPU ms of each block of a warm-up on a fresh database, longest first, with `buildServer`'s
+ * modules: a build whose warm-up takes no turns is one block.
+ */
+async function blocks(buildServer: string): Promise<number[]> {
+  const load = (path: string) => import(pathToFileURL(join(buildServer, path)).href);
+  const [{ openDatabase }, { createAppContext }, { ManualClock }, { silentLogger }, { warmUpFoods }] = await Promise.all(
+    ['db/connection.js', 'app-context.js', 'clock.js', 'logger.js', 'foods/foods.js'].map(load),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'chyme-bench-foodwarm-'));
+  const db = openDatabase(join(dir, 'chyme.db'));
+  try {
+    const app = createAppContext(db, new ManualClock(Date.UTC(2026, 10, 29)), silentLogger);
+    const cpu: number[] = [];
+    let since = process.cpuUsage();
+    const lap = () => {
+      const used = process.cpuUsage(since);
+      cpu.push((used.user + used.system) / 1000);
+    };
+    await warmUpFoods(app, {
+      nextTurn: async () => {
+        lap();
+        await new Promise((resolve) => setImmediate(resolve));
+        since = process.cpuUsage();
+      },
+    });
+    lap();
+    return cpu.sort((a, b) => b - a);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const serverOf = (cli: string) => join(dirname(cli), '..');
+console.log('CPU time of the warm-up\'s longest blocks (first start, in-process)');
+for (let p = 0; p < pairs; p++) {
+  for (const [name, cli] of builds) {
+    const cpu = await blocks(serverOf(cli));
+    const total = cpu.reduce((a, b) => a + b, 0);
+    console.log(`${name.padEnd(6)} ${loadavg()[0]!.toFixed(1).padStart(5)} | longest ${cpu.slice(0, 3).map((ms) => ms.toFixed(0)).join(', ')} ms of ${cpu.length} block(s), ${total.toFixed(0)} ms in all`);
+  }
+}
+
 if (before) {
   const max = (xs: number[]) => Math.max(...xs);
   const b = worst.get('before')!;
