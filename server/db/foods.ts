@@ -164,7 +164,7 @@ export function listFoodNames(db: Db): Array<{ seq: number; id: string; source: 
 
 /**
  * A table of the connection's own (TEMP: gone with the connection, never in the file) that a new
- * USDA table is written into a few hundred rows at a time before replaceTableFoods swaps it in.
+ * USDA table is written into, a step at a time, before replaceTableFoods swaps it in.
  * `name` is the caller's (a constant and a counter), never input.
  */
 export function createFoodStage(db: Db, name: string): void {

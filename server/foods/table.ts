@@ -11,6 +11,7 @@ export interface TableState {
   count: number;
   sources: FoodTableFile['sources'];
   loaded_ms: number;
+  /** From the version check to the commit, wall time: with the warm-up's slices, the requests answered between them too. */
   load_ms: number;
 }
 
@@ -38,7 +39,7 @@ export function ensureFoodTable(db: Db, nowMs: number): boolean {
 
 /**
  * ensureFoodTable in steps (see steps.ts): the file is parsed, then its rows are written into a
- * table of this connection's own a few hundred at a time, and only the last step writes the
+ * table of this connection's own STAGE_ROWS at a time, and only the last step writes the
  * database: one transaction swaps the new rows in and records the version. So a crash, or an
  * error, at any step leaves the previous table (empty on a first start) recorded as it was, and
  * the next start loads again; nobody ever reads a half table.
