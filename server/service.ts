@@ -255,15 +255,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // The food table is loaded (first start, or a new table shipped) and the search index built
   // shortly after start, off the start-up path; a foods request before then does it itself.
   const foodsWarmUpMs = options.foodsWarmUpMs === undefined ? FOODS_WARM_UP_DELAY_MS : options.foodsWarmUpMs;
+  // In slices, answering requests between two; stopping ends it between two.
+  const foodsWarmUp = new AbortController();
   const foodsTimer =
     foodsWarmUpMs === null
       ? undefined
       : setTimeout(() => {
-          try {
-            warmUpFoods(app);
-          } catch (err) {
-            log.error('loading the food table failed', { error: String(err) });
-          }
+          warmUpFoods(app, { signal: foodsWarmUp.signal }).catch((err: unknown) => log.error('loading the food table failed', { error: String(err) }));
         }, foodsWarmUpMs);
   foodsTimer?.unref();
   const housekeepingTimer = setInterval(housekeeping, HOUSEKEEPING_INTERVAL_MS);
@@ -360,6 +358,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         clearTimeout(startRetry);
         clearInterval(housekeepingTimer);
         clearTimeout(foodsTimer);
+        foodsWarmUp.abort();
         // Stop taking requests and let in-flight ones finish before the database closes.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Stopping the subsystems ends the webhook subsystem's event streams (the only long-lived

@@ -82,7 +82,8 @@ function toParams(f: NewFood): Record<string, unknown> {
   };
 }
 
-const INSERT = `INSERT INTO foods (id, source, name, brand, ${NUTRIENT_KEYS.join(', ')}, portions_json, sr28_mask, created_ms, updated_ms)
+const INSERT_COLUMNS = `id, source, name, brand, ${NUTRIENT_KEYS.join(', ')}, portions_json, sr28_mask, created_ms, updated_ms`;
+const INSERT = `INSERT INTO foods (${INSERT_COLUMNS})
   VALUES (@id, @source, @name, @brand, ${NUTRIENT_KEYS.map((k) => `@${k}`).join(', ')}, @portions_json, @sr28_mask, @created_ms, @updated_ms)`;
 
 export function insertFood(db: Db, food: NewFood): FoodRecord {
@@ -162,19 +163,39 @@ export function listFoodNames(db: Db): Array<{ seq: number; id: string; source: 
 }
 
 /**
- * Replaces every USDA food with `foods` (the caller runs this in one transaction). The index
- * triggers are set aside meanwhile and the FTS index rebuilt once at the end: 2× faster than
+ * A table of the connection's own (TEMP: gone with the connection, never in the file) that a new
+ * USDA table is written into, a step at a time, before replaceTableFoods swaps it in.
+ * `name` is the caller's (a constant and a counter), never input.
+ */
+export function createFoodStage(db: Db, name: string): void {
+  db.exec(`DROP TABLE IF EXISTS temp."${name}"`);
+  db.exec(`CREATE TEMP TABLE "${name}" AS SELECT ${INSERT_COLUMNS} FROM main.foods WHERE 0`);
+}
+
+export function stageFoods(db: Db, name: string, foods: readonly NewFood[]): void {
+  const insert = db.prepare(INSERT.replace('INSERT INTO foods', `INSERT INTO temp."${name}"`));
+  db.transaction(() => {
+    for (const f of foods) insert.run(toParams(f));
+  })();
+}
+
+export function dropFoodStage(db: Db, name: string): void {
+  db.exec(`DROP TABLE IF EXISTS temp."${name}"`);
+}
+
+/**
+ * Replaces every USDA food with the staged ones (the caller runs this in one transaction). The
+ * index triggers are set aside meanwhile and the FTS index rebuilt once at the end: 2× faster than
  * indexing row by row (0.24 s instead of 0.53 s for the whole table). Their definitions are read
  * back from the schema, so migration 4 stays their only source.
  */
-export function replaceTableFoods(db: Db, foods: readonly NewFood[]): void {
+export function replaceTableFoods(db: Db, stage: string): void {
   const triggers = db
     .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'foods'")
     .all() as Array<{ name: string; sql: string }>;
   for (const t of triggers) db.exec(`DROP TRIGGER "${t.name}"`);
   db.prepare("DELETE FROM foods WHERE source = 'usda_sr'").run();
-  const insert = db.prepare(INSERT);
-  for (const f of foods) insert.run(toParams(f));
+  db.exec(`INSERT INTO main.foods (${INSERT_COLUMNS}) SELECT ${INSERT_COLUMNS} FROM temp."${stage}"`);
   db.exec("INSERT INTO foods_fts (foods_fts) VALUES ('rebuild')");
   for (const t of triggers) db.exec(t.sql);
 }

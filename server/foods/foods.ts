@@ -19,26 +19,57 @@ import { previousAttributes } from '../events/bus.js';
 import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
 import { listedPortions } from './portions.js';
-import { invalidateFoodSearch, prepareFoodSearch } from './search.js';
-import { ensureFoodTable, loadedTableState } from './table.js';
+import { invalidateFoodSearch, prepareFoodSearchInSlices } from './search.js';
+import { nextTask, SteppedJob, type Pace } from './steps.js';
+import { foodTableSteps, loadedTableState } from './table.js';
 
 const checked = new WeakSet<Db>();
+/** The load under way, which the warm-up advances slice by slice and a foods request finishes. */
+const loads = new WeakMap<Db, SteppedJob<void>>();
+
+function tableLoad(app: AppContext): SteppedJob<void> {
+  let load = loads.get(app.db);
+  if (!load) {
+    load = new SteppedJob(loadSteps(app), () => loads.delete(app.db));
+    loads.set(app.db, load);
+  }
+  return load;
+}
+
+function* loadSteps(app: AppContext): Generator<void, void> {
+  if (yield* foodTableSteps(app.db, () => app.clock.now())) invalidateFoodSearch(app.db);
+  checked.add(app.db);
+}
 
 /**
  * Makes sure the shipped table is in the database before foods are read. The first call per
  * database checks the shipped file's version (and loads it, ~0.3 s, once per table version); the
- * service also calls this in the background shortly after start so nobody waits on it.
+ * service also does this in slices shortly after start (warmUpFoods), and a call meanwhile
+ * finishes that load at once.
  */
 export function ensureFoods(app: AppContext): void {
   if (checked.has(app.db)) return;
-  if (ensureFoodTable(app.db, app.clock.now())) invalidateFoodSearch(app.db);
-  checked.add(app.db);
+  tableLoad(app).finish();
 }
 
-/** Loads the table if needed and builds the search index, so the first keystroke is fast. */
-export function warmUpFoods(app: AppContext): void {
-  ensureFoods(app);
-  prepareFoodSearch(app.db);
+/**
+ * Loads the table if needed and builds the search index, so the first keystroke is fast: in
+ * slices of ~25 ms, so that requests are answered between two (a foods request meanwhile finishes
+ * the part it needs itself). Stops between slices when `pace.signal` aborts.
+ */
+export async function warmUpFoods(app: AppContext, pace: Pace = {}): Promise<void> {
+  const nextTurn = pace.nextTurn ?? nextTask;
+  // A background writer: while an import writes from its worker, or another program holds the
+  // lock, it waits instead of failing on SQLITE_BUSY (the table's last step writes).
+  const paced: Pace = {
+    ...pace,
+    nextTurn: async () => {
+      await nextTurn();
+      if (app.writes.blocked) await app.writes.writable({ limitMs: Infinity });
+    },
+  };
+  if (!checked.has(app.db) && !(await tableLoad(app).inSlices(paced))) return;
+  await prepareFoodSearchInSlices(app.db, paced);
 }
 
 export function foodResource(f: FoodRecord, usage: FoodUsage | undefined): Record<string, unknown> {

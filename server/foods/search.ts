@@ -1,6 +1,7 @@
 import type { Db } from '../db/connection.js';
 import { foodVocabulary, getFoods, getFoodsBySeq, listFoodNames, listFoodUsage, matchFoodSeqs, type FoodRecord, type FoodUsage } from '../db/foods.js';
 import { fold, searchWords, segmentKey, words, type SearchWords } from './search-words.js';
+import { SteppedJob, type Pace } from './steps.js';
 import { usdaFoodId } from './table.js';
 
 export { fold, words };
@@ -154,19 +155,51 @@ function indexFood(
   };
 }
 
+/** Foods indexed per step of a build: about a millisecond of work. */
+const INDEX_FOODS_PER_STEP = 64;
+
+/** Builds the in-memory index in steps (see steps.ts), from one reading of the foods. */
+function* indexSteps(db: Db): Generator<void, SearchIndex> {
+  const vocabulary = foodVocabulary(db).sort();
+  const names = listFoodNames(db);
+  // Read together, so that both are of the same foods; sorting and indexing can wait a turn.
+  yield;
+  const terms: string[] = [];
+  const termNumber = termNumbering(terms);
+  const sw = searchWords();
+  const stapleIds = new Map<string, string[]>();
+  for (const [phrase, ndb] of sw.staples) stapleIds.set(usdaFoodId(ndb), [...(stapleIds.get(usdaFoodId(ndb)) ?? []), phrase]);
+  const staples = new Map<string, number>();
+  const foods = new Map<number, IndexedFood>();
+  for (let i = 0; i < names.length; i++) {
+    const f = names[i]!;
+    for (const phrase of stapleIds.get(f.id) ?? []) staples.set(phrase, f.seq);
+    foods.set(f.seq, indexFood(f, termNumber, sw));
+    if (i % INDEX_FOODS_PER_STEP === INDEX_FOODS_PER_STEP - 1) yield;
+  }
+  return { vocabulary, terms, foods, staples };
+}
+
+/** The build under way, which the warm-up advances and a search finishes; dropped when foods change. */
+const builds = new WeakMap<Db, SteppedJob<SearchIndex>>();
+/** How many times the foods of a database changed (invalidateFoodSearch): a build of before is stale. */
+const generations = new WeakMap<Db, number>();
+
+function indexBuild(db: Db): SteppedJob<SearchIndex> {
+  let build = builds.get(db);
+  if (!build) {
+    const job: SteppedJob<SearchIndex> = new SteppedJob(indexSteps(db), () => {
+      if (builds.get(db) === job) builds.delete(db);
+    });
+    builds.set(db, (build = job));
+  }
+  return build;
+}
+
 function searchIndex(db: Db): SearchIndex {
   let index = indexes.get(db);
   if (!index) {
-    const vocabulary = foodVocabulary(db).sort();
-    const terms: string[] = [];
-    const termNumber = termNumbering(terms);
-    const sw = searchWords();
-    const names = listFoodNames(db);
-    const stapleIds = new Map<string, string[]>();
-    for (const [phrase, ndb] of sw.staples) stapleIds.set(usdaFoodId(ndb), [...(stapleIds.get(usdaFoodId(ndb)) ?? []), phrase]);
-    const staples = new Map<string, number>();
-    for (const f of names) for (const phrase of stapleIds.get(f.id) ?? []) staples.set(phrase, f.seq);
-    index = { vocabulary, terms, foods: new Map(names.map((f) => [f.seq, indexFood(f, termNumber, sw)])), staples };
+    index = indexBuild(db).finish();
     indexes.set(db, index);
   }
   return index;
@@ -177,9 +210,21 @@ export function prepareFoodSearch(db: Db): void {
   searchIndex(db);
 }
 
+/** prepareFoodSearch in slices, answering requests between two (a search meanwhile finishes the build). */
+export async function prepareFoodSearchInSlices(db: Db, pace: Pace = {}): Promise<void> {
+  if (indexes.has(db)) return;
+  const generation = generations.get(db);
+  const build = indexBuild(db);
+  if (!(await build.inSlices(pace))) return;
+  // Kept unless the foods changed meanwhile, or a search finished the build and kept it already.
+  if (generations.get(db) === generation && !indexes.has(db)) indexes.set(db, build.finish());
+}
+
 /** Called after foods change (custom food written, table reloaded): the next search rebuilds. */
 export function invalidateFoodSearch(db: Db): void {
   indexes.delete(db);
+  builds.delete(db);
+  generations.set(db, (generations.get(db) ?? 0) + 1);
 }
 
 /** First index in sorted `vocabulary` whose word is >= prefix. */

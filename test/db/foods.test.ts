@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../server/db/connection.js';
-import { foodVocabulary, getFood, insertFood, listFoodNames, matchFoodSeqs, replaceTableFoods, type NewFood } from '../../server/db/foods.js';
+import { createFoodStage, foodVocabulary, getFood, insertFood, listFoodNames, matchFoodSeqs, replaceTableFoods, stageFoods, type NewFood } from '../../server/db/foods.js';
 import { searchWords, segmentKey } from '../../server/foods/search-words.js';
 import { loadedTableState, ensureFoodTable, usdaFoodId } from '../../server/foods/table.js';
 
@@ -31,9 +31,14 @@ test('the shipped table loads once per version, in one transaction, and is index
 
 test('replacing the table keeps custom foods indexed and the index triggers in place', () => {
   const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'chyme-foods-')), 'chyme.db'));
-  replaceTableFoods(db, [food('food_usda_1', 'Apple pie', 'usda_sr'), food('food_usda_2', 'Quince', 'usda_sr')]);
+  const replace = (foods: NewFood[]) => {
+    createFoodStage(db, 'stage');
+    stageFoods(db, 'stage', foods);
+    replaceTableFoods(db, 'stage');
+  };
+  replace([food('food_usda_1', 'Apple pie', 'usda_sr'), food('food_usda_2', 'Quince', 'usda_sr')]);
   insertFood(db, food('food_mine', 'Grandma quince jam', 'custom'));
-  replaceTableFoods(db, [food('food_usda_2', 'Quince, raw', 'usda_sr')]);
+  replace([food('food_usda_2', 'Quince, raw', 'usda_sr')]);
   assert.equal(matchFoodSeqs(db, '"apple"*').length, 0, 'foods gone from the table are gone from the index');
   assert.equal(matchFoodSeqs(db, '"quince"*').length, 2, 'the new table and the custom food are indexed');
   insertFood(db, food('food_later', 'Apple sauce', 'custom'));
