@@ -383,14 +383,18 @@ async function mealCreatedStream(s: Server): Promise<{ arrived(id: string, ms: n
 async function importBesideLiveMeals(a: Server, b: Server) {
   const doc = historyImportDocument({ lastDay: dayOf(Date.now() - 2 * 86_400_000, TIMEZONE), days: IMPORT_DAYS, timezone: TIMEZONE });
   const imported = (doc.meals as unknown[]).length + (doc.sleep_sessions as unknown[]).length;
-  const servers = { A: { s: a, path: aPath, times: [] as number[] }, B: { s: b, path: bPath, times: [] as number[] } };
+  const servers = { A: { s: a, path: aPath, times: [] as number[], slowest: '' }, B: { s: b, path: bPath, times: [] as number[], slowest: '' } };
+  let importPostedAt: number | undefined;
   type Name = keyof typeof servers;
   const logged: Array<{ id: string; on: Name; at: number; arrivedMs?: number }> = [];
   let running = true;
   const timed = async (name: Name, method: string, path: string, body?: unknown) => {
     const t0 = performance.now();
     const r = await servers[name].s.api(method, path, body);
-    servers[name].times.push(performance.now() - t0);
+    const ms = performance.now() - t0;
+    // Which request was the slowest, and when (seconds after the import was posted): what to trace.
+    if (ms > Math.max(0, ...servers[name].times)) servers[name].slowest = `${method} ${path} ${ms.toFixed(0)} ms at ${importPostedAt === undefined ? 'before the import' : `${((t0 - importPostedAt) / 1000).toFixed(1)} s`}`;
+    servers[name].times.push(ms);
     if (r.status >= 300) throw new Error(`${method} ${path} on ${name} during the import: ${r.status} ${JSON.stringify(r.json)}`);
     return r;
   };
@@ -407,8 +411,11 @@ async function importBesideLiveMeals(a: Server, b: Server) {
       await sleep(100);
     }
   };
+  // Until the loggers have stopped, not only `running`: a POST in flight when it turned false
+  // adds its meal after, and a watcher that had left already made that meal's arrival NaN.
+  let loggersDone = false;
   const watch = async () => {
-    while (running || logged.some((m) => m.arrivedMs === undefined)) {
+    while (!loggersDone || logged.some((m) => m.arrivedMs === undefined)) {
       for (const m of logged) {
         if (m.arrivedMs !== undefined) continue;
         if (onFile(servers[m.on === 'A' ? 'B' : 'A'].path, m.id)) m.arrivedMs = performance.now() - m.at;
@@ -417,9 +424,11 @@ async function importBesideLiveMeals(a: Server, b: Server) {
       await sleep(50);
     }
   };
-  const workers = [logMeals('A'), logMeals('B'), readState('A'), readState('B'), watch()];
+  const loggers = [logMeals('A'), logMeals('B')];
+  const workers = [...loggers, readState('A'), readState('B'), watch()];
   await sleep(3000);
   const t0 = performance.now();
+  importPostedAt = t0;
   const form = new FormData();
   form.append('file', new Blob([JSON.stringify(doc)]), 'history.json');
   const res = await fetch(`${a.url}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${a.key}` }, body: form });
@@ -435,6 +444,8 @@ async function importBesideLiveMeals(a: Server, b: Server) {
   const settledMs = performance.now() - t0;
   await sleep(8000);
   running = false;
+  await Promise.all(loggers);
+  loggersDone = true;
   await Promise.all(workers);
   const arrivals = logged.map((m) => m.arrivedMs!);
   const worst = (on: Name) => Math.max(0, ...logged.filter((m) => m.on === on).map((m) => m.arrivedMs!));
@@ -451,7 +462,7 @@ async function importBesideLiveMeals(a: Server, b: Server) {
     maxB: Math.max(...servers.B.times),
     requests: servers.A.times.length + servers.B.times.length,
   };
-  return { ...figures, summary: `arrival p50 ${figures.arrivalP50.toFixed(0)} ms, max A→B ${figures.arrivalMaxAB.toFixed(0)} / B→A ${figures.arrivalMaxBA.toFixed(0)} ms; requests p99/max A ${figures.p99A.toFixed(0)}/${figures.maxA.toFixed(0)} ms, B ${figures.p99B.toFixed(0)}/${figures.maxB.toFixed(0)} ms; settled ${secs(settledMs)}` };
+  return { ...figures, summary: `arrival p50 ${figures.arrivalP50.toFixed(0)} ms, max A→B ${figures.arrivalMaxAB.toFixed(0)} / B→A ${figures.arrivalMaxBA.toFixed(0)} ms; requests p99/max A ${figures.p99A.toFixed(0)}/${figures.maxA.toFixed(0)} ms, B ${figures.p99B.toFixed(0)}/${figures.maxB.toFixed(0)} ms; slowest A ${servers.A.slowest}, B ${servers.B.slowest}; settled ${secs(settledMs)}` };
 }
 
 const median = (xs: number[]) => percentile(xs, 50);
