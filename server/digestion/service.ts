@@ -1,6 +1,7 @@
 import type { AppContext } from '../app-context.js';
 import { firstMealDays, listMealsBetween, listMealsByDays, type MealRecord } from '../db/meals.js';
 import { getSleep, listSleepEndingBetween } from '../db/sleep.js';
+import { nextTurn } from '../next-turn.js';
 import {
   constants,
   dailyScoreInputWindows,
@@ -420,8 +421,6 @@ export function mealsJsonByDays(app: AppContext, startDate: string, endDate: str
 /** Days computed between two turns of the event loop: a few milliseconds of work. */
 export const FILL_CHUNK_DAYS = 7;
 
-// setImmediate is Node's; a browser worker (the phone) takes the next task with setTimeout.
-const nextTurn = () => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 export interface WarmSections {
   daily?: boolean;

@@ -20,7 +20,8 @@ import { newId } from '../ids.js';
 import { isoUtc } from '../time/tz.js';
 import { listedPortions } from './portions.js';
 import { invalidateFoodSearch, prepareFoodSearchInSlices } from './search.js';
-import { nextTask, SteppedJob, type Pace } from './steps.js';
+import { nextTurn as defaultNextTurn } from '../next-turn.js';
+import { SteppedJob, type Pace } from './steps.js';
 import { foodTableSteps, loadedTableState } from './table.js';
 
 const checked = new WeakSet<Db>();
@@ -58,7 +59,7 @@ export function ensureFoods(app: AppContext): void {
  * the part it needs itself). Stops between slices when `pace.signal` aborts.
  */
 export async function warmUpFoods(app: AppContext, pace: Pace = {}): Promise<void> {
-  const nextTurn = pace.nextTurn ?? nextTask;
+  const nextTurn = pace.nextTurn ?? defaultNextTurn;
   // A background writer: while an import writes from its worker, or another program holds the
   // lock, it waits instead of failing on SQLITE_BUSY (the table's last step writes).
   const paced: Pace = {

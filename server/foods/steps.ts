@@ -5,6 +5,7 @@
  * needs the result before then finishes the same job at once (finish), as it did before there was
  * a warm-up. No step holds a transaction open across a yield.
  */
+import { nextTurn } from '../next-turn.js';
 
 /** How long one slice works before letting requests in: a request waits about this long at most. */
 export const SLICE_MS = 25;
@@ -18,8 +19,6 @@ export interface Pace {
   signal?: AbortSignal;
 }
 
-// setImmediate is Node's; a browser worker (the phone) takes the next task with setTimeout.
-export const nextTask = (): Promise<void> => new Promise<void>((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 /** One run of a generator of steps that several callers may advance; it ends once, for all of them. */
 export class SteppedJob<R> {
@@ -68,7 +67,7 @@ export class SteppedJob<R> {
         if (performance.now() >= until) break;
       }
       if (this.done) return true;
-      await (pace.nextTurn ?? nextTask)();
+      await (pace.nextTurn ?? nextTurn)();
     }
   }
 }

@@ -1,5 +1,6 @@
 import * as A from '@automerge/automerge';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
+import { nextTurn } from '../next-turn.js';
 import {
   addDocTail,
   appendDoc,
@@ -1594,11 +1595,6 @@ function projectedIds(doc: ShardDoc, patches: A.Patch[] | null): string[] {
   const set = new Set<string>();
   for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') set.add(p.path[1]);
   return [...set];
-}
-
-/** Lets the service's thread answer what waits (requests, acknowledgements) before the next slice. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
