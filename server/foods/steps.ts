@@ -5,10 +5,7 @@
  * needs the result before then finishes the same job at once (finish), as it did before there was
  * a warm-up. No step holds a transaction open across a yield.
  */
-import { nextTurn } from '../next-turn.js';
-
-/** How long one slice works before letting requests in: a request waits about this long at most. */
-export const SLICE_MS = 25;
+import { nextTurn, SLICE_MS } from '../next-turn.js';
 
 /** How a job is paced: the slice length and how to wait for the next turn (tests inject both). */
 export interface Pace {

@@ -6,6 +6,7 @@ import type { DocumentImportCounts, ImportDocument, importDocumentSteps } from '
 import { newId } from '../ids.js';
 import type { ImportResult } from './types.js';
 import { silentLogger } from '../logger.js';
+import { SLICE_MS } from '../next-turn.js';
 import { parseImport } from './parse.js';
 import { toWorkerError, type ImportWorkerData, type MainMessage, type WorkerMessage } from './worker-protocol.js';
 
@@ -20,12 +21,6 @@ import { toWorkerError, type ImportWorkerData, type MainMessage, type WorkerMess
 
 const PROGRESS_STEP = 16 * 1024 ** 2;
 
-/**
- * How long one of the import's transactions writes: a request that arrives meanwhile waits about
- * this long (twice for one whose body was still arriving). A commit waiting for the disk costs a
- * few ms more each time.
- */
-const SLICE_MS = 25;
 /** ...and at least this many records (an idle machine writes more in 25 ms); see stepsFor. */
 const SLICE_MIN_STEPS = 64;
 

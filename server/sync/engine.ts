@@ -1,6 +1,6 @@
 import * as A from '@automerge/automerge';
 import { notifyDataChanged, type AppContext } from '../app-context.js';
-import { nextTurn } from '../next-turn.js';
+import { nextTurn, SLICE_MS } from '../next-turn.js';
 import {
   addDocTail,
   appendDoc,
@@ -56,12 +56,6 @@ import type { RelayConnection } from './relay-client.js';
  * peaked at 563 MB with 20,000), and so that a round a live edit cuts short wasted little reading.
  */
 const OUTBOX_BATCH = 1_000;
-/**
- * The longest the engine works on the service's thread at a stretch (changing a document, projecting
- * records into SQLite): between two slices the service answers requests. A target, not a bound: one
- * record, or one Automerge load of a document, may take longer on a busy machine.
- */
-const SLICE_MS = 25;
 /** Records in one Automerge change of a drain at most (the slice adapts to how long the last one took). */
 const MAX_SLICE_RECORDS = 500;
 /**
