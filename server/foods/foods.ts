@@ -28,18 +28,23 @@ const checked = new WeakSet<Db>();
 /** The load under way, which the warm-up advances slice by slice and a foods request finishes. */
 const loads = new WeakMap<Db, SteppedJob<void>>();
 
+/**
+ * The load of the database the service has now. Its steps keep to that database: a restore
+ * replaces app.db between two of them, and what they checked is true of the one they loaded.
+ */
 function tableLoad(app: AppContext): SteppedJob<void> {
-  let load = loads.get(app.db);
+  const db = app.db;
+  let load = loads.get(db);
   if (!load) {
-    load = new SteppedJob(loadSteps(app), () => loads.delete(app.db));
-    loads.set(app.db, load);
+    load = new SteppedJob(loadSteps(db, () => app.clock.now()), () => loads.delete(db));
+    loads.set(db, load);
   }
   return load;
 }
 
-function* loadSteps(app: AppContext): Generator<void, void> {
-  if (yield* foodTableSteps(app.db, () => app.clock.now())) invalidateFoodSearch(app.db);
-  checked.add(app.db);
+function* loadSteps(db: Db, now: () => number): Generator<void, void> {
+  if (yield* foodTableSteps(db, now)) invalidateFoodSearch(db);
+  checked.add(db);
 }
 
 /**
@@ -60,18 +65,30 @@ export function ensureFoods(app: AppContext): void {
  */
 export async function warmUpFoods(app: AppContext, pace: Pace = {}): Promise<void> {
   const nextTurn = pace.nextTurn ?? defaultNextTurn;
-  // A background writer: while an import writes from its worker, or another program holds the
-  // lock, it waits instead of failing on SQLITE_BUSY (the table's last step writes).
-  const paced: Pace = {
-    ...pace,
-    nextTurn: async () => {
-      await nextTurn();
-      if (app.writes.blocked) await app.writes.writable({ limitMs: Infinity });
-    },
-  };
-  if (!checked.has(app.db) && !(await tableLoad(app).inSlices(paced))) return;
-  await prepareFoodSearchInSlices(app.db, paced);
+  for (;;) {
+    const db = app.db;
+    // A background writer: while an import writes from its worker, or another program holds the
+    // lock (a restore), it waits instead of failing on SQLITE_BUSY (the table's last step writes).
+    // A restore closes the database it was warming: it starts over on the one restored.
+    const paced: Pace = {
+      ...pace,
+      nextTurn: async () => {
+        await nextTurn();
+        if (app.writes.blocked) await app.writes.writable({ limitMs: Infinity });
+        if (app.db !== db) throw new DatabaseReplaced();
+      },
+    };
+    try {
+      if (!checked.has(db) && !(await tableLoad(app).inSlices(paced))) return;
+      await prepareFoodSearchInSlices(db, paced);
+      return;
+    } catch (err) {
+      if (!(err instanceof DatabaseReplaced)) throw err;
+    }
+  }
 }
+
+class DatabaseReplaced extends Error {}
 
 export function foodResource(f: FoodRecord, usage: FoodUsage | undefined): Record<string, unknown> {
   return {

@@ -91,6 +91,31 @@ describe('foods warm-up: requests are answered between its slices', () => {
     }
   });
 
+  test('a restore during the warm-up: it starts over on the restored database, and its foods are right', async () => {
+    const s = await startTestService({ backups: { automatic: false } });
+    try {
+      // Taken before any foods request: the backup holds no food table.
+      const backup = await s.request('POST', '/v1/backups');
+      assert.equal(backup.status, 201, backup.text);
+      const before = s.service.app.db;
+      let turns = 0;
+      let restored = 0;
+      await warmUpFoods(s.service.app, {
+        sliceMs: 0,
+        nextTurn: async () => {
+          // While the table's rows are being staged into the database the restore replaces.
+          if (++turns === 3) restored = (await s.request('POST', `/v1/backups/${backup.body.id}/restore`)).status;
+        },
+      });
+      assert.equal(restored, 200);
+      assert.notEqual(s.service.app.db, before, 'the restore replaced the database');
+      assert.ok(loadedTableState(s.service.app.db)!.count > 9000, 'the warm-up loaded the table into the restored database');
+      assert.equal(names(await s.request('GET', '/v1/foods?query=banana&limit=1'))[0], 'Bananas, raw');
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('a warm-up that is stopped ends between slices and leaves the load to the next foods request', async () => {
     const s = await startTestService();
     try {
