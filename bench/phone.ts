@@ -206,7 +206,9 @@ async function stopProfiles(p: Profiling): Promise<void> {
 
 /**
  * Installed once in the phone's database worker (through CDP): counts the OPFS access handle's
- * calls (each one is the SAH pool VFS's read, write, size or flush of a file) and their time, and
+ * calls (the SAH pool VFS's reads, sizes and flushes of a file, and its writes as the worker's
+ * coalescing issues them: one per contiguous run at a flush, renderer/src/phone/coalesced-writes.ts;
+ * a build before that wrote each of SQLite's writes at once) and their time, and
  * notes when a POST reaches the worker and when its 201 answer leaves, in the clock the page
  * shares (timeOrigin + now), so one logged meal splits into the page before the worker, the
  * worker, and the page after.

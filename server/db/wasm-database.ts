@@ -320,10 +320,11 @@ const WAL_KEPT_BYTES = 1024 * 1024;
  * outside a transaction the checks for a hot journal and for another writer (a size and a read of
  * the file each time). Every OPFS call is a system call on a phone (an IPC to the browser process
  * in a private window): a logged meal's request made 55 writes, 11 reads, 11 size checks and 4
- * flushes with the rollback journal kept between transactions, and makes 27 writes and 1 flush
- * with the log (bench/phone.ts counts them). With synchronous=FULL that flush is in every commit,
- * so a committed write survives a tab kill and a power cut alike; a crash mid-commit leaves
- * frames without a commit record, which the next open ignores.
+ * flushes with the rollback journal kept between transactions, and 27 writes and 1 flush with
+ * the log (bench/phone.ts counts them); the worker gathers those writes until the flush, which
+ * makes them one (renderer/src/phone/coalesced-writes.ts). With synchronous=FULL that flush is in
+ * every commit, so a committed write survives a tab kill and a power cut alike; a crash mid-commit
+ * leaves frames without a commit record, which the next open ignores.
  */
 export function openWasmChymeDatabase(sqlite3: Sqlite3Static, connection: WasmDb, list: Migration[] = migrations): WasmDatabase {
   const db = new WasmDatabase(sqlite3, connection);

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { devices, type Browser, type BrowserContext } from 'playwright-core';
+import { devices, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { migrations } from '../../server/db/migrations.js';
 import { axe, formatViolations, launchBrowser } from './harness.js';
 import { phoneApi, phoneSkip, serveStatic, storageState, waitReady, watch, type PhoneSite } from './phone-harness.js';
@@ -101,6 +101,20 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phone
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });
 
+  /** Crashes the page's renderer (its worker with it: no unload, no close), then opens the app again on the same database. */
+  async function killAndReopen(page: Page): Promise<Page> {
+    const crashed = page.waitForEvent('crash');
+    const cdp = await context.newCDPSession(page);
+    void cdp.send('Page.crash').catch(() => undefined);
+    await crashed;
+    await page.close();
+    const next = await context.newPage();
+    watch(next, problems);
+    await next.goto(`${site.app}phone.html`);
+    assert.equal((await waitReady(next)).created, false, 'the same database');
+    return next;
+  }
+
   test('a meal the worker answered is there after the tab is killed (its renderer crashed), and the log is replayed on the next open', async () => {
     const page = await context.newPage();
     watch(page, problems);
@@ -110,19 +124,41 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phone
     assert.equal(meal.status, 201, JSON.stringify(meal.body));
     // The page's renderer process (its database worker with it) ends at once: no unload, no close of
     // the database, so no checkpoint; what the worker had committed is in the write-ahead log only.
-    const crashed = page.waitForEvent('crash');
-    const cdp = await context.newCDPSession(page);
-    void cdp.send('Page.crash').catch(() => undefined);
-    await crashed;
-    await page.close();
-
-    const next = await context.newPage();
-    watch(next, problems);
-    await next.goto(`${site.app}phone.html`);
-    const reopened = await waitReady(next);
-    assert.equal(reopened.created, false, 'the same database');
+    const next = await killAndReopen(page);
     const again = await phoneApi(next, 'GET', `/v1/nutrition/meals/${meal.body.id}`);
     assert.deepEqual(again.body, meal.body, 'the committed meal survived the kill');
+    await next.close();
+    assert.deepEqual(problems, [], 'no console errors or CSP violations');
+  });
+
+  test('meals logged across a checkpoint and the log written again from its start are all there after a kill', async () => {
+    const page = await context.newPage();
+    watch(page, problems);
+    await page.goto(`${site.app}phone.html`);
+    await waitReady(page);
+    // A meal's commit writes 12–15 pages to the log (its row and three indexes, the event, the
+    // idempotency key): 150 of them pass SQLite's checkpoint at 1,000 pages, after which the log is
+    // written again from its start over older frames. The worker gathers each file's writes until
+    // SQLite syncs it (renderer/src/phone/coalesced-writes.ts); what a commit synced must be on
+    // storage whatever was still gathered when the tab died.
+    const ids = (await page.evaluate(async (meal) => {
+      const storage = (globalThis as unknown as { chymeStorage: { request(m: string, p: string, b: unknown): Promise<{ status: number; body: { id: string } }> } }).chymeStorage;
+      const ids: string[] = [];
+      for (let i = 0; i < 150; i++) {
+        const r = await storage.request('POST', '/v1/nutrition/meals', { ...meal, description: `Checkpointed meal ${i}` });
+        if (r.status !== 201) throw new Error(`meal ${i}: ${r.status}`);
+        ids.push(r.body.id);
+      }
+      return ids;
+    }, MEAL)) as string[];
+    const next = await killAndReopen(page);
+    const missing = (await next.evaluate(async (ids) => {
+      const storage = (globalThis as unknown as { chymeStorage: { request(m: string, p: string): Promise<{ status: number }> } }).chymeStorage;
+      const missing: string[] = [];
+      for (const id of ids) if ((await storage.request('GET', `/v1/nutrition/meals/${id}`)).status !== 200) missing.push(id);
+      return missing;
+    }, ids)) as string[];
+    assert.deepEqual(missing, [], `all ${ids.length} meals survived the kill`);
     await next.close();
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });

@@ -39,6 +39,7 @@ import { initSettings } from '../../../server/settings.js';
 import { createSync, type SyncSubsystem } from '../../../server/sync/index.js';
 import searchWordsFile from '../../../server/foods/data/search-words.json';
 import type { ServiceEvent } from '../api/types.js';
+import { coalesceSyncAccessHandles } from './coalesced-writes.js';
 import type { ControlResults, CoreControl, CoreNotice, CoreRequest } from './protocol.js';
 import { registerWasmMemory, wasmMemoryBytes } from './wasm-memory.js';
 
@@ -80,13 +81,15 @@ const log: Logger = {
 };
 
 /**
- * Installs the VFS. It takes an exclusive access handle on each file of its pool, so it fails
+ * Installs the VFS, its files' writes coalesced. It takes an exclusive access handle on each file of its pool, so it fails
  * while the worker of a page just reloaded still holds them (they are released when that worker
  * is torn down, shortly after the page's lock): wait a little and try again.
  * `preserveOnInitFailure` is essential: without it a failed install deletes the pool, the whole
  * history with it.
  */
 async function installVfs(sqlite3: Sqlite3Static): Promise<SAHPoolUtil> {
+  // Before the pool opens its files: their writes are gathered until SQLite syncs (coalesced-writes.ts).
+  coalesceSyncAccessHandles(FileSystemFileHandle);
   for (let attempt = 1; ; attempt++) {
     // forceReinitIfPreviouslyFailed is missing from the package's types; a retry needs it.
     const options = { name: 'chyme-sahpool', preserveOnInitFailure: true, forceReinitIfPreviouslyFailed: attempt > 1 };
