@@ -45,7 +45,9 @@ import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
 import { savedDocHeads } from './saved-heads.js';
-import { isDeleted, isShardOf, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { recordsView, scalarOf, viewOf, type RecordsView } from './merge-doc.js';
+import { inThreadMerger, type DocMerger } from './merger.js';
+import { isDeleted, isShardOf, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
 import { MAX_OWN_SEQS, MAX_PULL_OIDS } from './protocol.js';
 import type { RelayConnection } from './relay-client.js';
@@ -124,6 +126,8 @@ export interface EngineOptions {
   connection?: (handlers: ConnectionHandlers) => RelayConnection;
   /** Called when connection, pending work or the webhook host may have changed. */
   onStatus?: () => void;
+  /** Where shards from the relay are merged (the engine's thread when not given); the engine closes it. */
+  merger?: DocMerger;
 }
 
 export interface ConnectionHandlers {
@@ -184,19 +188,6 @@ interface Incoming {
 const headsText = (heads: A.Heads): string => JSON.stringify([...heads].sort());
 
 /**
- * Whether any of `synced` (changes this device knows the relay held) is outside the history of
- * `heads` in `doc`, a copy that holds both. Without loading the document those heads were saved
- * from: the changes of `doc` since them are listed, by hash (a few, or none, for a recent snapshot).
- */
-function lacksAny(doc: A.Doc<unknown>, heads: A.Heads, synced: readonly string[]): boolean {
-  const inside = new Set(heads);
-  if (synced.every((h) => inside.has(h))) return false;
-  if (!A.hasHeads(doc, heads) || !A.hasHeads(doc, [...synced])) return true;
-  const since = new Set(A.getChangesMetaSince(doc, heads).map((c) => c.hash));
-  return synced.some((h) => since.has(h));
-}
-
-/**
  * One device's side of sync. SQLite stays the store every read uses; the documents are how changes
  * travel, sealed, through the relay. Work on the documents runs one step at a time (a promise chain):
  *
@@ -215,6 +206,7 @@ export class SyncEngine {
   private readonly rootOid: Promise<string>;
   private readonly cache = new Map<string, Cached>();
   private readonly connection: RelayConnection | undefined;
+  private readonly merger: DocMerger;
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly seenConflicts = new Set<string>();
@@ -285,6 +277,7 @@ export class SyncEngine {
     private readonly options: EngineOptions = {},
   ) {
     this.rootOid = keys.oid(ROOT_NAME);
+    this.merger = options.merger ?? inThreadMerger;
     this.connection = options.connection?.({
       onChunk: (seq, oid, kind, sealed) => (this.targeted[0]?.chunks ?? this.incoming).push({ seq, oid, kind, sealed }),
       onEnd: (seq) => {
@@ -444,7 +437,7 @@ export class SyncEngine {
       // Changes that arrived before a crash but were not all written to SQLite yet.
       for (const oid of listUnprojectedDocs(this.app.db)) {
         const row = getDoc(this.app.db, oid);
-        if (row) await this.projectDoc(oid, A.load(row.bytes), null);
+        if (row) await this.projectDoc(oid, A.load(row.bytes));
       }
       await this.drainLocked();
     }).catch((err: unknown) => this.fail('sync catch-up failed', err));
@@ -574,6 +567,7 @@ export class SyncEngine {
     clearTimeout(this.kickTimer);
     await this.chain.catch(() => undefined);
     this.connection?.stop();
+    await this.merger.close();
     for (const w of this.caughtUp.splice(0)) w();
   }
 
@@ -615,13 +609,17 @@ export class SyncEngine {
    * changes since `since` appended when those are the stored heads, else the whole document.
    */
   private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }, since?: A.Heads, whole?: Uint8Array): void {
-    const db = this.app.db;
     const heads = headsText(A.getHeads(doc));
-    const stored = since ? docStorage(db, oid) : undefined;
-    if (since && stored && stored.heads === headsText(since) && stored.bytes < 2 * stored.baseBytes + 4096) {
-      appendDoc(db, { oid, changes: A.saveSince(doc, since), heads, ...flags });
-    } else saveDoc(db, { oid, name, bytes: whole ?? A.save(doc), heads, ...flags });
+    const stored = since ? docStorage(this.app.db, oid) : undefined;
+    const append = since !== undefined && stored !== undefined && stored.heads === headsText(since) && stored.bytes < 2 * stored.baseBytes + 4096;
+    this.storeBytes(oid, name, heads, flags, append ? A.saveSince(doc, since) : (whole ?? A.save(doc)), append);
     this.remember(oid, name, doc);
+  }
+
+  /** Stores a document's bytes: the changes since the stored heads, appended, or the whole of it. */
+  private storeBytes(oid: string, name: string, heads: string, flags: { dirty: boolean; unprojected: boolean }, bytes: Uint8Array, appended: boolean): void {
+    if (appended) appendDoc(this.app.db, { oid, changes: bytes, heads, ...flags });
+    else saveDoc(this.app.db, { oid, name, bytes, heads, ...flags });
   }
 
   private remember(oid: string, name: string, doc: A.Doc<unknown>): void {
@@ -802,7 +800,7 @@ export class SyncEngine {
       note('drain: projecting held-back records');
       for (const [oid, ids] of again) {
         const doc = this.load(oid)?.doc as A.Doc<ShardDoc> | undefined;
-        if (doc) await this.projectRecords(oid, doc, ids);
+        if (doc) await this.projectRecords(oid, viewOf(doc, ids, true));
       }
       this.options.onStatus?.();
       this.pushSoon();
@@ -1237,14 +1235,10 @@ export class SyncEngine {
 
   private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
     const db = this.app.db;
-    // Awaited first: from the row read below to its commit nothing else runs (an acknowledgement
-    // arriving between would otherwise change what the row says). An import's worker holding the
-    // database is waited for here, not met by the commit (which would fail the whole pull).
     const isRoot = oid === (await this.rootOid);
-    await this.app.writes.writable({ limitMs: Infinity });
     const tLoad = debug ? performance.now() : 0;
     const cached = this.cache.get(oid);
-    const row = getDoc(db, oid);
+    let row = getDoc(db, oid);
     let name = cached?.name ?? row?.name;
     const synced = JSON.parse(row?.syncedHeads ?? '[]') as string[];
     const accepted: Array<{ ch: Incoming; body: Uint8Array }> = [];
@@ -1269,56 +1263,78 @@ export class SyncEngine {
     );
     const toMerge = accepted.filter((a) => !held.has(a));
     const merging = toMerge.length > 0 || !row;
-    const have = merging ? this.load(oid) : cached;
-    const before = have ? A.getHeads(have.doc) : merging ? [] : (JSON.parse(holds!) as string[]);
     note(`apply: merging ${toMerge.length} chunks of ${name}`);
     const t0 = debug ? performance.now() : 0;
-    const merged = merging ? this.merge(oid, have?.doc, row, toMerge) : undefined;
+    // The root stays on this thread (this.root is it); a shard is merged where the merger merges
+    // (a worker, for the service: loading, merging, saving and diffing a month another device
+    // imported held this thread for up to 1.5 s). The merger stores nothing: this thread does.
+    let merged: Awaited<ReturnType<DocMerger['merge']>> | undefined;
+    if (merging) {
+      const storage = row ? docStorage(db, oid) : undefined;
+      const appendable = !!storage && storage.heads === holds && storage.bytes < 2 * storage.baseBytes + 4096;
+      const merger = isRoot ? inThreadMerger : this.merger;
+      merged = await merger.merge(
+        {
+          oid,
+          stored: row?.bytes,
+          storedHeads: row?.heads,
+          chunks: toMerge.map((a) => a.body),
+          synced,
+          checks: synced.length === 0 ? [] : toMerge.flatMap((a, index) => (a.ch.kind === 'snapshot' ? [{ index, heads: snapHeads.get(a) }] : [])),
+          appendable,
+          conflicts: !this.quiet,
+        },
+        cached?.doc,
+      );
+      // Acknowledgements may have arrived meanwhile: what the row says now is what counts below.
+      row = getDoc(db, oid);
+    }
     const t1 = debug ? performance.now() : 0;
-    // Undefined only when nothing was merged into a document not in memory: then nothing changed,
-    // and nothing below stores, projects or reads it (hence its `doc!`).
-    const doc = merged?.doc ?? have?.doc;
-    const after = doc ? A.getHeads(doc) : before;
+    const out = merged?.output;
+    const before = out ? out.before : cached ? [...A.getHeads(cached.doc)].sort() : (JSON.parse(holds!) as string[]);
+    const after = out ? out.after : before;
     const changed = before.join() !== after.join();
-    const applied = new Set<{ ch: Incoming; body: Uint8Array }>([...(merged?.applied ?? []), ...held]);
+    const applied = new Set([...(out?.applied.map((i) => toMerge[i]!) ?? []), ...held]);
+    for (const s of out?.skipped ?? []) this.skipChunk(oid, toMerge[s.index]!.ch, new Error(s.message));
+    const checked = new Map((out?.snapshots ?? []).map((s) => [toMerge[s.index]!, s] as const));
     let tail = 0;
     let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
     for (const [i, a] of accepted.filter((x) => applied.has(x)).entries()) {
-      const { ch, body } = a;
+      const { ch } = a;
       // A document this device first hears of starts with its snapshot, or with the first push
       // of the device that made it (a whole save): either is what a snapshot would hold, and
       // only the chunks after it are a tail to compact.
       if (ch.kind === 'snapshot' || (i === 0 && !row)) {
         tail = 0;
-        if (ch.kind !== 'snapshot' || synced.length === 0 || held.has(a)) snapshot = { bytes: ch.sealed.length, heads: [], lacksOurs: false };
-        else {
-          // Whether the snapshot holds this device's acknowledged changes: from its heads, read
-          // from its header, and the merged copy's history (loaded alone only if unreadable).
-          const heads = snapHeads.get(a) ?? A.getHeads(A.load(body));
-          snapshot = { bytes: ch.sealed.length, heads, lacksOurs: lacksAny(doc!, heads, synced) };
-        }
+        const check = checked.get(a);
+        snapshot = { bytes: ch.sealed.length, heads: check?.heads ?? [], lacksOurs: check?.lacksOurs ?? false };
         // The same chunk fetched twice (a join's pull of listed documents, then the pull after its
         // cursor) brings nothing the second time, and is not a second chunk on the relay.
       } else if (changed) tail += ch.sealed.length;
     }
     if (debug) {
       const kinds = accepted.map((a) => `${held.has(a) ? 'held ' : ''}${a.ch.kind[0]}${a.body.length}`).join(' ');
-      debug(`apply ${name}: ${cached ? 'cached' : have ? `loaded ${Math.round(t0 - tLoad)} ms` : 'new'}, chunks ${kinds}; merge ${Math.round(t1 - t0)} ms, snapshot check ${Math.round(performance.now() - t1)} ms`);
+      debug(`apply ${name}: ${cached ? 'cached' : row ? 'stored' : 'new'}, chunks ${kinds}; merge ${merged?.doc ? 'here' : merging ? 'in the worker' : 'none'} ${Math.round(t1 - t0)} ms (read ${Math.round(t0 - tLoad)} ms)`);
     }
     note(`apply: storing ${name}`);
-    // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
-    if (doc) this.remember(oid, name, doc);
-    if (isRoot && doc) this.root = doc as A.Doc<RootDoc>;
+    // The merger's copy is the newest: the cache keeps it, or forgets the one it had (outdated now).
+    if (merged?.doc) this.remember(oid, name, merged.doc);
+    else if (merging) this.cache.delete(oid);
+    if (isRoot && merged?.doc) this.root = merged.doc as A.Doc<RootDoc>;
+    const view = out?.view;
     // A join (quiet: no events, nothing local to hold back but what the outbox holds) projects a
     // shard in the transaction that stores it, whole: one commit per document instead of one per
     // 25 ms slice and two more around them. On the phone every commit writes and flushes the
     // journal and the pages to OPFS; the service still answers between two documents.
-    const projectNow = changed && this.quiet && !isRoot && (doc as { kind?: unknown }).kind === 'chyme.shard';
+    const projectNow = changed && this.quiet && view !== undefined;
     let savedMeals = false;
+    // An import's worker holding the database is waited for here, not met by the commit (which
+    // would fail the whole pull). From here to the commit nothing else runs.
+    await this.app.writes.writable({ limitMs: Infinity });
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
-      if (changed || !row) this.store(oid, name!, doc!, { dirty: false, unprojected: changed }, row ? before : undefined, row ? undefined : merged!.whole);
+      if (out?.bytes) this.storeBytes(oid, name!, headsText(after), { dirty: false, unprojected: changed }, out.bytes, out.appended);
       if (snapshot) {
         markDocSnapshot(db, oid, snapshot.bytes);
         // A snapshot made without some of this device's acknowledged changes (a device that had
@@ -1334,21 +1350,18 @@ export class SyncEngine {
       if (!row?.dirty && !snapshot?.lacksOurs) markDocSynced(db, oid, headsText(after), 0);
       if (projectNow) {
         note(`apply: projecting ${name} whole`);
-        const ids = projectedIds(doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc!, before, after));
-        savedMeals = this.projectSlice(oid, doc as ShardDoc, ids, 0, Infinity).savedMeals;
+        savedMeals = this.projectSlice(oid, view, 0, Infinity).savedMeals;
         setDocProjected(db, oid);
       }
     });
     if (debug) debug(`stored ${name} in ${Math.round(performance.now() - t1)} ms`);
     if (savedMeals) for (const hook of this.app.hooks.savedMealsChanged) hook();
     if (!changed || projectNow) return;
-    note(`apply: diff of ${name}`);
     if (isRoot) {
-      this.projectRoot(before.length === 0 ? null : A.diff(doc!, before, after));
-      setDocProjected(db, oid);
-      return;
-    }
-    await this.projectDoc(oid, doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc!, before, after));
+      note(`apply: diff of ${name}`);
+      this.projectRoot(before.length === 0 ? null : A.diff(this.root, before, after));
+    } else if (view) await this.projectRecords(oid, view);
+    setDocProjected(db, oid);
   }
 
   private skipChunk(oid: string, ch: Incoming, err: unknown): void {
@@ -1357,41 +1370,13 @@ export class SyncEngine {
     recordIntegrityProblem(this.app.db, { oid, relaySeq: ch.seq, problem, detectedMs: this.app.clock.now() });
   }
 
-  /**
-   * Merges a pull's chunks of one document into this device's copy, all in one step: Automerge
-   * turns each loadIncremental into patches of the JS document, which cost more than the merge
-   * itself, and a document this device does not have yet is loaded (materialized once) instead.
-   * Only when that fails are the chunks merged one by one, and the one that cannot be read skipped.
-   * `whole`: the document's bytes, when it is new here and every chunk loaded.
-   */
-  private merge(oid: string, have: A.Doc<unknown> | undefined, row: DocRow | undefined, accepted: Array<{ ch: Incoming; body: Uint8Array }>): { doc: A.Doc<unknown>; applied: typeof accepted; whole?: Uint8Array } {
-    const all = accepted.length === 1 ? accepted[0]!.body : concatBytes(accepted.map((a) => a.body));
-    try {
-      if (!have) return { doc: A.load(all), applied: accepted, whole: all };
-      return { doc: accepted.length === 0 ? have : A.loadIncremental(have, all), applied: accepted };
-    } catch {
-      // A failed load may have left the copy in memory half-merged: start again from the stored one.
-      let doc: A.Doc<unknown> = row ? A.load(row.bytes) : A.init();
-      const applied: typeof accepted = [];
-      for (const a of accepted) {
-        try {
-          doc = A.loadIncremental(doc, a.body);
-          applied.push(a);
-        } catch (err) {
-          this.skipChunk(oid, a.ch, err);
-        }
-      }
-      return { doc, applied };
-    }
-  }
-
-  /** Projects the records a diff touched (all of them without one), then marks the document projected. */
-  private async projectDoc(oid: string, doc: A.Doc<unknown>, patches: A.Patch[] | null): Promise<void> {
+  /** Projects every record of a document (one a crash left unprojected), then marks it projected. */
+  private async projectDoc(oid: string, doc: A.Doc<unknown>): Promise<void> {
     if ((doc as { kind?: unknown }).kind === 'chyme.root') {
       this.root = doc as A.Doc<RootDoc>;
       this.projectRoot(null);
     } else if ((doc as { kind?: unknown }).kind === 'chyme.shard') {
-      await this.projectRecords(oid, doc as ShardDoc, projectedIds(doc as ShardDoc, patches));
+      await this.projectRecords(oid, recordsView(doc as ShardDoc, null, true));
     }
     setDocProjected(this.app.db, oid);
   }
@@ -1401,7 +1386,7 @@ export class SyncEngine {
     if (!doc.settings) return;
     this.projectSettings(doc.settings);
     if (!patches || patches.some((p) => p.path[0] === 'settings')) {
-      for (const field of SETTINGS_COLUMNS) this.noteConflict('settings', 'settings', field, A.getConflicts(doc.settings as never, field), doc.settings[field]);
+      for (const field of SETTINGS_COLUMNS) this.noteConflict('settings', 'settings', field, Object.values(A.getConflicts(doc.settings as never, field) ?? {}).map((v) => scalarOf(v) ?? null), doc.settings[field]);
     }
     this.options.onStatus?.();
   }
@@ -1426,8 +1411,9 @@ export class SyncEngine {
    * SLICE_MS (at least one record): a month an import brought takes a second or more on a busy
    * machine, and the service answers requests between two slices.
    */
-  private async projectRecords(oid: string, doc: ShardDoc, ids: string[]): Promise<void> {
+  private async projectRecords(oid: string, view: RecordsView): Promise<void> {
     const app = this.app;
+    const ids = view.ids;
     // A month another device imported is many slices on a busy machine: the digestion
     // announcements (the state and windows of now, tens of milliseconds each) follow its last
     // slice once, in a transaction of their own, instead of lengthening every slice; the
@@ -1440,7 +1426,7 @@ export class SyncEngine {
         // An import's worker holds the database: this waits for it instead of failing.
         await app.writes.writable({ limitMs: Infinity });
         note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
-        const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
+        const slice = this.projectSlice(oid, view, i, SLICE_MS);
         i = slice.next;
         if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
         if (i < ids.length) await nextTurn();
@@ -1470,8 +1456,9 @@ export class SyncEngine {
    * budgetMs has passed (at least one record). Returns where it stopped, and whether saved meals
    * changed (their hooks are the caller's to call, once committed).
    */
-  private projectSlice(oid: string, doc: ShardDoc, ids: string[], from: number, budgetMs: number): { next: number; savedMeals: boolean } {
+  private projectSlice(oid: string, view: RecordsView, from: number, budgetMs: number): { next: number; savedMeals: boolean } {
     const app = this.app;
+    const ids = view.ids;
     let i = from;
     let savedMeals = false;
     const t0 = performance.now();
@@ -1482,7 +1469,7 @@ export class SyncEngine {
         while (i < ids.length) {
           const id = ids[i++]!;
           const def = entityOfId(id);
-          const rec = recordIn(doc, id);
+          const rec = view.records[id];
           if (def && rec) {
             located.push([id, oid]);
             try {
@@ -1491,7 +1478,7 @@ export class SyncEngine {
               // A clash needs two writes of one field: a record this device is only now given
               // (created here) has none of its own, so only records it had are looked at. The
               // side whose value won sees no change of its row ('same'), only the other arriving.
-              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
+              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, rec, view.conflicts[id]);
             } catch (err) {
               app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
             }
@@ -1535,18 +1522,16 @@ export class SyncEngine {
     return change.kind;
   }
 
-  private noteConflicts(def: EntityDef, id: string, rec: DocRecord): void {
-    for (const field of def.columns) {
-      if (field === 'updated_ms') continue;
-      this.noteConflict(def.kind, id, field, A.getConflicts(rec as never, field), scalarOf(rec[field]));
+  private noteConflicts(def: EntityDef, id: string, rec: DocRecord, clashes: RecordsView['conflicts'][string] | undefined): void {
+    for (const [field, values] of clashes ?? []) {
+      if (def.columns.includes(field)) this.noteConflict(def.kind, id, field, values, scalarOf(rec[field]));
     }
   }
 
-  private noteConflict(entity: string, id: string, field: string, all: A.Conflicts | undefined, kept: unknown): void {
-    if (!all || Object.keys(all).length < 2) return;
-    const others = Object.values(all)
-      .map(scalarOf)
-      .filter((v) => v !== kept);
+  /** A field with more than one value (`all`, every side's): listed once, with the value kept. */
+  private noteConflict(entity: string, id: string, field: string, all: Scalar[], kept: unknown): void {
+    if (all.length < 2) return;
+    const others = all.filter((v) => v !== kept);
     const key = `${id}/${field}/${JSON.stringify(kept)}/${JSON.stringify(others)}`;
     if (this.seenConflicts.has(key)) return;
     this.seenConflicts.add(key);
@@ -1581,14 +1566,6 @@ export class SyncEngine {
       // A note that does not open is ignored: presence is a courtesy, not data.
     }
   }
-}
-
-/** The records a diff of a shard touched (all of them without one): those projectRecords writes. */
-function projectedIds(doc: ShardDoc, patches: A.Patch[] | null): string[] {
-  if (!patches) return recordIds(doc);
-  const set = new Set<string>();
-  for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') set.add(p.path[1]);
-  return [...set];
 }
 
 /**
@@ -1655,25 +1632,9 @@ function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: 
   return changed ? 'changed' : 'unchanged';
 }
 
-/** Byte arrays end to end (Node's Buffer.concat does not exist in the phone's worker). */
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** A field's value as a record in a document holds it (strings as immutable strings: see documents.ts). */
 function toDoc(v: Scalar): DocValue {
   return typeof v === 'string' ? new A.ImmutableString(v) : v;
-}
-
-/** A document's field as a plain value (an immutable string, or a plain string written before, as a string). */
-function scalarOf(v: unknown): Scalar | undefined {
-  return A.isImmutableString(v) ? v.val : (v as Scalar | undefined);
 }
 
 function toColumn(d: DocValue | undefined): string | number | null {
