@@ -45,7 +45,7 @@ import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
 import { savedDocHeads } from './saved-heads.js';
-import { recordsView, scalarOf, viewOf, type RecordsView } from './merge-doc.js';
+import { applyToDoc, initialDoc, newShard, pushBodyOf, recordsView, scalarOf, viewOf, type Prepared, type RecordsView } from './merge-doc.js';
 import { inThreadMerger, type DocMerger } from './merger.js';
 import { isDeleted, isShardOf, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
@@ -85,8 +85,6 @@ const PUSHES_IN_FLIGHT = 8;
  * twice its snapshot for good once the edits stopped.
  */
 const COMPACT_FLOOR_BYTES = 1024;
-/** A push of changes this large (an import, a set-up in rounds) that is half the document is sent as a snapshot at once. */
-const BULK_PUSH_BYTES = 2048;
 /** How often a connected device tells the others it is there (sealed, never stored by the relay). */
 const PRESENCE_INTERVAL_MS = 30_000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
@@ -168,14 +166,10 @@ interface Opened {
   error?: unknown;
 }
 
-/** One push of a document: its changes since `since` (the heads the relay held), or the whole of it. */
-interface Prepared {
-  heads: string;
-  body: Uint8Array;
-  kind: ChunkKind;
-  /** A save of the whole document (a first push, or a snapshot). */
-  whole: boolean;
-  since: string;
+/** An outbox entry a drain writes into a document, with what it is. */
+interface DrainEdit {
+  entry: OutboxEntry;
+  def: EntityDef;
 }
 
 interface Incoming {
@@ -673,7 +667,7 @@ export class SyncEngine {
       note(`drain: reading ${entries.length} rows`);
       const rows = new Map<string, Row | undefined>();
       const newDocs = new Map<string, string>();
-      const byDoc = new Map<string, { name: string; list: Array<{ entry: OutboxEntry; def: EntityDef }>; seqs: number[] }>();
+      const byDoc = new Map<string, { name: string; list: DrainEdit[]; seqs: number[] }>();
       /** Entries with nothing to write (created and deleted before they reached a document): forgotten with the first document. */
       let idle: number[] = [];
       const settingsSeqs: number[] = [];
@@ -708,7 +702,8 @@ export class SyncEngine {
         }
         let group = byDoc.get(oid);
         if (!group) {
-          name ??= this.load(oid)?.name;
+          // Not loaded for its name: a month an import adds to is loaded where it is changed (below).
+          name ??= this.cache.get(oid)?.name ?? docPushState(db, oid)?.name;
           if (!name) {
             // A record whose document this device no longer has (cannot happen: documents are never deleted while synced).
             idle.push(entry.seq);
@@ -741,26 +736,8 @@ export class SyncEngine {
       for (const oid of order) {
         const { name, list, seqs } = byDoc.get(oid)!;
         note(`drain: changing ${name} (${list.length})`);
-        const have = this.load(oid);
-        let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
-        const beforeHeads = A.getHeads(doc);
-        // In slices: Automerge takes a few milliseconds per record on a busy machine, and an
-        // import's month is a hundred records or more. The cache holds the newest state (Automerge
-        // outdates the one before a change).
-        for (let i = 0; i < list.length; ) {
-          const t0 = performance.now();
-          const part = list.slice(i, i + this.sliceRecords);
-          doc = A.change(doc, (d) => {
-            for (const { entry, def } of part) {
-              if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
-            }
-          });
-          this.remember(oid, name, doc);
-          this.adaptSlice(part.length, performance.now() - t0);
-          i += part.length;
-          if (i < list.length) await nextTurn();
-        }
-        const changed = !have || A.getHeads(doc).join() !== beforeHeads.join();
+        const elsewhere = this.merger.change && list.length > LIVE_RECORDS && !this.cache.has(oid);
+        const { changed, store } = elsewhere ? await this.changeElsewhere(oid, name, list, rows, now, refused) : await this.changeHere(oid, name, list, rows, now, refused);
         const mine = [...newDocs].filter(([, o]) => o === oid);
         await this.app.writes.writable({ limitMs: Infinity });
         note(`drain: storing ${name}`);
@@ -768,7 +745,7 @@ export class SyncEngine {
         // outbox rows back with it, and the same entries are drained again.
         relaxedCommit(db, () => {
           saveRecordDocs(db, mine);
-          if (changed) this.storeForPush(oid, name, doc, have ? beforeHeads : undefined);
+          if (changed) store();
           deleteOutboxSeqs(db, idle.length > 0 ? [...seqs, ...idle] : seqs);
         });
         idle = [];
@@ -814,6 +791,64 @@ export class SyncEngine {
     }
   }
 
+  /**
+   * A drain's change of one document on this thread, in slices: Automerge takes a few
+   * milliseconds per record on a busy machine, and an import's month is a hundred records or
+   * more. The cache holds the newest state (Automerge outdates the one before a change). Returns
+   * whether it changed, and its store (storeForPush, in the caller's transaction).
+   */
+  private async changeHere(oid: string, name: string, list: DrainEdit[], rows: Map<string, Row | undefined>, now: number, refused: Array<{ oid: string; id: string }>): Promise<{ changed: boolean; store: () => void }> {
+    const have = this.load(oid);
+    let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
+    const beforeHeads = A.getHeads(doc);
+    for (let i = 0; i < list.length; ) {
+      const t0 = performance.now();
+      const part = list.slice(i, i + this.sliceRecords);
+      doc = A.change(doc, (d) => {
+        for (const { entry, def } of part) {
+          if (applyToDoc(d, entry, rows.get(entry.recordId), def.columns, now) === 'refused') refused.push({ oid, id: entry.recordId });
+        }
+      });
+      this.remember(oid, name, doc);
+      this.adaptSlice(part.length, performance.now() - t0);
+      i += part.length;
+      if (i < list.length) await nextTurn();
+    }
+    const changed = !have || A.getHeads(doc).join() !== beforeHeads.join();
+    return { changed, store: () => this.storeForPush(oid, name, doc, have ? beforeHeads : undefined) };
+  }
+
+  /**
+   * A bulk change of a document not in memory (an import's month), in the merger's worker: loading
+   * the month, changing it and saving it held this thread for 200–1,500 ms. The worker returns what
+   * to store and push; this thread's copy is not kept (the worker keeps its own).
+   */
+  private async changeElsewhere(oid: string, name: string, list: DrainEdit[], rows: Map<string, Row | undefined>, now: number, refused: Array<{ oid: string; id: string }>): Promise<{ changed: boolean; store: () => void }> {
+    const db = this.app.db;
+    const row = getDoc(db, oid);
+    const storage = row ? docStorage(db, oid) : undefined;
+    const { output } = await this.merger.change!({
+      oid,
+      name,
+      deviceId: this.config.deviceId,
+      stored: row?.bytes,
+      storedHeads: row?.heads,
+      edits: list.map(({ entry, def }) => ({ recordId: entry.recordId, fields: entry.fields, row: rows.get(entry.recordId), columns: def.columns })),
+      nowMs: now,
+      appendable: storage !== undefined && storage.bytes < 2 * storage.baseBytes + 4096,
+      push: docPushState(db, oid) ?? { syncedHeads: '[]', snapshotBytes: 0 },
+      snapshotRefused: this.snapshotRefused.has(oid),
+    });
+    for (const id of output.refused) refused.push({ oid, id });
+    return {
+      changed: output.changed,
+      store: () => {
+        this.storeBytes(oid, name, output.heads, { dirty: true, unprojected: false }, output.bytes!, output.appended);
+        this.prepared.set(oid, output.push!);
+      },
+    };
+  }
+
   /** Sizes the next slice of records from how long this one took (a busy machine gets smaller slices). */
   private adaptSlice(records: number, ms: number): void {
     this.sliceRecords = Math.max(2, Math.min(MAX_SLICE_RECORDS, Math.floor((records * SLICE_MS) / Math.max(ms, 1))));
@@ -842,17 +877,9 @@ export class SyncEngine {
    * save of the same records) that every device joining later downloads, merges and compacts.
    */
   private pushBody(oid: string, row: Pick<DocRow, 'syncedHeads' | 'snapshotBytes'>, doc: A.Doc<unknown>): Prepared {
-    const since = row.syncedHeads;
-    const synced = JSON.parse(since) as string[];
-    const heads = headsText(A.getHeads(doc));
-    if (synced.length === 0) return { heads, body: A.save(doc), kind: 'change', whole: true, since };
-    const changes = A.saveSince(doc, synced);
-    // Only a bulk change (an import, a set-up in rounds) is big enough on its own: a small edit's
-    // tail is compacted later, in the background (compactSoon), not on the write path.
-    const bulk = changes.length > BULK_PUSH_BYTES && changes.length * 2 > row.snapshotBytes;
-    if (bulk && !this.snapshotRefused.has(oid)) return { heads, body: A.save(doc), kind: 'snapshot', whole: true, since };
-    return { heads, body: changes, kind: 'change', whole: false, since };
+    return pushBodyOf(doc, row, this.snapshotRefused.has(oid));
   }
+
 
   private pushSoon(): void {
     if (this.pushQueued || this.closed) return;
@@ -1569,24 +1596,6 @@ export class SyncEngine {
 }
 
 /**
- * A document's first change, the same bytes on every device (a fixed actor derived from its id,
- * time 0): a device that makes a document again merges with the relay's copy instead of two
- * concurrently created maps hiding each other's records. Later changes use a fresh actor.
- */
-function initialDoc<T>(oid: string, content: T): A.Doc<T> {
-  const actor = Array.from(new TextEncoder().encode(oid), (b) => b.toString(16).padStart(2, '0')).join('');
-  const first = A.change(A.init<T>({ actor }), { time: 0 }, (d) => {
-    Object.assign(d as object, content);
-  });
-  return A.clone(first);
-}
-
-function newShard(oid: string, name: string, deviceId: string): A.Doc<ShardDoc> {
-  const key = name.slice('shard:'.length, name.lastIndexOf(':'));
-  return initialDoc<ShardDoc>(oid, { schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: deviceId, records: {}, deleted: {} });
-}
-
-/**
  * Sorts document names newest first: `shard:meals/2026-11:…` and `shard:sleep/2026:…` by their
  * month or year (a document not yet known here, whose name arrives sealed, sorts last).
  */
@@ -1594,47 +1603,6 @@ function shardAge(name: string): number {
   const m = /^shard:\w+\/(\d{4})(?:-(\d\d))?:/.exec(name);
   if (!m) return name === '' ? Number.MAX_SAFE_INTEGER : 0;
   return -(Number(m[1]) * 12 + Number(m[2] ?? 12));
-}
-
-/** Applies one outbox entry to its record in a shard: only the fields that changed, never undeleting. */
-function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: EntityDef, nowMs: number): 'changed' | 'unchanged' | 'refused' {
-  const id = entry.recordId;
-  const rec = d.records[id];
-  const gone = isDeleted(rec) || typeof d.deleted?.[id] === 'number';
-  if (entry.fields === '-') {
-    if (gone) return 'unchanged';
-    // Listed as deleted even when this copy has no record: the record may reach it later.
-    if (d.deleted) d.deleted[id] = nowMs;
-    if (rec) {
-      for (const k of Object.keys(rec)) delete rec[k];
-      rec.deleted_ms = nowMs;
-    } else if (!d.deleted) d.records[id] = { deleted_ms: nowMs };
-    return 'changed';
-  }
-  // Deleted here since: its '-' entry follows in this batch or the next.
-  if (!row) return 'unchanged';
-  if (gone) return 'refused';
-  if (!rec) {
-    const fresh: DocRecord = {};
-    for (const c of def.columns) fresh[c] = toDoc(row[c] ?? null);
-    d.records[id] = fresh;
-    return 'changed';
-  }
-  const fields = entry.fields === '*' ? def.columns : entry.fields.split(',').filter((c) => def.columns.includes(c));
-  let changed = false;
-  for (const c of fields) {
-    const v = row[c] ?? null;
-    if (scalarOf(rec[c]) !== v) {
-      rec[c] = toDoc(v);
-      changed = true;
-    }
-  }
-  return changed ? 'changed' : 'unchanged';
-}
-
-/** A field's value as a record in a document holds it (strings as immutable strings: see documents.ts). */
-function toDoc(v: Scalar): DocValue {
-  return typeof v === 'string' ? new A.ImmutableString(v) : v;
 }
 
 function toColumn(d: DocValue | undefined): string | number | null {

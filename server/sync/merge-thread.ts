@@ -2,15 +2,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../paths.js';
-import type { MergeInput, MergeOutput } from './merge-doc.js';
+import type { ChangeInput, ChangeOutput, MergeInput, MergeOutput } from './merge-doc.js';
 import type { DocMerger } from './merger.js';
 
-/** A merge asked of the worker (merge-worker.ts). */
-export interface MergeRequest {
-  id: number;
-  input: MergeInput;
-}
-export type MergeReply = { id: number; output: MergeOutput; error?: undefined } | { id: number; error: string; output?: undefined };
+/** What is asked of the worker (merge-worker.ts): a merge (merge-doc.ts's mergeDoc) or a drain's change (changeDoc). */
+export type MergeRequest = { id: number; merge: MergeInput; change?: undefined } | { id: number; change: ChangeInput; merge?: undefined };
+export type MergeReply = { id: number; output: MergeOutput | ChangeOutput; error?: undefined } | { id: number; error: string; output?: undefined };
 
 /** The worker ends after this long without a merge: a service at rest does not keep a second Automerge in memory. */
 const IDLE_MS = 15_000;
@@ -36,7 +33,7 @@ function startWorker(): Worker {
 export function threadMerger(): DocMerger {
   let worker: Worker | undefined;
   let nextId = 0;
-  const waiting = new Map<number, { resolve: (o: MergeOutput) => void; reject: (e: Error) => void }>();
+  const waiting = new Map<number, { resolve: (o: MergeOutput | ChangeOutput) => void; reject: (e: Error) => void }>();
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
 
   const failAll = (err: Error) => {
@@ -75,18 +72,21 @@ export function threadMerger(): DocMerger {
     return w;
   };
 
+  const ask = (request: { merge: MergeInput } | { change: ChangeInput }): Promise<MergeOutput | ChangeOutput> => {
+    const w = ensure();
+    clearTimeout(idleTimer);
+    // Held open while a merge is under way: a service that stops waits for the engine, not for this.
+    w.ref();
+    const id = ++nextId;
+    return new Promise((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      w.postMessage({ id, ...request } as MergeRequest);
+    });
+  };
+
   return {
-    merge(input) {
-      const w = ensure();
-      clearTimeout(idleTimer);
-      // Held open while a merge is under way: a service that stops waits for the engine, not for this.
-      w.ref();
-      const id = ++nextId;
-      return new Promise((resolve, reject) => {
-        waiting.set(id, { resolve: (output) => resolve({ output }), reject });
-        w.postMessage({ id, input } satisfies MergeRequest);
-      });
-    },
+    merge: async (input) => ({ output: (await ask({ merge: input })) as MergeOutput }),
+    change: async (input) => ({ output: (await ask({ change: input })) as ChangeOutput }),
     close: stop,
   };
 }

@@ -1,5 +1,5 @@
 import type * as A from '@automerge/automerge';
-import { mergeDoc, type MergeInput, type MergeOutput } from './merge-doc.js';
+import { mergeDoc, type ChangeInput, type ChangeOutput, type MergeInput, type MergeOutput } from './merge-doc.js';
 
 /**
  * Where the engine merges a pull's chunks of a shard into this device's copy (merge-doc.ts). The
@@ -13,6 +13,12 @@ export interface DocMerger {
    * returns as `doc` (the engine keeps it). Without `doc` back, the engine's copy is outdated.
    */
   merge(input: MergeInput, have?: A.Doc<unknown>): Promise<{ output: MergeOutput; doc?: A.Doc<unknown> }>;
+  /**
+   * Writes a bulk drain's rows into a document not in the engine's memory (changeDoc), when the
+   * merger works off the engine's thread; without it the engine changes documents itself, in
+   * slices between which its thread answers requests.
+   */
+  change?(input: ChangeInput): Promise<{ output: ChangeOutput }>;
   close(): Promise<void>;
 }
 
