@@ -73,6 +73,18 @@ const DRAIN_QUIET_MAX_MS = 200;
 const DRAIN_MAX_DELAY_MS = 500;
 /** A drain's change of a document touching at most this many records is a live edit: its push goes first. */
 const LIVE_RECORDS = 8;
+/**
+ * Bulk work goes to the merger's worker (the service's): a drain's change of a document not in
+ * memory with more than LIVE_RECORDS records, or in a round or pull of more than this many
+ * documents (an import adding a few records to each of the months the device had: loading each
+ * held the importing device's thread for 0.3–1.5 s); a merge of a snapshot or of more than
+ * BULK_MERGE_BYTES; and, while the worker runs (bulk work is under way: an import arrives one or
+ * two months a pull), any document not in memory. Otherwise a live edit's document is loaded here
+ * once and stays in memory for the next (merging a meal into it takes a few milliseconds), and
+ * the worker, which ends when idle, is not kept in memory by a steady trickle of meals.
+ */
+const BULK_DOCS = 2;
+const BULK_MERGE_BYTES = 4096;
 /** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
 const CACHE_DOCS = 8;
 /** Pushes in flight at once (one per document). */
@@ -736,7 +748,7 @@ export class SyncEngine {
       for (const oid of order) {
         const { name, list, seqs } = byDoc.get(oid)!;
         note(`drain: changing ${name} (${list.length})`);
-        const elsewhere = this.merger.change && list.length > LIVE_RECORDS && !this.cache.has(oid);
+        const elsewhere = this.merger.change && !this.cache.has(oid) && (list.length > LIVE_RECORDS || byDoc.size > BULK_DOCS || this.merger.warm);
         const { changed, store } = elsewhere ? await this.changeElsewhere(oid, name, list, rows, now, refused) : await this.changeHere(oid, name, list, rows, now, refused);
         const mine = [...newDocs].filter(([, o]) => o === oid);
         await this.app.writes.writable({ limitMs: Infinity });
@@ -1098,7 +1110,7 @@ export class SyncEngine {
     const { opened, order, ownBytes } = await this.openPull(batch.chunks);
     for (const [k, oid] of order.entries()) {
       if (this.closed) return;
-      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
+      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0, order.length);
       for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
         endSeq = Math.max(endSeq, live.endSeq);
         const more = await this.openPull(live.chunks);
@@ -1107,7 +1119,7 @@ export class SyncEngine {
           if (waiting.has(o)) {
             opened.get(o)!.push(...more.opened.get(o)!);
             ownBytes.set(o, (ownBytes.get(o) ?? 0) + (more.ownBytes.get(o) ?? 0));
-          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0);
+          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0, more.order.length);
         }
         debug?.(`applied a pull of ${live.chunks.length} chunks up to ${live.endSeq} in between`);
       }
@@ -1132,8 +1144,8 @@ export class SyncEngine {
    * Applies one document of a pull. Then, between two documents, the service answers requests,
    * and local writes made meanwhile go out without waiting for the rest of a long catch-up.
    */
-  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
-    await this.applyDoc(oid, chunks, ownBytes);
+  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number): Promise<void> {
+    await this.applyDoc(oid, chunks, ownBytes, pullDocs);
     await new Promise((r) => setImmediate(r));
     if (countOutbox(this.app.db) > 0 && !this.app.writes.closed) await this.drainLocked();
   }
@@ -1188,7 +1200,7 @@ export class SyncEngine {
       const { opened, order, ownBytes } = await this.openPull(chunks);
       for (const oid of order) {
         if (this.closed) throw new Error('sync stopped');
-        await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
+        await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0, order.length);
       }
       for (const oid of oids) progress.appliedBytes += sizes.get(oid) ?? 0;
       this.tellQuietChanges();
@@ -1260,7 +1272,8 @@ export class SyncEngine {
     return batches;
   }
 
-  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
+  /** `pullDocs`: how many documents the pull brought (many: an import, whose merges are bulk work). */
+  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number): Promise<void> {
     const db = this.app.db;
     const isRoot = oid === (await this.rootOid);
     const tLoad = debug ? performance.now() : 0;
@@ -1299,7 +1312,8 @@ export class SyncEngine {
     if (merging) {
       const storage = row ? docStorage(db, oid) : undefined;
       const appendable = !!storage && storage.heads === holds && storage.bytes < 2 * storage.baseBytes + 4096;
-      const merger = isRoot ? inThreadMerger : this.merger;
+      const bulk = toMerge.some((a) => a.ch.kind === 'snapshot') || toMerge.reduce((n, a) => n + a.body.length, 0) > BULK_MERGE_BYTES || (!cached && (pullDocs > BULK_DOCS || this.merger.warm));
+      const merger = isRoot || !bulk ? inThreadMerger : this.merger;
       merged = await merger.merge(
         {
           oid,
@@ -1311,7 +1325,7 @@ export class SyncEngine {
           appendable,
           conflicts: !this.quiet,
         },
-        cached?.doc,
+        isRoot ? this.root : cached?.doc,
       );
       // Acknowledgements may have arrived meanwhile: what the row says now is what counts below.
       row = getDoc(db, oid);

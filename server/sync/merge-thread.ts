@@ -87,6 +87,9 @@ export function threadMerger(): DocMerger {
   return {
     merge: async (input) => ({ output: (await ask({ merge: input })) as MergeOutput }),
     change: async (input) => ({ output: (await ask({ change: input })) as ChangeOutput }),
+    get warm() {
+      return worker !== undefined;
+    },
     close: stop,
   };
 }

@@ -19,10 +19,13 @@ export interface DocMerger {
    * slices between which its thread answers requests.
    */
   change?(input: ChangeInput): Promise<{ output: ChangeOutput }>;
+  /** Whether a worker is running (bulk work under way): small work goes to it too meanwhile. */
+  readonly warm: boolean;
   close(): Promise<void>;
 }
 
 export const inThreadMerger: DocMerger = {
   merge: (input, have) => Promise.resolve(mergeDoc(input, have)),
+  warm: false,
   close: () => Promise.resolve(),
 };
