@@ -421,7 +421,6 @@ export function mealsJsonByDays(app: AppContext, startDate: string, endDate: str
 /** Days computed between two turns of the event loop: a few milliseconds of work. */
 export const FILL_CHUNK_DAYS = 7;
 
-
 export interface WarmSections {
   daily?: boolean;
   overnight?: boolean;

@@ -17,10 +17,10 @@ import {
 import { InvalidInputError, ReadOnlyError } from '../domain-errors.js';
 import { previousAttributes } from '../events/bus.js';
 import { newId } from '../ids.js';
+import { nextTurn as defaultNextTurn } from '../next-turn.js';
 import { isoUtc } from '../time/tz.js';
 import { listedPortions } from './portions.js';
 import { invalidateFoodSearch, prepareFoodSearchInSlices } from './search.js';
-import { nextTurn as defaultNextTurn } from '../next-turn.js';
 import { SteppedJob, type Pace } from './steps.js';
 import { foodTableSteps, loadedTableState } from './table.js';
 

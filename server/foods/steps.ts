@@ -16,7 +16,6 @@ export interface Pace {
   signal?: AbortSignal;
 }
 
-
 /** One run of a generator of steps that several callers may advance; it ends once, for all of them. */
 export class SteppedJob<R> {
   private outcome: { value: R } | { error: unknown } | undefined;

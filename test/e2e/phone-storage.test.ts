@@ -141,23 +141,15 @@ describe('the phone’s storage: SQLite-WASM on OPFS in a worker', { skip: phone
     // written again from its start over older frames. The worker gathers each file's writes until
     // SQLite syncs it (renderer/src/phone/coalesced-writes.ts); what a commit synced must be on
     // storage whatever was still gathered when the tab died.
-    const ids = (await page.evaluate(async (meal) => {
-      const storage = (globalThis as unknown as { chymeStorage: { request(m: string, p: string, b: unknown): Promise<{ status: number; body: { id: string } }> } }).chymeStorage;
-      const ids: string[] = [];
-      for (let i = 0; i < 150; i++) {
-        const r = await storage.request('POST', '/v1/nutrition/meals', { ...meal, description: `Checkpointed meal ${i}` });
-        if (r.status !== 201) throw new Error(`meal ${i}: ${r.status}`);
-        ids.push(r.body.id);
-      }
-      return ids;
-    }, MEAL)) as string[];
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const r = await phoneApi<{ id: string }>(page, 'POST', '/v1/nutrition/meals', { ...MEAL, description: `Checkpointed meal ${i}` });
+      assert.equal(r.status, 201, `meal ${i}: ${JSON.stringify(r.body)}`);
+      ids.push(r.body.id);
+    }
     const next = await killAndReopen(page);
-    const missing = (await next.evaluate(async (ids) => {
-      const storage = (globalThis as unknown as { chymeStorage: { request(m: string, p: string): Promise<{ status: number }> } }).chymeStorage;
-      const missing: string[] = [];
-      for (const id of ids) if ((await storage.request('GET', `/v1/nutrition/meals/${id}`)).status !== 200) missing.push(id);
-      return missing;
-    }, ids)) as string[];
+    const missing: string[] = [];
+    for (const id of ids) if ((await phoneApi(next, 'GET', `/v1/nutrition/meals/${id}`)).status !== 200) missing.push(id);
     assert.deepEqual(missing, [], `all ${ids.length} meals survived the kill`);
     await next.close();
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
