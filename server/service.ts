@@ -35,6 +35,7 @@ import { mqttRoutes } from './api/routes/mqtt.js';
 import { createMqtt, type MqttOptions, type MqttSubsystem } from './mqtt/client.js';
 import { syncRoutes } from './api/routes/sync.js';
 import { createSync, type SyncOptions, type SyncSubsystem } from './sync/index.js';
+import { threadMerger } from './sync/merge-thread.js';
 
 /** The per-key rate limit when none is given (`chyme serve --rate-limit` changes it). */
 export { DEFAULT_RATE_LIMIT } from './api/rate-limit.js';
@@ -156,7 +157,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   let url = '';
   const mqtt = createMqtt(app, { ...options.mqtt, serviceUrl: () => url || undefined });
   // First of the subsystems: it decides whether this device is the one that sends webhooks and MQTT.
-  const sync = createSync(app, { dbPath: options.dbPath, ...options.sync });
+  // Shards from the relay are merged in a worker thread, not on the one that answers requests.
+  const sync = createSync(app, { dbPath: options.dbPath, merger: threadMerger, ...options.sync });
   const subsystems: Subsystem[] = [sync, webhooks, scheduler, backups, mcp, mqtt];
   // Restores run one at a time; every subsystem pauses around the swap.
   let restoring: Promise<RestoreResult> | undefined;

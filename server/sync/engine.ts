@@ -45,7 +45,9 @@ import { readServiceState, writeServiceState } from '../db/service-state.js';
 import { currentSettings, storeSettings, type SettingsRecord } from '../settings.js';
 import { IntegrityError, type ChunkKind, type HistoryKeys } from './crypto.js';
 import { savedDocHeads } from './saved-heads.js';
-import { isDeleted, isShardOf, recordIds, recordIn, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
+import { applyToDoc, initialDoc, newShard, pushBodyOf, recordsView, scalarOf, viewOf, type Prepared, type RecordsView } from './merge-doc.js';
+import { inThreadMerger, type DocMerger } from './merger.js';
+import { isDeleted, isShardOf, ROOT_NAME, SCHEMA_VERSION, shardName, type DocRecord, type DocValue, type RootDoc, type Scalar, type ShardDoc } from './documents.js';
 import { ENTITIES, entityByKind, entityOfId, SETTINGS_COLUMNS, type ChangedTimes, type EntityDef, type ProjectedChange } from './entities.js';
 import { MAX_OWN_SEQS, MAX_PULL_OIDS } from './protocol.js';
 import type { RelayConnection } from './relay-client.js';
@@ -71,6 +73,18 @@ const DRAIN_QUIET_MAX_MS = 200;
 const DRAIN_MAX_DELAY_MS = 500;
 /** A drain's change of a document touching at most this many records is a live edit: its push goes first. */
 const LIVE_RECORDS = 8;
+/**
+ * Bulk work goes to the merger's worker (the service's): a drain's change of a document not in
+ * memory with more than LIVE_RECORDS records, or in a round or pull of more than this many
+ * documents (an import adding a few records to each of the months the device had: loading each
+ * held the importing device's thread for 0.3–1.5 s); a merge of a snapshot or of more than
+ * BULK_MERGE_BYTES; and, while the worker runs (bulk work is under way: an import arrives one or
+ * two months a pull), any document not in memory. Otherwise a live edit's document is loaded here
+ * once and stays in memory for the next (merging a meal into it takes a few milliseconds), and
+ * the worker, which ends when idle, is not kept in memory by a steady trickle of meals.
+ */
+const BULK_DOCS = 2;
+const BULK_MERGE_BYTES = 4096;
 /** Documents kept in memory (the root is always): a device catching up on ten years never holds them all. */
 const CACHE_DOCS = 8;
 /** Pushes in flight at once (one per document). */
@@ -83,8 +97,6 @@ const PUSHES_IN_FLIGHT = 8;
  * twice its snapshot for good once the edits stopped.
  */
 const COMPACT_FLOOR_BYTES = 1024;
-/** A push of changes this large (an import, a set-up in rounds) that is half the document is sent as a snapshot at once. */
-const BULK_PUSH_BYTES = 2048;
 /** How often a connected device tells the others it is there (sealed, never stored by the relay). */
 const PRESENCE_INTERVAL_MS = 30_000;
 const LAST_SEEN_INTERVAL_MS = 3600_000;
@@ -124,6 +136,8 @@ export interface EngineOptions {
   connection?: (handlers: ConnectionHandlers) => RelayConnection;
   /** Called when connection, pending work or the webhook host may have changed. */
   onStatus?: () => void;
+  /** Where shards from the relay are merged (the engine's thread when not given); the engine closes it. */
+  merger?: DocMerger;
 }
 
 export interface ConnectionHandlers {
@@ -164,14 +178,10 @@ interface Opened {
   error?: unknown;
 }
 
-/** One push of a document: its changes since `since` (the heads the relay held), or the whole of it. */
-interface Prepared {
-  heads: string;
-  body: Uint8Array;
-  kind: ChunkKind;
-  /** A save of the whole document (a first push, or a snapshot). */
-  whole: boolean;
-  since: string;
+/** An outbox entry a drain writes into a document, with what it is. */
+interface DrainEdit {
+  entry: OutboxEntry;
+  def: EntityDef;
 }
 
 interface Incoming {
@@ -182,19 +192,6 @@ interface Incoming {
 }
 
 const headsText = (heads: A.Heads): string => JSON.stringify([...heads].sort());
-
-/**
- * Whether any of `synced` (changes this device knows the relay held) is outside the history of
- * `heads` in `doc`, a copy that holds both. Without loading the document those heads were saved
- * from: the changes of `doc` since them are listed, by hash (a few, or none, for a recent snapshot).
- */
-function lacksAny(doc: A.Doc<unknown>, heads: A.Heads, synced: readonly string[]): boolean {
-  const inside = new Set(heads);
-  if (synced.every((h) => inside.has(h))) return false;
-  if (!A.hasHeads(doc, heads) || !A.hasHeads(doc, [...synced])) return true;
-  const since = new Set(A.getChangesMetaSince(doc, heads).map((c) => c.hash));
-  return synced.some((h) => since.has(h));
-}
 
 /**
  * One device's side of sync. SQLite stays the store every read uses; the documents are how changes
@@ -215,6 +212,7 @@ export class SyncEngine {
   private readonly rootOid: Promise<string>;
   private readonly cache = new Map<string, Cached>();
   private readonly connection: RelayConnection | undefined;
+  private readonly merger: DocMerger;
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly seenConflicts = new Set<string>();
@@ -285,6 +283,7 @@ export class SyncEngine {
     private readonly options: EngineOptions = {},
   ) {
     this.rootOid = keys.oid(ROOT_NAME);
+    this.merger = options.merger ?? inThreadMerger;
     this.connection = options.connection?.({
       onChunk: (seq, oid, kind, sealed) => (this.targeted[0]?.chunks ?? this.incoming).push({ seq, oid, kind, sealed }),
       onEnd: (seq) => {
@@ -444,7 +443,7 @@ export class SyncEngine {
       // Changes that arrived before a crash but were not all written to SQLite yet.
       for (const oid of listUnprojectedDocs(this.app.db)) {
         const row = getDoc(this.app.db, oid);
-        if (row) await this.projectDoc(oid, A.load(row.bytes), null);
+        if (row) await this.projectDoc(oid, A.load(row.bytes));
       }
       await this.drainLocked();
     }).catch((err: unknown) => this.fail('sync catch-up failed', err));
@@ -574,6 +573,7 @@ export class SyncEngine {
     clearTimeout(this.kickTimer);
     await this.chain.catch(() => undefined);
     this.connection?.stop();
+    await this.merger.close();
     for (const w of this.caughtUp.splice(0)) w();
   }
 
@@ -615,13 +615,17 @@ export class SyncEngine {
    * changes since `since` appended when those are the stored heads, else the whole document.
    */
   private store(oid: string, name: string, doc: A.Doc<unknown>, flags: { dirty: boolean; unprojected: boolean }, since?: A.Heads, whole?: Uint8Array): void {
-    const db = this.app.db;
     const heads = headsText(A.getHeads(doc));
-    const stored = since ? docStorage(db, oid) : undefined;
-    if (since && stored && stored.heads === headsText(since) && stored.bytes < 2 * stored.baseBytes + 4096) {
-      appendDoc(db, { oid, changes: A.saveSince(doc, since), heads, ...flags });
-    } else saveDoc(db, { oid, name, bytes: whole ?? A.save(doc), heads, ...flags });
+    const stored = since ? docStorage(this.app.db, oid) : undefined;
+    const append = since !== undefined && stored !== undefined && stored.heads === headsText(since) && stored.bytes < 2 * stored.baseBytes + 4096;
+    this.storeBytes(oid, name, heads, flags, append ? A.saveSince(doc, since) : (whole ?? A.save(doc)), append);
     this.remember(oid, name, doc);
+  }
+
+  /** Stores a document's bytes: the changes since the stored heads, appended, or the whole of it. */
+  private storeBytes(oid: string, name: string, heads: string, flags: { dirty: boolean; unprojected: boolean }, bytes: Uint8Array, appended: boolean): void {
+    if (appended) appendDoc(this.app.db, { oid, changes: bytes, heads, ...flags });
+    else saveDoc(this.app.db, { oid, name, bytes, heads, ...flags });
   }
 
   private remember(oid: string, name: string, doc: A.Doc<unknown>): void {
@@ -675,7 +679,7 @@ export class SyncEngine {
       note(`drain: reading ${entries.length} rows`);
       const rows = new Map<string, Row | undefined>();
       const newDocs = new Map<string, string>();
-      const byDoc = new Map<string, { name: string; list: Array<{ entry: OutboxEntry; def: EntityDef }>; seqs: number[] }>();
+      const byDoc = new Map<string, { name: string; list: DrainEdit[]; seqs: number[] }>();
       /** Entries with nothing to write (created and deleted before they reached a document): forgotten with the first document. */
       let idle: number[] = [];
       const settingsSeqs: number[] = [];
@@ -710,7 +714,8 @@ export class SyncEngine {
         }
         let group = byDoc.get(oid);
         if (!group) {
-          name ??= this.load(oid)?.name;
+          // Not loaded for its name: a month an import adds to is loaded where it is changed (below).
+          name ??= this.cache.get(oid)?.name ?? docPushState(db, oid)?.name;
           if (!name) {
             // A record whose document this device no longer has (cannot happen: documents are never deleted while synced).
             idle.push(entry.seq);
@@ -742,27 +747,10 @@ export class SyncEngine {
       const order = [...byDoc.keys()].sort((x, y) => shardAge(byDoc.get(x)!.name) - shardAge(byDoc.get(y)!.name));
       for (const oid of order) {
         const { name, list, seqs } = byDoc.get(oid)!;
+        if (list.length > LIVE_RECORDS && this.yieldToPull()) continue;
         note(`drain: changing ${name} (${list.length})`);
-        const have = this.load(oid);
-        let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
-        const beforeHeads = A.getHeads(doc);
-        // In slices: Automerge takes a few milliseconds per record on a busy machine, and an
-        // import's month is a hundred records or more. The cache holds the newest state (Automerge
-        // outdates the one before a change).
-        for (let i = 0; i < list.length; ) {
-          const t0 = performance.now();
-          const part = list.slice(i, i + this.sliceRecords);
-          doc = A.change(doc, (d) => {
-            for (const { entry, def } of part) {
-              if (applyToDoc(d, entry, rows.get(entry.recordId), def, now) === 'refused') refused.push({ oid, id: entry.recordId });
-            }
-          });
-          this.remember(oid, name, doc);
-          this.adaptSlice(part.length, performance.now() - t0);
-          i += part.length;
-          if (i < list.length) await nextTurn();
-        }
-        const changed = !have || A.getHeads(doc).join() !== beforeHeads.join();
+        const elsewhere = this.merger.change && !this.cache.has(oid) && (list.length > LIVE_RECORDS || byDoc.size > BULK_DOCS || this.merger.warm);
+        const { changed, store } = elsewhere ? await this.changeElsewhere(oid, name, list, rows, now, refused) : await this.changeHere(oid, name, list, rows, now, refused);
         const mine = [...newDocs].filter(([, o]) => o === oid);
         await this.app.writes.writable({ limitMs: Infinity });
         note(`drain: storing ${name}`);
@@ -770,7 +758,7 @@ export class SyncEngine {
         // outbox rows back with it, and the same entries are drained again.
         relaxedCommit(db, () => {
           saveRecordDocs(db, mine);
-          if (changed) this.storeForPush(oid, name, doc, have ? beforeHeads : undefined);
+          if (changed) store();
           deleteOutboxSeqs(db, idle.length > 0 ? [...seqs, ...idle] : seqs);
         });
         idle = [];
@@ -779,13 +767,6 @@ export class SyncEngine {
         if (changed) this.pushSoon();
         await nextTurn();
         if (maxOutboxSeq(db) > top) break;
-        // A pull fetched meanwhile (a meal logged on another device) is applied before the rest
-        // of a long drain: the drain gives the chain up (or returns to the pull that called it,
-        // which applies it in between) and goes on after it.
-        if (this.fetched.length > 0) {
-          this.drainAfter = true;
-          break;
-        }
       }
       if (idle.length > 0) relaxedCommit(db, () => deleteOutboxSeqs(db, idle));
       // A record deleted on another device was edited here meanwhile: the deletion wins. And a
@@ -802,7 +783,7 @@ export class SyncEngine {
       note('drain: projecting held-back records');
       for (const [oid, ids] of again) {
         const doc = this.load(oid)?.doc as A.Doc<ShardDoc> | undefined;
-        if (doc) await this.projectRecords(oid, doc, ids);
+        if (doc) await this.projectRecords(oid, viewOf(doc, ids, true));
       }
       this.options.onStatus?.();
       this.pushSoon();
@@ -814,6 +795,79 @@ export class SyncEngine {
       // 1.3–1.5× one with sync off).
       if (entries.length < OUTBOX_BATCH && this.kickTimer !== undefined) return;
     }
+  }
+
+  /**
+   * Whether the drain leaves a bulk document (an import's month) for a pull fetched meanwhile (a
+   * meal logged on another device): the pull is applied first, the drain giving the chain up (or
+   * returning to the pull that called it, which applies it in between) and going on after it. A
+   * live edit's document is still changed (its meal waits for no one). Asked before each bulk
+   * document, not after one: a pull waited for a whole bulk document (1-3 s on a loaded machine)
+   * each time, and an import's rounds, ended by the entries it commits all the time, never
+   * reached the question (a meal logged elsewhere waited 13-21 s, test/sync/bulk.test.ts).
+   */
+  private yieldToPull(): boolean {
+    if (this.fetched.length === 0) return false;
+    this.drainAfter = true;
+    return true;
+  }
+
+  /**
+   * A drain's change of one document on this thread, in slices: Automerge takes a few
+   * milliseconds per record on a busy machine, and an import's month is a hundred records or
+   * more. The cache holds the newest state (Automerge outdates the one before a change). Returns
+   * whether it changed, and its store (storeForPush, in the caller's transaction).
+   */
+  private async changeHere(oid: string, name: string, list: DrainEdit[], rows: Map<string, Row | undefined>, now: number, refused: Array<{ oid: string; id: string }>): Promise<{ changed: boolean; store: () => void }> {
+    const have = this.load(oid);
+    let doc = (have?.doc as A.Doc<ShardDoc> | undefined) ?? newShard(oid, name, this.config.deviceId);
+    const beforeHeads = A.getHeads(doc);
+    for (let i = 0; i < list.length; ) {
+      const t0 = performance.now();
+      const part = list.slice(i, i + this.sliceRecords);
+      doc = A.change(doc, (d) => {
+        for (const { entry, def } of part) {
+          if (applyToDoc(d, entry, rows.get(entry.recordId), def.columns, now) === 'refused') refused.push({ oid, id: entry.recordId });
+        }
+      });
+      this.remember(oid, name, doc);
+      this.adaptSlice(part.length, performance.now() - t0);
+      i += part.length;
+      if (i < list.length) await nextTurn();
+    }
+    const changed = !have || A.getHeads(doc).join() !== beforeHeads.join();
+    return { changed, store: () => this.storeForPush(oid, name, doc, have ? beforeHeads : undefined) };
+  }
+
+  /**
+   * A bulk change of a document not in memory (an import's month), in the merger's worker: loading
+   * the month, changing it and saving it held this thread for 200–1,500 ms. The worker returns what
+   * to store and push; this thread's copy is not kept (the worker keeps its own).
+   */
+  private async changeElsewhere(oid: string, name: string, list: DrainEdit[], rows: Map<string, Row | undefined>, now: number, refused: Array<{ oid: string; id: string }>): Promise<{ changed: boolean; store: () => void }> {
+    const db = this.app.db;
+    const row = getDoc(db, oid);
+    const storage = row ? docStorage(db, oid) : undefined;
+    const { output } = await this.merger.change!({
+      oid,
+      name,
+      deviceId: this.config.deviceId,
+      stored: row?.bytes,
+      storedHeads: row?.heads,
+      edits: list.map(({ entry, def }) => ({ recordId: entry.recordId, fields: entry.fields, row: rows.get(entry.recordId), columns: def.columns })),
+      nowMs: now,
+      appendable: storage !== undefined && storage.bytes < 2 * storage.baseBytes + 4096,
+      push: docPushState(db, oid) ?? { syncedHeads: '[]', snapshotBytes: 0 },
+      snapshotRefused: this.snapshotRefused.has(oid),
+    });
+    for (const id of output.refused) refused.push({ oid, id });
+    return {
+      changed: output.changed,
+      store: () => {
+        this.storeBytes(oid, name, output.heads, { dirty: true, unprojected: false }, output.bytes!, output.appended);
+        this.prepared.set(oid, output.push!);
+      },
+    };
   }
 
   /** Sizes the next slice of records from how long this one took (a busy machine gets smaller slices). */
@@ -844,17 +898,9 @@ export class SyncEngine {
    * save of the same records) that every device joining later downloads, merges and compacts.
    */
   private pushBody(oid: string, row: Pick<DocRow, 'syncedHeads' | 'snapshotBytes'>, doc: A.Doc<unknown>): Prepared {
-    const since = row.syncedHeads;
-    const synced = JSON.parse(since) as string[];
-    const heads = headsText(A.getHeads(doc));
-    if (synced.length === 0) return { heads, body: A.save(doc), kind: 'change', whole: true, since };
-    const changes = A.saveSince(doc, synced);
-    // Only a bulk change (an import, a set-up in rounds) is big enough on its own: a small edit's
-    // tail is compacted later, in the background (compactSoon), not on the write path.
-    const bulk = changes.length > BULK_PUSH_BYTES && changes.length * 2 > row.snapshotBytes;
-    if (bulk && !this.snapshotRefused.has(oid)) return { heads, body: A.save(doc), kind: 'snapshot', whole: true, since };
-    return { heads, body: changes, kind: 'change', whole: false, since };
+    return pushBodyOf(doc, row, this.snapshotRefused.has(oid));
   }
+
 
   private pushSoon(): void {
     if (this.pushQueued || this.closed) return;
@@ -1073,7 +1119,7 @@ export class SyncEngine {
     const { opened, order, ownBytes } = await this.openPull(batch.chunks);
     for (const [k, oid] of order.entries()) {
       if (this.closed) return;
-      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
+      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0, order.length);
       for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
         endSeq = Math.max(endSeq, live.endSeq);
         const more = await this.openPull(live.chunks);
@@ -1082,7 +1128,7 @@ export class SyncEngine {
           if (waiting.has(o)) {
             opened.get(o)!.push(...more.opened.get(o)!);
             ownBytes.set(o, (ownBytes.get(o) ?? 0) + (more.ownBytes.get(o) ?? 0));
-          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0);
+          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0, more.order.length);
         }
         debug?.(`applied a pull of ${live.chunks.length} chunks up to ${live.endSeq} in between`);
       }
@@ -1107,8 +1153,8 @@ export class SyncEngine {
    * Applies one document of a pull. Then, between two documents, the service answers requests,
    * and local writes made meanwhile go out without waiting for the rest of a long catch-up.
    */
-  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
-    await this.applyDoc(oid, chunks, ownBytes);
+  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number): Promise<void> {
+    await this.applyDoc(oid, chunks, ownBytes, pullDocs);
     await new Promise((r) => setImmediate(r));
     if (countOutbox(this.app.db) > 0 && !this.app.writes.closed) await this.drainLocked();
   }
@@ -1163,7 +1209,7 @@ export class SyncEngine {
       const { opened, order, ownBytes } = await this.openPull(chunks);
       for (const oid of order) {
         if (this.closed) throw new Error('sync stopped');
-        await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0);
+        await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0, order.length);
       }
       for (const oid of oids) progress.appliedBytes += sizes.get(oid) ?? 0;
       this.tellQuietChanges();
@@ -1235,16 +1281,13 @@ export class SyncEngine {
     return batches;
   }
 
-  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number): Promise<void> {
+  /** `pullDocs`: how many documents the pull brought (many: an import, whose merges are bulk work). */
+  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number): Promise<void> {
     const db = this.app.db;
-    // Awaited first: from the row read below to its commit nothing else runs (an acknowledgement
-    // arriving between would otherwise change what the row says). An import's worker holding the
-    // database is waited for here, not met by the commit (which would fail the whole pull).
     const isRoot = oid === (await this.rootOid);
-    await this.app.writes.writable({ limitMs: Infinity });
     const tLoad = debug ? performance.now() : 0;
     const cached = this.cache.get(oid);
-    const row = getDoc(db, oid);
+    let row = getDoc(db, oid);
     let name = cached?.name ?? row?.name;
     const synced = JSON.parse(row?.syncedHeads ?? '[]') as string[];
     const accepted: Array<{ ch: Incoming; body: Uint8Array }> = [];
@@ -1269,56 +1312,79 @@ export class SyncEngine {
     );
     const toMerge = accepted.filter((a) => !held.has(a));
     const merging = toMerge.length > 0 || !row;
-    const have = merging ? this.load(oid) : cached;
-    const before = have ? A.getHeads(have.doc) : merging ? [] : (JSON.parse(holds!) as string[]);
     note(`apply: merging ${toMerge.length} chunks of ${name}`);
     const t0 = debug ? performance.now() : 0;
-    const merged = merging ? this.merge(oid, have?.doc, row, toMerge) : undefined;
+    // The root stays on this thread (this.root is it); a shard is merged where the merger merges
+    // (a worker, for the service: loading, merging, saving and diffing a month another device
+    // imported held this thread for up to 1.5 s). The merger stores nothing: this thread does.
+    let merged: Awaited<ReturnType<DocMerger['merge']>> | undefined;
+    if (merging) {
+      const storage = row ? docStorage(db, oid) : undefined;
+      const appendable = !!storage && storage.heads === holds && storage.bytes < 2 * storage.baseBytes + 4096;
+      const bulk = toMerge.some((a) => a.ch.kind === 'snapshot') || toMerge.reduce((n, a) => n + a.body.length, 0) > BULK_MERGE_BYTES || (!cached && (pullDocs > BULK_DOCS || this.merger.warm));
+      const merger = isRoot || !bulk ? inThreadMerger : this.merger;
+      merged = await merger.merge(
+        {
+          oid,
+          stored: row?.bytes,
+          storedHeads: row?.heads,
+          chunks: toMerge.map((a) => a.body),
+          synced,
+          checks: synced.length === 0 ? [] : toMerge.flatMap((a, index) => (a.ch.kind === 'snapshot' ? [{ index, heads: snapHeads.get(a) }] : [])),
+          appendable,
+          conflicts: !this.quiet,
+        },
+        isRoot ? this.root : cached?.doc,
+      );
+      // Acknowledgements may have arrived meanwhile: what the row says now is what counts below.
+      row = getDoc(db, oid);
+    }
     const t1 = debug ? performance.now() : 0;
-    // Undefined only when nothing was merged into a document not in memory: then nothing changed,
-    // and nothing below stores, projects or reads it (hence its `doc!`).
-    const doc = merged?.doc ?? have?.doc;
-    const after = doc ? A.getHeads(doc) : before;
+    const out = merged?.output;
+    const before = out ? out.before : cached ? [...A.getHeads(cached.doc)].sort() : (JSON.parse(holds!) as string[]);
+    const after = out ? out.after : before;
     const changed = before.join() !== after.join();
-    const applied = new Set<{ ch: Incoming; body: Uint8Array }>([...(merged?.applied ?? []), ...held]);
+    const applied = new Set([...(out?.applied.map((i) => toMerge[i]!) ?? []), ...held]);
+    for (const s of out?.skipped ?? []) this.skipChunk(oid, toMerge[s.index]!.ch, new Error(s.message));
+    const checked = new Map((out?.snapshots ?? []).map((s) => [toMerge[s.index]!, s] as const));
     let tail = 0;
     let snapshot: { bytes: number; heads: A.Heads; lacksOurs: boolean } | undefined;
     for (const [i, a] of accepted.filter((x) => applied.has(x)).entries()) {
-      const { ch, body } = a;
+      const { ch } = a;
       // A document this device first hears of starts with its snapshot, or with the first push
       // of the device that made it (a whole save): either is what a snapshot would hold, and
       // only the chunks after it are a tail to compact.
       if (ch.kind === 'snapshot' || (i === 0 && !row)) {
         tail = 0;
-        if (ch.kind !== 'snapshot' || synced.length === 0 || held.has(a)) snapshot = { bytes: ch.sealed.length, heads: [], lacksOurs: false };
-        else {
-          // Whether the snapshot holds this device's acknowledged changes: from its heads, read
-          // from its header, and the merged copy's history (loaded alone only if unreadable).
-          const heads = snapHeads.get(a) ?? A.getHeads(A.load(body));
-          snapshot = { bytes: ch.sealed.length, heads, lacksOurs: lacksAny(doc!, heads, synced) };
-        }
+        const check = checked.get(a);
+        snapshot = { bytes: ch.sealed.length, heads: check?.heads ?? [], lacksOurs: check?.lacksOurs ?? false };
         // The same chunk fetched twice (a join's pull of listed documents, then the pull after its
         // cursor) brings nothing the second time, and is not a second chunk on the relay.
       } else if (changed) tail += ch.sealed.length;
     }
     if (debug) {
       const kinds = accepted.map((a) => `${held.has(a) ? 'held ' : ''}${a.ch.kind[0]}${a.body.length}`).join(' ');
-      debug(`apply ${name}: ${cached ? 'cached' : have ? `loaded ${Math.round(t0 - tLoad)} ms` : 'new'}, chunks ${kinds}; merge ${Math.round(t1 - t0)} ms, snapshot check ${Math.round(performance.now() - t1)} ms`);
+      debug(`apply ${name}: ${cached ? 'cached' : row ? 'stored' : 'new'}, chunks ${kinds}; merge ${merged?.doc ? 'here' : merging ? 'in the worker' : 'none'} ${Math.round(t1 - t0)} ms (read ${Math.round(t0 - tLoad)} ms)`);
     }
     note(`apply: storing ${name}`);
-    // The document before the merge is outdated now (Automerge): the cache keeps the merged one.
-    if (doc) this.remember(oid, name, doc);
-    if (isRoot && doc) this.root = doc as A.Doc<RootDoc>;
+    // The merger's copy is the newest: the cache keeps it, or forgets the one it had (outdated now).
+    if (merged?.doc) this.remember(oid, name, merged.doc);
+    else if (merging) this.cache.delete(oid);
+    if (isRoot && merged?.doc) this.root = merged.doc as A.Doc<RootDoc>;
+    const view = out?.view;
     // A join (quiet: no events, nothing local to hold back but what the outbox holds) projects a
     // shard in the transaction that stores it, whole: one commit per document instead of one per
     // 25 ms slice and two more around them. On the phone every commit writes and flushes the
     // journal and the pages to OPFS; the service still answers between two documents.
-    const projectNow = changed && this.quiet && !isRoot && (doc as { kind?: unknown }).kind === 'chyme.shard';
+    const projectNow = changed && this.quiet && view !== undefined;
     let savedMeals = false;
+    // An import's worker holding the database is waited for here, not met by the commit (which
+    // would fail the whole pull). From here to the commit nothing else runs.
+    await this.app.writes.writable({ limitMs: Infinity });
     // What came from the relay is still there if a power cut undoes this commit: the cursor
     // (written after it) goes back too, and the same chunks come again.
     relaxedCommit(db, () => {
-      if (changed || !row) this.store(oid, name!, doc!, { dirty: false, unprojected: changed }, row ? before : undefined, row ? undefined : merged!.whole);
+      if (out?.bytes) this.storeBytes(oid, name!, headsText(after), { dirty: false, unprojected: changed }, out.bytes, out.appended);
       if (snapshot) {
         markDocSnapshot(db, oid, snapshot.bytes);
         // A snapshot made without some of this device's acknowledged changes (a device that had
@@ -1334,21 +1400,18 @@ export class SyncEngine {
       if (!row?.dirty && !snapshot?.lacksOurs) markDocSynced(db, oid, headsText(after), 0);
       if (projectNow) {
         note(`apply: projecting ${name} whole`);
-        const ids = projectedIds(doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc!, before, after));
-        savedMeals = this.projectSlice(oid, doc as ShardDoc, ids, 0, Infinity).savedMeals;
+        savedMeals = this.projectSlice(oid, view, 0, Infinity).savedMeals;
         setDocProjected(db, oid);
       }
     });
     if (debug) debug(`stored ${name} in ${Math.round(performance.now() - t1)} ms`);
     if (savedMeals) for (const hook of this.app.hooks.savedMealsChanged) hook();
     if (!changed || projectNow) return;
-    note(`apply: diff of ${name}`);
     if (isRoot) {
-      this.projectRoot(before.length === 0 ? null : A.diff(doc!, before, after));
-      setDocProjected(db, oid);
-      return;
-    }
-    await this.projectDoc(oid, doc as A.Doc<ShardDoc>, before.length === 0 ? null : A.diff(doc!, before, after));
+      note(`apply: diff of ${name}`);
+      this.projectRoot(before.length === 0 ? null : A.diff(this.root, before, after));
+    } else if (view) await this.projectRecords(oid, view);
+    setDocProjected(db, oid);
   }
 
   private skipChunk(oid: string, ch: Incoming, err: unknown): void {
@@ -1357,41 +1420,13 @@ export class SyncEngine {
     recordIntegrityProblem(this.app.db, { oid, relaySeq: ch.seq, problem, detectedMs: this.app.clock.now() });
   }
 
-  /**
-   * Merges a pull's chunks of one document into this device's copy, all in one step: Automerge
-   * turns each loadIncremental into patches of the JS document, which cost more than the merge
-   * itself, and a document this device does not have yet is loaded (materialized once) instead.
-   * Only when that fails are the chunks merged one by one, and the one that cannot be read skipped.
-   * `whole`: the document's bytes, when it is new here and every chunk loaded.
-   */
-  private merge(oid: string, have: A.Doc<unknown> | undefined, row: DocRow | undefined, accepted: Array<{ ch: Incoming; body: Uint8Array }>): { doc: A.Doc<unknown>; applied: typeof accepted; whole?: Uint8Array } {
-    const all = accepted.length === 1 ? accepted[0]!.body : concatBytes(accepted.map((a) => a.body));
-    try {
-      if (!have) return { doc: A.load(all), applied: accepted, whole: all };
-      return { doc: accepted.length === 0 ? have : A.loadIncremental(have, all), applied: accepted };
-    } catch {
-      // A failed load may have left the copy in memory half-merged: start again from the stored one.
-      let doc: A.Doc<unknown> = row ? A.load(row.bytes) : A.init();
-      const applied: typeof accepted = [];
-      for (const a of accepted) {
-        try {
-          doc = A.loadIncremental(doc, a.body);
-          applied.push(a);
-        } catch (err) {
-          this.skipChunk(oid, a.ch, err);
-        }
-      }
-      return { doc, applied };
-    }
-  }
-
-  /** Projects the records a diff touched (all of them without one), then marks the document projected. */
-  private async projectDoc(oid: string, doc: A.Doc<unknown>, patches: A.Patch[] | null): Promise<void> {
+  /** Projects every record of a document (one a crash left unprojected), then marks it projected. */
+  private async projectDoc(oid: string, doc: A.Doc<unknown>): Promise<void> {
     if ((doc as { kind?: unknown }).kind === 'chyme.root') {
       this.root = doc as A.Doc<RootDoc>;
       this.projectRoot(null);
     } else if ((doc as { kind?: unknown }).kind === 'chyme.shard') {
-      await this.projectRecords(oid, doc as ShardDoc, projectedIds(doc as ShardDoc, patches));
+      await this.projectRecords(oid, recordsView(doc as ShardDoc, null, true));
     }
     setDocProjected(this.app.db, oid);
   }
@@ -1401,7 +1436,7 @@ export class SyncEngine {
     if (!doc.settings) return;
     this.projectSettings(doc.settings);
     if (!patches || patches.some((p) => p.path[0] === 'settings')) {
-      for (const field of SETTINGS_COLUMNS) this.noteConflict('settings', 'settings', field, A.getConflicts(doc.settings as never, field), doc.settings[field]);
+      for (const field of SETTINGS_COLUMNS) this.noteConflict('settings', 'settings', field, Object.values(A.getConflicts(doc.settings as never, field) ?? {}).map((v) => scalarOf(v) ?? null), doc.settings[field]);
     }
     this.options.onStatus?.();
   }
@@ -1426,8 +1461,9 @@ export class SyncEngine {
    * SLICE_MS (at least one record): a month an import brought takes a second or more on a busy
    * machine, and the service answers requests between two slices.
    */
-  private async projectRecords(oid: string, doc: ShardDoc, ids: string[]): Promise<void> {
+  private async projectRecords(oid: string, view: RecordsView): Promise<void> {
     const app = this.app;
+    const ids = view.ids;
     // A month another device imported is many slices on a busy machine: the digestion
     // announcements (the state and windows of now, tens of milliseconds each) follow its last
     // slice once, in a transaction of their own, instead of lengthening every slice; the
@@ -1440,7 +1476,7 @@ export class SyncEngine {
         // An import's worker holds the database: this waits for it instead of failing.
         await app.writes.writable({ limitMs: Infinity });
         note(`project: from record ${i} of ${ids.length} of ${oid.slice(0, 6)}`);
-        const slice = this.projectSlice(oid, doc, ids, i, SLICE_MS);
+        const slice = this.projectSlice(oid, view, i, SLICE_MS);
         i = slice.next;
         if (slice.savedMeals) for (const hook of app.hooks.savedMealsChanged) hook();
         if (i < ids.length) await nextTurn();
@@ -1470,8 +1506,9 @@ export class SyncEngine {
    * budgetMs has passed (at least one record). Returns where it stopped, and whether saved meals
    * changed (their hooks are the caller's to call, once committed).
    */
-  private projectSlice(oid: string, doc: ShardDoc, ids: string[], from: number, budgetMs: number): { next: number; savedMeals: boolean } {
+  private projectSlice(oid: string, view: RecordsView, from: number, budgetMs: number): { next: number; savedMeals: boolean } {
     const app = this.app;
+    const ids = view.ids;
     let i = from;
     let savedMeals = false;
     const t0 = performance.now();
@@ -1482,7 +1519,7 @@ export class SyncEngine {
         while (i < ids.length) {
           const id = ids[i++]!;
           const def = entityOfId(id);
-          const rec = recordIn(doc, id);
+          const rec = view.records[id];
           if (def && rec) {
             located.push([id, oid]);
             try {
@@ -1491,7 +1528,7 @@ export class SyncEngine {
               // A clash needs two writes of one field: a record this device is only now given
               // (created here) has none of its own, so only records it had are looked at. The
               // side whose value won sees no change of its row ('same'), only the other arriving.
-              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, doc.records[id] ?? rec);
+              if ((outcome === 'updated' || outcome === 'same') && !isDeleted(rec)) this.noteConflicts(def, id, rec, view.conflicts[id]);
             } catch (err) {
               app.log.warn('sync: a record from another device could not be stored', { id, error: String(err) });
             }
@@ -1535,18 +1572,16 @@ export class SyncEngine {
     return change.kind;
   }
 
-  private noteConflicts(def: EntityDef, id: string, rec: DocRecord): void {
-    for (const field of def.columns) {
-      if (field === 'updated_ms') continue;
-      this.noteConflict(def.kind, id, field, A.getConflicts(rec as never, field), scalarOf(rec[field]));
+  private noteConflicts(def: EntityDef, id: string, rec: DocRecord, clashes: RecordsView['conflicts'][string] | undefined): void {
+    for (const [field, values] of clashes ?? []) {
+      if (def.columns.includes(field)) this.noteConflict(def.kind, id, field, values, scalarOf(rec[field]));
     }
   }
 
-  private noteConflict(entity: string, id: string, field: string, all: A.Conflicts | undefined, kept: unknown): void {
-    if (!all || Object.keys(all).length < 2) return;
-    const others = Object.values(all)
-      .map(scalarOf)
-      .filter((v) => v !== kept);
+  /** A field with more than one value (`all`, every side's): listed once, with the value kept. */
+  private noteConflict(entity: string, id: string, field: string, all: Scalar[], kept: unknown): void {
+    if (all.length < 2) return;
+    const others = all.filter((v) => v !== kept);
     const key = `${id}/${field}/${JSON.stringify(kept)}/${JSON.stringify(others)}`;
     if (this.seenConflicts.has(key)) return;
     this.seenConflicts.add(key);
@@ -1583,32 +1618,6 @@ export class SyncEngine {
   }
 }
 
-/** The records a diff of a shard touched (all of them without one): those projectRecords writes. */
-function projectedIds(doc: ShardDoc, patches: A.Patch[] | null): string[] {
-  if (!patches) return recordIds(doc);
-  const set = new Set<string>();
-  for (const p of patches) if ((p.path[0] === 'records' || p.path[0] === 'deleted') && typeof p.path[1] === 'string') set.add(p.path[1]);
-  return [...set];
-}
-
-/**
- * A document's first change, the same bytes on every device (a fixed actor derived from its id,
- * time 0): a device that makes a document again merges with the relay's copy instead of two
- * concurrently created maps hiding each other's records. Later changes use a fresh actor.
- */
-function initialDoc<T>(oid: string, content: T): A.Doc<T> {
-  const actor = Array.from(new TextEncoder().encode(oid), (b) => b.toString(16).padStart(2, '0')).join('');
-  const first = A.change(A.init<T>({ actor }), { time: 0 }, (d) => {
-    Object.assign(d as object, content);
-  });
-  return A.clone(first);
-}
-
-function newShard(oid: string, name: string, deviceId: string): A.Doc<ShardDoc> {
-  const key = name.slice('shard:'.length, name.lastIndexOf(':'));
-  return initialDoc<ShardDoc>(oid, { schema: SCHEMA_VERSION, kind: 'chyme.shard', shard: key, device_id: deviceId, records: {}, deleted: {} });
-}
-
 /**
  * Sorts document names newest first: `shard:meals/2026-11:…` and `shard:sleep/2026:…` by their
  * month or year (a document not yet known here, whose name arrives sealed, sorts last).
@@ -1617,63 +1626,6 @@ function shardAge(name: string): number {
   const m = /^shard:\w+\/(\d{4})(?:-(\d\d))?:/.exec(name);
   if (!m) return name === '' ? Number.MAX_SAFE_INTEGER : 0;
   return -(Number(m[1]) * 12 + Number(m[2] ?? 12));
-}
-
-/** Applies one outbox entry to its record in a shard: only the fields that changed, never undeleting. */
-function applyToDoc(d: ShardDoc, entry: OutboxEntry, row: Row | undefined, def: EntityDef, nowMs: number): 'changed' | 'unchanged' | 'refused' {
-  const id = entry.recordId;
-  const rec = d.records[id];
-  const gone = isDeleted(rec) || typeof d.deleted?.[id] === 'number';
-  if (entry.fields === '-') {
-    if (gone) return 'unchanged';
-    // Listed as deleted even when this copy has no record: the record may reach it later.
-    if (d.deleted) d.deleted[id] = nowMs;
-    if (rec) {
-      for (const k of Object.keys(rec)) delete rec[k];
-      rec.deleted_ms = nowMs;
-    } else if (!d.deleted) d.records[id] = { deleted_ms: nowMs };
-    return 'changed';
-  }
-  // Deleted here since: its '-' entry follows in this batch or the next.
-  if (!row) return 'unchanged';
-  if (gone) return 'refused';
-  if (!rec) {
-    const fresh: DocRecord = {};
-    for (const c of def.columns) fresh[c] = toDoc(row[c] ?? null);
-    d.records[id] = fresh;
-    return 'changed';
-  }
-  const fields = entry.fields === '*' ? def.columns : entry.fields.split(',').filter((c) => def.columns.includes(c));
-  let changed = false;
-  for (const c of fields) {
-    const v = row[c] ?? null;
-    if (scalarOf(rec[c]) !== v) {
-      rec[c] = toDoc(v);
-      changed = true;
-    }
-  }
-  return changed ? 'changed' : 'unchanged';
-}
-
-/** Byte arrays end to end (Node's Buffer.concat does not exist in the phone's worker). */
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-/** A field's value as a record in a document holds it (strings as immutable strings: see documents.ts). */
-function toDoc(v: Scalar): DocValue {
-  return typeof v === 'string' ? new A.ImmutableString(v) : v;
-}
-
-/** A document's field as a plain value (an immutable string, or a plain string written before, as a string). */
-function scalarOf(v: unknown): Scalar | undefined {
-  return A.isImmutableString(v) ? v.val : (v as Scalar | undefined);
 }
 
 function toColumn(d: DocValue | undefined): string | number | null {

@@ -11,6 +11,7 @@ import { ROOT_NAME, type RootDoc } from './documents.js';
 import type { EngineOptions, JoinProgress, SyncEngine } from './engine.js';
 import { recordLabel } from './labels.js';
 import type { SyncStatus } from './schemas.js';
+import type { DocMerger } from './merger.js';
 
 /**
  * Sync as the service runs it: set-up, joining and leaving (the API and the command line), the
@@ -95,6 +96,8 @@ export interface SyncOptions {
   retryMs?: number;
   /** The command line: no background work, set-up waits for the relay to confirm. */
   oneShot?: boolean;
+  /** Where each engine merges the shards it receives (merger.ts; on the engine's thread when not given). */
+  merger?: () => DocMerger;
 }
 
 export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem {
@@ -199,7 +202,7 @@ export function createSync(app: AppContext, options: SyncOptions): SyncSubsystem
    */
   async function newEngine(config: SyncConfig, keys: HistoryKeys, token: string | null, onStatus: () => void): Promise<SyncEngine> {
     const [{ SyncEngine: Engine }, { RelayConnection }, { WebSocket }] = await Promise.all([import('./engine.js'), import('./relay-client.js'), import('ws')]);
-    const engineOptions: EngineOptions = { onStatus };
+    const engineOptions: EngineOptions = { onStatus, ...(options.merger ? { merger: options.merger() } : {}) };
     if (options.connect !== false) {
       engineOptions.connection = (handlers) =>
         new RelayConnection(config.relayUrl, {
