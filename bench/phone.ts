@@ -495,6 +495,9 @@ async function main(): Promise<string> {
         await sleep(SAMPLE_MS);
       }
     })();
+    // Awaited once the join is measured; a run failing before that closes the browser, and the
+    // samplers' "Target closed" must not end the process ahead of the run's own error.
+    for (const loop of [wasmSampler, sampler]) loop.catch(() => undefined);
     // The join's OPFS access-handle calls: every file access of SQLite's VFS.
     await inWorker(toWorker, WORKER_PROBE);
     await inWorker(toWorker, PROBE_RESET);
