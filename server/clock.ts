@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 /**
  * The service's only source of "now". Everything time-dependent (the engine, the scheduler, retry
@@ -27,7 +27,9 @@ export class ManualClock implements Clock {
 /**
  * A clock read from a file holding epoch milliseconds, for end-to-end tests of a child process
  * (`CHYME_TEST_CLOCK_FILE`). Between rewrites of the file, time flows at the normal rate from the
- * written instant, so timeouts and retries still behave.
+ * written instant, so timeouts and retries still behave. A rewrite with the same instant sets the
+ * clock back to it (the file's modification time tells it apart): a test that sets the time again
+ * just before it reads the page means that instant, not the one it set a minute before.
  */
 export class FileClock implements Clock {
   private base = 0;
@@ -37,11 +39,13 @@ export class FileClock implements Clock {
     this.refresh();
   }
   private refresh(): void {
+    const written = statSync(this.path).mtimeMs;
     const text = readFileSync(this.path, 'utf8').trim();
-    if (text !== this.raw) {
+    const raw = `${written} ${text}`;
+    if (raw !== this.raw) {
       const ms = Number(text);
-      if (!Number.isFinite(ms)) throw new Error(`clock file ${this.path} does not hold epoch milliseconds`);
-      this.raw = text;
+      if (text === '' || !Number.isFinite(ms)) throw new Error(`clock file ${this.path} does not hold epoch milliseconds`);
+      this.raw = raw;
       this.base = ms;
       this.readAt = Date.now();
     }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -110,7 +110,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<Server> {
     clockFile,
     setClock(ms) {
       if (!clockFile) throw new Error('server started without a test clock');
-      writeFileSync(clockFile, String(ms));
+      // Whole or not at all (the service reads the file at every "now"): written aside, then renamed.
+      writeFileSync(`${clockFile}.tmp`, String(ms));
+      renameSync(`${clockFile}.tmp`, clockFile);
       clockSet = { ms, at: Date.now() };
     },
     now: () => clockSet.ms + (Date.now() - clockSet.at),
