@@ -11,5 +11,6 @@ function absent(path: unknown): never {
 
 export const readFileSync = absent;
 export const readlinkSync = absent;
+export const statSync = absent;
 export const existsSync = (): boolean => false;
-export default { readFileSync, readlinkSync, existsSync };
+export default { readFileSync, readlinkSync, statSync, existsSync };
