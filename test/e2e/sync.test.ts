@@ -337,13 +337,15 @@ describe('Sync card', { skip: skip ?? false }, () => {
         await second.page.keyboard.type('E2E laptop');
         await second.page.keyboard.press('Tab');
         assert.equal(await focusedName(second.page), 'Join');
-        // The service's real answer is held back until the page has been seen waiting for it: a
-        // small history joins faster than a check could catch the progress line otherwise.
+        // The join is held back, before it reaches the service, until the page has been seen
+        // waiting for it: a small history joins faster than a check could catch the progress line
+        // otherwise. Held before, not after: once the service has joined, the card's own refresh
+        // can show it on while the join's answer is still held, taking the form off the page.
         let release!: () => void;
         const held = new Promise<void>((r) => (release = r));
         await second.page.route('**/v1/sync/join', async (route) => {
-          const response = await route.fetch({ timeout: 90_000 });
           await held;
+          const response = await route.fetch({ timeout: 90_000 });
           await route.fulfill({ response });
         });
         await second.page.keyboard.press('Enter');
