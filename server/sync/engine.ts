@@ -266,6 +266,8 @@ export class SyncEngine {
   private sliceRecords = 16;
   /** A drain gave the chain up to a pull: it goes on once that is applied. */
   private drainAfter = false;
+  /** Woken when a pull has been fetched: a wait beside a merge in the worker (whileMerging). */
+  private onFetched: (() => void) | undefined;
   /** A first join is fetching the history newest first: no pull of everything meanwhile. */
   private joining = false;
   private triedNewestFirst = false;
@@ -299,6 +301,7 @@ export class SyncEngine {
           return;
         }
         this.fetched.push({ chunks: this.incoming, endSeq: seq });
+        this.onFetched?.();
         this.incoming = [];
         this.fetchedTo = Math.max(this.fetchedTo, seq);
         void this.exclusive(() => this.applyFetched()).catch((err: unknown) => {
@@ -806,6 +809,29 @@ export class SyncEngine {
    * each time, and an import's rounds, ended by the entries it commits all the time, never
    * reached the question (a meal logged elsewhere waited 13-21 s, test/sync/bulk.test.ts).
    */
+  /**
+   * While the worker merges a document (an import's month from another device, 0.4-3.6 s at load
+   * 9-11), pulls fetched meanwhile are applied here (`take`) instead of after it: a meal logged on
+   * another device merges on this thread into this month's document, which the worker's merge
+   * does not touch. Nothing else runs on the chain meanwhile (the drain waits for the document's
+   * end), and `take` leaves the document under way to after it.
+   */
+  private async whileMerging(merging: Promise<unknown>, take: () => Promise<void>): Promise<void> {
+    let ended = false;
+    const end = merging.then(
+      () => void (ended = true),
+      () => void (ended = true),
+    );
+    try {
+      while (!ended && !this.closed) {
+        if (this.fetched.length > 0) await take();
+        else await Promise.race([end, new Promise<void>((resolve) => (this.onFetched = resolve))]);
+      }
+    } finally {
+      this.onFetched = undefined;
+    }
+  }
+
   private yieldToPull(): boolean {
     if (this.fetched.length === 0) return false;
     this.drainAfter = true;
@@ -1119,19 +1145,29 @@ export class SyncEngine {
     const { opened, order, ownBytes } = await this.openPull(batch.chunks);
     for (const [k, oid] of order.entries()) {
       if (this.closed) return;
-      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0, order.length);
-      for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
-        endSeq = Math.max(endSeq, live.endSeq);
-        const more = await this.openPull(live.chunks);
-        const waiting = new Set(order.slice(k + 1));
-        for (const o of more.order) {
-          if (waiting.has(o)) {
-            opened.get(o)!.push(...more.opened.get(o)!);
-            ownBytes.set(o, (ownBytes.get(o) ?? 0) + (more.ownBytes.get(o) ?? 0));
-          } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0, more.order.length);
+      const waiting = new Set(order.slice(k + 1));
+      // Chunks of the document under way, from a pull applied while the worker merges it: after it.
+      const after: Opened[] = [];
+      let afterOwn = 0;
+      const takeLive = async (busy?: string) => {
+        for (let live = this.fetched.shift(); live && !this.closed; live = this.fetched.shift()) {
+          endSeq = Math.max(endSeq, live.endSeq);
+          const more = await this.openPull(live.chunks);
+          for (const o of more.order) {
+            if (waiting.has(o)) {
+              opened.get(o)!.push(...more.opened.get(o)!);
+              ownBytes.set(o, (ownBytes.get(o) ?? 0) + (more.ownBytes.get(o) ?? 0));
+            } else if (o === busy) {
+              after.push(...more.opened.get(o)!);
+              afterOwn += more.ownBytes.get(o) ?? 0;
+            } else await this.applyDoc(o, more.opened.get(o)!, more.ownBytes.get(o) ?? 0, more.order.length);
+          }
+          debug?.(`applied a pull of ${live.chunks.length} chunks up to ${live.endSeq} ${busy ? 'during a merge in the worker' : 'in between'}`);
         }
-        debug?.(`applied a pull of ${live.chunks.length} chunks up to ${live.endSeq} in between`);
-      }
+      };
+      await this.applyDocAndYield(oid, opened.get(oid)!, ownBytes.get(oid) ?? 0, order.length, (merging) => this.whileMerging(merging, () => takeLive(oid)));
+      if (after.length > 0 && !this.closed) await this.applyDoc(oid, after, afterOwn, order.length);
+      await takeLive();
     }
     if (this.closed) return;
     this.tellQuietChanges();
@@ -1153,8 +1189,8 @@ export class SyncEngine {
    * Applies one document of a pull. Then, between two documents, the service answers requests,
    * and local writes made meanwhile go out without waiting for the rest of a long catch-up.
    */
-  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number): Promise<void> {
-    await this.applyDoc(oid, chunks, ownBytes, pullDocs);
+  private async applyDocAndYield(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number, whileMerging?: (merging: Promise<unknown>) => Promise<void>): Promise<void> {
+    await this.applyDoc(oid, chunks, ownBytes, pullDocs, whileMerging);
     await new Promise((r) => setImmediate(r));
     if (countOutbox(this.app.db) > 0 && !this.app.writes.closed) await this.drainLocked();
   }
@@ -1282,7 +1318,12 @@ export class SyncEngine {
   }
 
   /** `pullDocs`: how many documents the pull brought (many: an import, whose merges are bulk work). */
-  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number): Promise<void> {
+  /**
+   * `whileMerging`, given the worker's merge of this document under way: what this thread does
+   * meanwhile (applying a pull fetched since, whose documents are others), resolving once both
+   * have ended. The store and projection of this document follow it, on this thread as always.
+   */
+  private async applyDoc(oid: string, chunks: Opened[], ownBytes: number, pullDocs: number, whileMerging?: (merging: Promise<unknown>) => Promise<void>): Promise<void> {
     const db = this.app.db;
     const isRoot = oid === (await this.rootOid);
     const tLoad = debug ? performance.now() : 0;
@@ -1323,7 +1364,7 @@ export class SyncEngine {
       const appendable = !!storage && storage.heads === holds && storage.bytes < 2 * storage.baseBytes + 4096;
       const bulk = toMerge.some((a) => a.ch.kind === 'snapshot') || toMerge.reduce((n, a) => n + a.body.length, 0) > BULK_MERGE_BYTES || (!cached && (pullDocs > BULK_DOCS || this.merger.warm));
       const merger = isRoot || !bulk ? inThreadMerger : this.merger;
-      merged = await merger.merge(
+      const job = merger.merge(
         {
           oid,
           stored: row?.bytes,
@@ -1336,7 +1377,9 @@ export class SyncEngine {
         },
         isRoot ? this.root : cached?.doc,
       );
-      // Acknowledgements may have arrived meanwhile: what the row says now is what counts below.
+      if (whileMerging && merger !== inThreadMerger) await whileMerging(job);
+      merged = await job;
+      // Acknowledgements (and pulls applied while the worker merged) may have arrived meanwhile: what the row says now is what counts below.
       row = getDoc(db, oid);
     }
     const t1 = debug ? performance.now() : 0;
