@@ -66,8 +66,8 @@ export interface ServiceOptions {
   webhooks?: WebhookOptions;
   /** MQTT reconnect timing (tests shorten it); the settings themselves live in the database. */
   mqtt?: Pick<MqttOptions, 'reconnectFirstMs' | 'reconnectMaxMs'>;
-  /** Sync timing (tests shorten the relay retry); the set-up itself lives in the database. */
-  sync?: Pick<SyncOptions, 'retryMs' | 'connect'>;
+  /** Sync timing (tests shorten the relay retry) and where it merges (tests hold a merge); the set-up itself lives in the database. */
+  sync?: Pick<SyncOptions, 'retryMs' | 'connect' | 'merger'>;
   /** Automatic backups (default on) and how often to look whether one is due (default 60 s). */
   backups?: { automatic?: boolean; checkIntervalMs?: number };
   /**
