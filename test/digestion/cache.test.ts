@@ -108,7 +108,12 @@ function* workerSteps(w: Worker, s: Extract<Step, { op: 'foreign' }>, meals: str
     yield;
   }
   for (const x of s.sleeps) {
-    if (findOverlappingSleep(w.app.db, x.at, x.at + x.hours * HOUR)) continue;
+    // A skipped record is a step too: the slice takes exactly one step per record (minSteps), and
+    // one short would run the generator to its end, which a slice reports as 'everything'.
+    if (findOverlappingSleep(w.app.db, x.at, x.at + x.hours * HOUR)) {
+      yield;
+      continue;
+    }
     const sleep = buildSleep(w.app, { startMs: x.at, endMs: x.at + x.hours * HOUR }, uniqueId('sleep'), now);
     insertSleep(w.app.db, sleep);
     insertImportWrite(w.app.db, importId, 'sleep', sleep.id);
@@ -232,6 +237,26 @@ function assertCacheTrue(app: AppContext, context: string): number {
   return keys.length;
 }
 
+/**
+ * Sequences the property once found failing, run first every time. The first (seed 364400286 on a
+ * loaded machine): a foreign write whose sleep overlaps one already there took one step fewer than
+ * it has records, so its one transaction ran to the end (reported 'everything'), a defect of this
+ * test's worker, not of the cache.
+ */
+const REGRESSIONS: Array<[Step[]]> = [
+  [
+    [
+      { op: 'import', meals: [], sleeps: [{ at: 1795289040000, hours: 2 }] },
+      { op: 'foreign', meals: [], sleeps: [{ at: 1795287240000, hours: 2 }, { at: 1795260300000, hours: 8 }], report: 'told' },
+      { op: 'addMeal', at: 1795051200000, kcal: 10, type: 'snack', caffeine: 23, offset: 540 },
+      { op: 'settings', timezone: 'Asia/Tokyo', dayStart: '00:00' },
+      { op: 'clock', byMin: -366 },
+      { op: 'clock', byMin: -369 },
+      { op: 'foreign', meals: [{ at: 1794160980000, kcal: 10 }], sleeps: [{ at: 1793984400000, hours: 3 }], report: 'told' },
+    ],
+  ],
+];
+
 describe('derived-data cache', () => {
   test('after any sequence of writes, imports, settings changes and clock moves, every cached result equals a fresh computation', async () => {
     let checkedEntries = 0;
@@ -265,6 +290,7 @@ describe('derived-data cache', () => {
       }),
       {
         seed,
+        examples: REGRESSIONS,
         numRuns: Number(process.env.CACHE_PROPERTY_RUNS ?? 40),
         plugins: [fc.interruptAfterTimeLimit(Number(process.env.CACHE_PROPERTY_LIMIT_MS ?? 10 * 60_000))],
       },
