@@ -22,7 +22,7 @@ import { devices, type Browser, type BrowserContext, type Page } from 'playwrigh
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, skipReason } from './harness.js';
-import { phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, storageState, waitReady, watch, type PhoneSite } from './phone-harness.js';
+import { clearOfMidnight, phoneApi, phoneSkip, relayThrough, serveStatic, stopPhoneSync, storageState, waitReady, watch, type PhoneSite } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -187,7 +187,10 @@ describe('the phone apart from the computers: concurrent edits converge, a delet
     // The page has shown Today since it opened; a reload or a navigation would lose this mark.
     assert.equal(await page.getByRole('heading', { level: 1 }).first().textContent(), 'Today');
     await page.evaluate(() => ((globalThis as unknown as { stillThisPage: boolean }).stillThisPage = true));
-    const logged = await desktop.api<Meal>('POST', '/v1/nutrition/meals', { timestamp: at(1), meal_type: 'snack', description: 'Desktop lentil soup', macros: { calories: 280 } });
+    // A minute ago, and today still while the test waits for it (not the file's start: an hour
+    // may have turned into the next day since).
+    await clearOfMidnight(60_000, ARRIVES_MS + 30_000);
+    const logged = await desktop.api<Meal>('POST', '/v1/nutrition/meals', { timestamp: new Date(Date.now() - 60_000).toISOString(), meal_type: 'snack', description: 'Desktop lentil soup', macros: { calories: 280 } });
     assert.equal(logged.status, 201, JSON.stringify(logged.json));
     const start = Date.now();
     await page.getByText('Desktop lentil soup').first().waitFor({ state: 'visible', timeout: ARRIVES_MS });

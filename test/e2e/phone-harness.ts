@@ -160,3 +160,21 @@ export async function stopPhoneSync(parts: { browser?: Browser; desktop?: Device
   await new Promise((r) => (site ? site.server.close(r) : r(undefined)));
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Waits, only near midnight (UTC: the zone of the phones and desktops these tests start), until
+ * the span from `backMs` ago to `aheadMs` from now lies within one day. A test that logs a meal
+ * "now" and looks for it on Today failed once when a CI run crossed midnight: the meal was
+ * yesterday's by the time the page looked. The phone's page and worker run on real time, so there
+ * is no clock to set instead; the wait is at most `backMs` + `aheadMs`, in a run that meets midnight.
+ */
+export async function clearOfMidnight(backMs: number, aheadMs: number): Promise<void> {
+  for (let now = Date.now(); ; now = Date.now()) {
+    const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+    if (now - backMs >= dayStart && now + aheadMs < dayStart + DAY_MS) return;
+    const until = now - backMs < dayStart ? dayStart + backMs : dayStart + DAY_MS + backMs;
+    await new Promise((r) => setTimeout(r, until - now + 50));
+  }
+}

@@ -27,7 +27,7 @@ import { devices, type Browser, type Request } from 'playwright-core';
 import { writeServiceWorker, SERVICE_WORKER } from '../../scripts/phone-service-worker.js';
 import { PHONE_CONTENT_SECURITY_POLICY } from '../../server/content-security.js';
 import { axe, formatViolations, launchBrowser, resultsDir, skipReason, until, waitForToday } from './harness.js';
-import { APP, appFileOf, PHONE, phoneApi, phoneSkip, serveStatic, waitReady, watch, type PhoneSite } from './phone-harness.js';
+import { APP, appFileOf, clearOfMidnight, PHONE, phoneApi, phoneSkip, serveStatic, waitReady, watch, type PhoneSite } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -90,6 +90,8 @@ describe('the phone app offline: its service worker', { skip }, () => {
     assert.ok([...distinct].some((f) => /^assets\/jsQR-[\w-]+\.js$/.test(f)), `the QR code reader's chunk is kept with the rest: ${[...distinct].join(', ')}`);
     assert.ok(sum(firstVisit) <= 3 * KB * KB, `the first install transfers at most 3 MB, compressed as served (${sum(firstVisit)} bytes)`);
 
+    // Looked for on Today after the reload below: today still then.
+    await clearOfMidnight(1000, 120_000);
     const meal = await phoneApi<{ id: string }>(page, 'POST', '/v1/nutrition/meals', {
       timestamp: new Date(Date.now() - 1000).toISOString(),
       meal_type: 'snack',

@@ -25,7 +25,7 @@ import { devices, type Browser, type BrowserContext, type Page } from 'playwrigh
 import QRCode from 'qrcode';
 import { startDevice, startRelay, until, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, resultsDir, skipReason, waitForToday } from './harness.js';
-import { APP, phoneApi, phoneSkip, stopPhoneSync, waitReady, watch } from './phone-harness.js';
+import { APP, clearOfMidnight, phoneApi, phoneSkip, stopPhoneSync, waitReady, watch } from './phone-harness.js';
 
 const skip = phoneSkip || (skipReason() ?? false);
 const PHONE_SCREEN = { width: 390, height: 844 };
@@ -125,6 +125,8 @@ describe('the phone pairs by scanning the desktop’s QR code with its camera', 
     dir = mkdtempSync(join(tmpdir(), 'chyme-phone-qr-'));
     relay = await startRelay(join(dir, 'relay'));
     desktop = await startDevice(dir, 'desktop');
+    // Looked for on the phone's Today once it has joined, minutes later: today still then.
+    await clearOfMidnight(60_000, 5 * 60_000);
     const meal = await desktop.api('POST', '/v1/nutrition/meals', { timestamp: new Date(Date.now() - 60_000).toISOString(), meal_type: 'snack', description: 'Desk pear', macros: { calories: 90 } });
     assert.equal(meal.status, 201, JSON.stringify(meal.json));
     const setup = await desktop.api('POST', '/v1/sync/setup', { relay: relay.url, token: relay.token, name: 'Desktop' });
