@@ -801,15 +801,6 @@ export class SyncEngine {
   }
 
   /**
-   * Whether the drain leaves a bulk document (an import's month) for a pull fetched meanwhile (a
-   * meal logged on another device): the pull is applied first, the drain giving the chain up (or
-   * returning to the pull that called it, which applies it in between) and going on after it. A
-   * live edit's document is still changed (its meal waits for no one). Asked before each bulk
-   * document, not after one: a pull waited for a whole bulk document (1-3 s on a loaded machine)
-   * each time, and an import's rounds, ended by the entries it commits all the time, never
-   * reached the question (a meal logged elsewhere waited 13-21 s, test/sync/bulk.test.ts).
-   */
-  /**
    * While the worker merges a document (an import's month from another device, 0.4-3.6 s at load
    * 9-11), pulls fetched meanwhile are applied here (`take`) instead of after it: a meal logged on
    * another device merges on this thread into this month's document, which the worker's merge
@@ -832,6 +823,15 @@ export class SyncEngine {
     }
   }
 
+  /**
+   * Whether the drain leaves a bulk document (an import's month) for a pull fetched meanwhile (a
+   * meal logged on another device): the pull is applied first, the drain giving the chain up (or
+   * returning to the pull that called it, which applies it in between) and going on after it. A
+   * live edit's document is still changed (its meal waits for no one). Asked before each bulk
+   * document, not after one: a pull waited for a whole bulk document (1-3 s on a loaded machine)
+   * each time, and an import's rounds, ended by the entries it commits all the time, never
+   * reached the question (a meal logged elsewhere waited 13-21 s, test/sync/bulk.test.ts).
+   */
   private yieldToPull(): boolean {
     if (this.fetched.length === 0) return false;
     this.drainAfter = true;
@@ -1317,8 +1317,8 @@ export class SyncEngine {
     return batches;
   }
 
-  /** `pullDocs`: how many documents the pull brought (many: an import, whose merges are bulk work). */
   /**
+   * `pullDocs`: how many documents the pull brought (many: an import, whose merges are bulk work).
    * `whileMerging`, given the worker's merge of this document under way: what this thread does
    * meanwhile (applying a pull fetched since, whose documents are others), resolving once both
    * have ended. The store and projection of this document follow it, on this thread as always.
@@ -1379,7 +1379,8 @@ export class SyncEngine {
       );
       if (whileMerging && merger !== inThreadMerger) await whileMerging(job);
       merged = await job;
-      // Acknowledgements (and pulls applied while the worker merged) may have arrived meanwhile: what the row says now is what counts below.
+      // Acknowledgements (and pulls applied while the worker merged) may have arrived meanwhile:
+      // what the row says now is what counts below.
       row = getDoc(db, oid);
     }
     const t1 = debug ? performance.now() : 0;
