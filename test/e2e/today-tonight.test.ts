@@ -43,11 +43,15 @@ describe('Today: the sleep card after a night', { skip: skip ?? false }, () => {
     // The browser's clock at the service's 7 AM too: Today counts time by the later of the two, and
     // the real time of day (after 20:02, the time to finish eating by) must not decide the test.
     const { page, context, problems } = await openApp(browser, server, { clockMs: midnight + 7 * 60 * MIN });
+    /** The service's clock and the page's, moved together. */
+    const setTime = async (ms: number) => {
+      server.setClock(ms);
+      await page.clock.setSystemTime(ms);
+    };
     try {
       // Set again just before the page reads it: on a busy machine starting the browser took over two
       // minutes after `before` set it, and 13 h 02 min had become "13 h".
-      server.setClock(midnight + 7 * 60 * MIN);
-      await page.clock.setSystemTime(midnight + 7 * 60 * MIN);
+      await setTime(midnight + 7 * 60 * MIN);
       await page.goto(`${server.url}/#/today`);
       await waitForToday(page);
       const by = page.getByTestId('finish-eating-by');
@@ -68,14 +72,12 @@ describe('Today: the sleep card after a night', { skip: skip ?? false }, () => {
       await page.screenshot({ path: join(dir, 'morning.png'), fullPage: true });
 
       // Breakfast: the card still speaks of tonight.
-      server.setClock(midnight + 7.5 * 60 * MIN);
-      await page.clock.setSystemTime(midnight + 7.5 * 60 * MIN);
+      await setTime(midnight + 7.5 * 60 * MIN);
       assert.equal((await server.api('POST', '/v1/nutrition/meals', { timestamp: iso(midnight + 7.5 * 60 * MIN), meal_type: 'breakfast', macros: { calories: 400 } })).status, 201);
       await until(async () => /in 12 h 3\d min/.test(await by.innerText()), 'the card to follow the breakfast and the clock');
 
       // A meal at 20:45, after the latest time: the card tells when lying down is fine, tonight.
-      server.setClock(midnight + 21 * 60 * MIN);
-      await page.clock.setSystemTime(midnight + 21 * 60 * MIN);
+      await setTime(midnight + 21 * 60 * MIN);
       assert.equal((await server.api('POST', '/v1/nutrition/meals', { timestamp: iso(midnight + (20 * 60 + 45) * MIN), meal_type: 'snack', macros: { calories: 300 } })).status, 201);
       const ready = page.getByTestId('sleep-ready');
       await ready.waitFor();

@@ -17,6 +17,7 @@ import { mergeDoc, type MergeInput } from '../../server/sync/merge-doc.js';
 import type { DocMerger } from '../../server/sync/merger.js';
 import { startRelay, type Relay } from '../../server/sync/relay.js';
 import { startTestService, TEST_NOW, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/sync.js';
 
 /** A merger off the engine's thread in all but the thread: merges of the documents in `hold` wait for release(). */
 function heldMerger() {
@@ -49,14 +50,8 @@ function heldMerger() {
 }
 
 const TODAY = new Date(TEST_NOW).toISOString().slice(0, 10);
-
-async function until(what: string, check: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
-  // A bound on hangs, not a timing: each check is a real request.
-  for (const deadline = Date.now() + limitMs; !(await check()); ) {
-    assert.ok(Date.now() < deadline, `${what} within ${limitMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** A bound on hangs, not a timing: each check is a real request. */
+const ARRIVES_MS = 60_000;
 
 describe('a live meal beside a merge in the worker', () => {
   let dir: string;
@@ -95,7 +90,7 @@ describe('a live meal beside a merge in the worker', () => {
     const code = (await desk.request('GET', '/v1/sync/pairing-code')).body.pairing_code as string;
     const joined = await laptop.request('POST', '/v1/sync/join', { body: { pairing_code: code, name: 'Laptop' } });
     assert.equal(joined.status, 200, joined.text);
-    await until('the breakfast on the laptop', async () => (await mealsOn(laptop, TODAY, TODAY)).length === 1);
+    await until('the breakfast on the laptop', async () => (await mealsOn(laptop, TODAY, TODAY)).length === 1, ARRIVES_MS);
 
     // A month long past, new to both: its document's merge on the laptop is held.
     const keys = await deriveKeys(decodePairingCode(code).secret);
@@ -106,12 +101,12 @@ describe('a live meal beside a merge in the worker', () => {
 
     const live = await desk.request('POST', '/v1/nutrition/meals', { body: { timestamp: `${TODAY}T12:00:00Z`, meal_type: 'lunch', description: 'soup just now', macros: { calories: 400 } } });
     assert.equal(live.status, 201, live.text);
-    await until('the meal logged now on the laptop while the old month is still merging', async () => (await mealsOn(laptop, TODAY, TODAY)).some((m) => m.description === 'soup just now'));
+    await until('the meal logged now on the laptop while the old month is still merging', async () => (await mealsOn(laptop, TODAY, TODAY)).some((m) => m.description === 'soup just now'), ARRIVES_MS);
     assert.deepEqual(await mealsOn(laptop, '2025-03-01', '2025-03-31'), [], 'the old month is still being merged');
     assert.deepEqual((await laptop.request('GET', '/v1/sync')).body.integrity, []);
 
     gated.release();
-    await until('the old month on the laptop', async () => (await mealsOn(laptop, '2025-03-01', '2025-03-31')).length === 1);
+    await until('the old month on the laptop', async () => (await mealsOn(laptop, '2025-03-01', '2025-03-31')).length === 1, ARRIVES_MS);
     const after = (await laptop.request('GET', '/v1/sync')).body;
     assert.deepEqual(after.integrity, [], 'no chunk skipped');
     assert.equal(after.connected, true);
