@@ -308,11 +308,6 @@ export const activeAttr = (page: Page, name: string) =>
   page.evaluate((n) => (globalThis as unknown as DomGlobal).document.activeElement?.getAttribute(n) ?? null, name);
 
 /**
- * With focus in the meal form's food search box: types `query`, waits for an option whose text
- * matches `want`, moves to it with the arrow keys and picks it with Enter. Returns the picked
- * option's text.
- */
-/**
  * With focus in the search box: types `query`, waits for an option whose text matches `want`, moves
  * to it with the arrow keys and picks it with Enter. Returns the picked option's text. With
  * `first`, the wanted food must be the first option (Enter alone picks it); `shot` saves a screenshot.
