@@ -305,6 +305,37 @@ describe('the meal form stores what the person did', { skip: skip ?? false }, ()
     assert.equal(kept.timestamp, '2026-10-25T00:30:00Z');
   });
 
+  test('a logged meal is in the screen\'s list with its note, before the list is loaded again', async () => {
+    const form = await openLog();
+    await page.getByTestId('meal-row').first().waitFor();
+    // Every load of the list is held from here: the meal can only come from the POST's answer.
+    const held: { continue(): Promise<void> }[] = [];
+    let holding = true;
+    const release = async () => {
+      holding = false;
+      for (const route of held.splice(0)) await route.continue();
+    };
+    const isList = (url: URL) => url.pathname === '/v1/nutrition/meals' && url.searchParams.has('start_date');
+    await page.route(isList, (route) => void (holding ? held.push(route) : route.continue()));
+    try {
+      await form.getByLabel('Description', { exact: true }).fill('Tea with the note');
+      await form.getByRole('button', { name: 'Log meal', exact: true }).click();
+      await page.getByTestId('toast').filter({ hasText: 'Logged' }).waitFor();
+      const cards = page.getByTestId('log').locator('section.card');
+      const row = cards.last().getByTestId('meal-row').filter({ hasText: 'Tea with the note' });
+      assert.equal(await row.count(), 1, 'the meal is listed when its note shows');
+      await until(() => held.length > 0, 'the list to be loaded again after the meal');
+      // The list as the service answers it replaces the meal shown from the POST: still one row.
+      const reloaded = page.waitForResponse((r) => isList(new URL(r.url())));
+      await release();
+      await reloaded;
+      await until(async () => (await row.count()) === 1, 'the meal listed once after the reload');
+    } finally {
+      await release();
+      await page.unroute(isList);
+    }
+  });
+
   test('no console errors or CSP violations', () => {
     // A 412 answer is the conflict the form shows, not an error of the page.
     assert.deepEqual(app.problems.filter((p) => !/status of 412/.test(p)), []);

@@ -222,7 +222,12 @@ interface Conflict {
  * existing one. API validation errors appear next to the field their `param` names, and focus
  * moves to the first.
  */
-export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: () => void }) {
+/**
+ * `onSaved` is given the meal as the service answered it after a create or an edit; after an undo,
+ * nothing. Memo: a screen that shows the new meal at once renders again with the note, and the form
+ * (its foods' suggestions) must not render with it.
+ */
+export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: (meal?: Meal) => void }) {
   const app = useApp();
   const editing = draft?.mode === 'edit' ? draft.meal : null;
   const [state, setState] = useState<FormState>(() => (draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState()));
@@ -348,8 +353,11 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
             },
           },
         });
-        // As for a new meal below: the note first, the form's close after it.
-        startTransition(onDone);
+        // As for a new meal below: the note first, the form's close and the list after it.
+        startTransition(() => {
+          onSaved(saved);
+          onDone();
+        });
       } else {
         const body = built.body as MealInput;
         // Same body again (a retry after a lost response) reuses its key; a changed body gets a new one.
@@ -357,6 +365,8 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
         if (lastAttempt.current?.json !== json) lastAttempt.current = { json, key: idempotencyKey() };
         const created = await createMeal(body, lastAttempt.current.key);
         lastAttempt.current = null;
+        // The meal in the screen's list with the note, in one render: the form's reset after them.
+        onSaved(created);
         app.toast(`Logged ${created.meal_type} at ${fmtTime(created.timestamp, app.tz)}.`, {
           action: {
             label: 'Undo',
@@ -366,15 +376,14 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
             },
           },
         });
-        // The note first, on its own: the form's reset (its foods' suggestions, the Log screen
-        // under it) renders after it, in the transition that frees the form again (useApiForm).
+        // The form's reset (its foods' suggestions) renders after the note, in the transition that
+        // frees the form again (useApiForm).
         startTransition(() => {
           setState(blankState());
           setLogged((n) => n + 1);
           if (draft) onDone();
         });
       }
-      onSaved();
     });
   }
 
@@ -479,7 +488,7 @@ export function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | '
       </div>
     </form>
   );
-}
+});
 
 /**
  * A wall time the clocks pass twice (they go back) or skip (they go forward) in the user's zone:
@@ -551,7 +560,8 @@ function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
 }
 
 /** Calories only, now: the fastest way to log something. */
-export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: () => void; label?: string }) {
+/** `onSaved` as MealForm's. */
+export const QuickAdd = memo(function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: (meal?: Meal) => void; label?: string }) {
   const app = useApp();
   const [calories, setCalories] = useState('');
   const { errors, setErrors, busy, send } = useApiForm((p) => p.startsWith('macros.'));
@@ -567,11 +577,11 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
       const now = clock.now();
       const p = localParts(now, app.tz);
       const created = await createMeal({ timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } }, idempotencyKey());
-      // Cleared with the form's busy state, after the note (useApiForm).
+      // Cleared with the form's busy state, after the note (useApiForm); the meal in the list with the note.
       startTransition(() => setCalories(''));
-      onSaved();
+      onSaved(created);
       app.toast(`Added ${n} kcal at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => deleteMeal(created.id).then(onSaved) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onSaved()) },
       });
     });
   }
@@ -591,4 +601,4 @@ export function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved
       </Field>
     </form>
   );
-}
+});

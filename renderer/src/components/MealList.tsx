@@ -1,4 +1,4 @@
-import { memo, useState } from 'react';
+import { memo, useMemo, useRef, useState } from 'react';
 import { errorMessage, idempotencyKey } from '../api/client';
 import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
@@ -8,7 +8,11 @@ import { addDays, clock, dayLabel, fmtMealTime, fmtTime, isoInZone, localTimeToI
 import { Icon } from './ui';
 import './MealList.css';
 
-/** Delete, re-log and copy-a-day, each announced by a toast; delete and edits can be undone. */
+/**
+ * Delete, re-log and copy-a-day, each announced by a toast; delete and edits can be undone. The
+ * object is the same at every render (each action runs the latest render's), so rows (memo) that
+ * take it render again only when their meal changed.
+ */
 export function useMealActions(onChange?: () => void) {
   const app = useApp();
 
@@ -80,10 +84,20 @@ export function useMealActions(onChange?: () => void) {
     }
   }
 
-  return { remove, relog, copyDay };
+  const latest = useRef({ remove, relog, copyDay });
+  latest.current = { remove, relog, copyDay };
+  return useMemo(
+    () => ({
+      remove: (meal: Meal) => latest.current.remove(meal),
+      relog: (meal: Meal) => latest.current.relog(meal),
+      copyDay: (meals: readonly Meal[], fromDay: string, toDay: string) => latest.current.copyDay(meals, fromDay, toDay),
+    }),
+    [],
+  );
 }
 
-function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof useMealActions> }) {
+/** Memo: a meal added to the list renders its own row, not every row again. */
+const MealRow = memo(function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof useMealActions> }) {
   const app = useApp();
   const title = mealTitle(meal);
   // A number nobody gave reads "–", never 0.
@@ -121,7 +135,7 @@ function MealRow({ meal, actions }: { meal: Meal; actions: ReturnType<typeof use
       </div>
     </li>
   );
-}
+});
 
 function CopyDay({ day, meals, actions }: { day: string; meals: Meal[]; actions: ReturnType<typeof useMealActions> }) {
   const app = useApp();

@@ -16,11 +16,21 @@ export interface Resource<T> {
   reload: () => void;
 }
 
+/** A resource loaded by `useResource`, which can also show a write's answer before its reload. */
+export interface LoadedResource<T> extends Resource<T> {
+  /**
+   * Shows what the service has just answered (a meal it created, as it returned it) in the data
+   * on screen at once, then reloads, so the service's own answer replaces it. Without data yet, it
+   * only reloads. Called in a transition, it renders in that transition.
+   */
+  amend: (update: (data: T) => T) => void;
+}
+
 /**
  * Loads data with `loader` whenever `deps` change, aborting the previous load. Reloads keep the
  * previous data visible, so live refreshes never flash an empty screen.
  */
-export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Resource<T> {
+export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): LoadedResource<T> {
   const [shown, setShown] = useState<{ data?: T; error?: unknown }>({});
   const loaderRef = useRef(loader);
   loaderRef.current = loader;
@@ -41,7 +51,11 @@ export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps
   }, deps);
 
   const reload = useCallback(() => loads.current?.reload(), []);
-  return { data: shown.data, error: shown.error, reload };
+  const amend = useCallback((update: (data: T) => T) => {
+    setShown((prev) => ('data' in prev && prev.data !== undefined ? { ...prev, data: update(prev.data) } : prev));
+    loads.current?.reload();
+  }, []);
+  return { data: shown.data, error: shown.error, reload, amend };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { errorMessage, idempotencyKey } from '../api/client';
 import { deleteMeal, listMeals } from '../api/meals';
 import { createSavedMeal, deleteSavedMeal, listSavedMeals } from '../api/saved-meals';
@@ -108,6 +108,19 @@ export function LogScreen() {
     [app.today],
   );
   useServiceEvents(['meal.'], meals.reload, 250);
+  // A meal just logged or saved here shows in the list with the form's note, as the service
+  // answered it, rather than after the list's reload (a second trip to the service). Stable, as
+  // `onDone`: the form (memo) does not render again with the list.
+  const { amend, reload } = meals;
+  const shown = useCallback(
+    (meal?: Meal) => {
+      if (!meal) return reload();
+      const start = addDays(app.today, -(HISTORY_DAYS - 1));
+      amend((list) => [...list.filter((m) => m.id !== meal.id), ...(meal.day >= start && meal.day <= app.today ? [meal] : [])]);
+    },
+    [amend, reload, app.today],
+  );
+  const onDone = useCallback(() => setDraft(null), []);
   const actions = useMealActions(meals.reload);
   const savedMeals = useSavedMeals(meals.reload);
 
@@ -121,11 +134,11 @@ export function LogScreen() {
       <ScreenHead title="Meals" subtitle="Quick to log, easy to fix later." />
       <div className="log-grid">
         <Card className="card--form">
-          <MealForm draft={draft} onDone={() => setDraft(null)} onSaved={meals.reload} />
+          <MealForm draft={draft} onDone={onDone} onSaved={shown} />
         </Card>
         <div className="log-side">
           <Card title="Quick add">
-            <QuickAdd onSaved={meals.reload} label="Calories, logged now" />
+            <QuickAdd onSaved={shown} label="Calories, logged now" />
           </Card>
           <Card title="Saved meals">
             {savedMeals.saved.error ? (
