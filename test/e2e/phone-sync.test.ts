@@ -205,6 +205,49 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });
 
+  test('after joining it asks the browser to keep its storage, and says so when the browser refuses', async () => {
+    // The browser's answer is set here (headless Chromium answers by its own rules): each phone is
+    // a context of its own, so an origin private file system of its own.
+    for (const granted of [false, true]) {
+      const phone = await browser.newContext({ ...devices['Pixel 7'], viewport: PHONE_SCREEN, timezoneId: 'UTC', locale: 'en-GB' });
+      // A string, so the test runner's helpers for named functions stay out of the page.
+      await phone.addInitScript(`(() => {
+        const asked = [];
+        Object.defineProperty(StorageManager.prototype, 'persist', { configurable: true, value() { asked.push('persist'); return Promise.resolve(${granted}); } });
+        Object.defineProperty(StorageManager.prototype, 'persisted', { configurable: true, value() { return Promise.resolve(${granted}); } });
+        globalThis.persistAsked = asked;
+      })()`);
+      try {
+        const p = await phone.newPage();
+        watch(p, problems);
+        await p.goto(`${site.app}phone.html#/integrations`);
+        await waitReady(p);
+        const card = p.locator('[data-testid="sync-card"][data-sync="off"]');
+        await card.waitFor();
+        assert.equal(await p.evaluate('persistAsked.length'), 0, 'not asked before joining');
+        await card.getByLabel('Pairing code').fill(phoneCode);
+        await card.getByLabel('This phone’s name').fill(granted ? 'Kept' : 'Refused');
+        await card.getByRole('button', { name: 'Join' }).click();
+        const on = p.locator('[data-testid="sync-card"][data-sync="on"]');
+        await on.waitFor({ timeout: JOIN_MS });
+        await syncUntil('the app to ask to keep its storage', async () => ((await p.evaluate('persistAsked.length')) as number) > 0, ARRIVES_MS);
+        const note = on.getByTestId('sync-persist');
+        if (granted) {
+          // Asked and granted, and the card has rendered since: no note.
+          await on.getByTestId('sync-devices').waitFor();
+          assert.equal(await note.count(), 0, 'no note when the browser keeps the storage');
+        } else {
+          await note.waitFor();
+          assert.match(await note.innerText(), /^This browser did not promise to keep Chyme’s data: it may erase it when storage runs low\./);
+        }
+        await p.close();
+      } finally {
+        await phone.close();
+      }
+    }
+    assert.deepEqual(problems, [], 'no console errors or CSP violations');
+  });
+
   test('from a non-secure origin the app refuses to start, and so to pair, naming HTTPS through Tailscale Serve or Caddy', async () => {
     // http:// on a name other than localhost is not a secure context. Chromium here resolves only
     // loopback names, so the test answers the page's requests at the routing layer with what the
