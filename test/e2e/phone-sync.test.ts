@@ -205,6 +205,38 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });
 
+  test('before pairing, an iPhone or an iPad is told to add Chyme to its home screen first; Android and the installed app are not', async () => {
+    // Safari keeps an installed app's storage apart from the browser's and keeps it for good (docs/phone.md).
+    const asMac = "Object.defineProperty(Navigator.prototype, 'platform', { configurable: true, get: () => 'MacIntel' }); Object.defineProperty(Navigator.prototype, 'maxTouchPoints', { configurable: true, get: () => 5 });";
+    const installed = "Object.defineProperty(Navigator.prototype, 'standalone', { configurable: true, get: () => true });";
+    const macSafari = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15';
+    const cases = [
+      { name: 'an iPhone in Safari', options: devices['iPhone 13'], init: '', told: true },
+      { name: 'an iPad in Safari (it says it is a Mac, with touch)', options: { ...devices['iPad Pro 11'], userAgent: macSafari }, init: asMac, told: true },
+      { name: 'an iPhone, opened from the home screen', options: devices['iPhone 13'], init: installed, told: false },
+      { name: 'an Android phone', options: devices['Pixel 7'], init: '', told: false },
+      { name: 'a Mac without touch', options: { userAgent: macSafari }, init: "Object.defineProperty(Navigator.prototype, 'platform', { configurable: true, get: () => 'MacIntel' });", told: false },
+    ];
+    for (const c of cases) {
+      const phone = await browser.newContext({ ...c.options, timezoneId: 'UTC', locale: 'en-GB' });
+      if (c.init) await phone.addInitScript(c.init);
+      try {
+        const p = await phone.newPage();
+        watch(p, problems);
+        await p.goto(`${site.app}phone.html#/integrations`);
+        await waitReady(p);
+        const card = p.locator('[data-testid="sync-card"][data-sync="off"]');
+        await card.getByTestId('sync-join').waitFor();
+        const hint = card.getByTestId('sync-install-first');
+        assert.equal(await hint.count(), c.told ? 1 : 0, c.name);
+        if (c.told) assert.match(await hint.innerText(), /^First add Chyme to your home screen \(Share → Add to Home Screen\) and pair from there/);
+      } finally {
+        await phone.close();
+      }
+    }
+    assert.deepEqual(problems, [], 'no console errors or CSP violations');
+  });
+
   test('after joining it asks the browser to keep its storage, and says so when the browser refuses', async () => {
     // The browser's answer is set here (headless Chromium answers by its own rules): each phone is
     // a context of its own, so an origin private file system of its own.
