@@ -220,12 +220,9 @@ interface Conflict {
 /**
  * The meal form: log a new meal (time follows the clock until changed), or edit / copy an
  * existing one. API validation errors appear next to the field their `param` names, and focus
- * moves to the first.
- */
-/**
- * `onSaved` is given the meal as the service answered it after a create or an edit; after an undo,
- * nothing. Memo: a screen that shows the new meal at once renders again with the note, and the form
- * (its foods' suggestions) must not render with it.
+ * moves to the first. `onSaved` is given the meal as the service answered it after a create or an
+ * edit; after an undo, nothing. Memo: a screen that shows the new meal at once renders again with
+ * the note, and the form (its foods' suggestions) must not render with it.
  */
 export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: (meal?: Meal) => void }) {
   const app = useApp();
@@ -559,8 +556,7 @@ function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
   return `${totals.partial.has(k) ? '≥ ' : ''}${fmtNutrient(k, totals.values[k])}`;
 }
 
-/** Calories only, now: the fastest way to log something. */
-/** `onSaved` as MealForm's. */
+/** Calories only, now: the fastest way to log something. `onSaved` as MealForm's. */
 export const QuickAdd = memo(function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: (meal?: Meal) => void; label?: string }) {
   const app = useApp();
   const [calories, setCalories] = useState('');
