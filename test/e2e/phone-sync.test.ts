@@ -16,7 +16,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { devices, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { devices, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { decodePairingCode, encodePairingCode } from '../../server/sync/index.js';
 import { startDevice, startRelay, until as syncUntil, type Device, type RelayProcess } from '../helpers/sync.js';
 import { axe, formatViolations, launchBrowser, skipReason, waitForToday } from './harness.js';
@@ -205,6 +205,22 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     assert.deepEqual(problems, [], 'no console errors or CSP violations');
   });
 
+  /**
+   * A phone of its own (a context: its own origin private file system) with `init` run in its
+   * pages, opened on the Sync card with sync off. Closed by `close()`.
+   */
+  async function freshPhone(options: BrowserContextOptions, init: string) {
+    const phone = await browser.newContext({ ...options, timezoneId: 'UTC', locale: 'en-GB' });
+    if (init) await phone.addInitScript(init);
+    const p = await phone.newPage();
+    watch(p, problems);
+    await p.goto(`${site.app}phone.html#/integrations`);
+    await waitReady(p);
+    const card = p.locator('[data-testid="sync-card"][data-sync="off"]');
+    await card.getByTestId('sync-join').waitFor();
+    return { page: p, card, close: () => phone.close() };
+  }
+
   test('before pairing, an iPhone or an iPad is told to add Chyme to its home screen first; Android and the installed app are not', async () => {
     // Safari keeps an installed app's storage apart from the browser's and keeps it for good (docs/phone.md).
     const asMac = "Object.defineProperty(Navigator.prototype, 'platform', { configurable: true, get: () => 'MacIntel' }); Object.defineProperty(Navigator.prototype, 'maxTouchPoints', { configurable: true, get: () => 5 });";
@@ -218,16 +234,9 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
       { name: 'a Mac without touch', options: { userAgent: macSafari }, init: "Object.defineProperty(Navigator.prototype, 'platform', { configurable: true, get: () => 'MacIntel' });", told: false },
     ];
     for (const c of cases) {
-      const phone = await browser.newContext({ ...c.options, timezoneId: 'UTC', locale: 'en-GB' });
-      if (c.init) await phone.addInitScript(c.init);
+      const phone = await freshPhone(c.options, c.init);
       try {
-        const p = await phone.newPage();
-        watch(p, problems);
-        await p.goto(`${site.app}phone.html#/integrations`);
-        await waitReady(p);
-        const card = p.locator('[data-testid="sync-card"][data-sync="off"]');
-        await card.getByTestId('sync-join').waitFor();
-        const hint = card.getByTestId('sync-install-first');
+        const hint = phone.card.getByTestId('sync-install-first');
         assert.equal(await hint.count(), c.told ? 1 : 0, c.name);
         if (c.told) assert.match(await hint.innerText(), /^First add Chyme to your home screen \(Share → Add to Home Screen\) and pair from there/);
       } finally {
@@ -241,21 +250,18 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     // The browser's answer is set here (headless Chromium answers by its own rules): each phone is
     // a context of its own, so an origin private file system of its own.
     for (const granted of [false, true]) {
-      const phone = await browser.newContext({ ...devices['Pixel 7'], viewport: PHONE_SCREEN, timezoneId: 'UTC', locale: 'en-GB' });
       // A string, so the test runner's helpers for named functions stay out of the page.
-      await phone.addInitScript(`(() => {
-        const asked = [];
-        Object.defineProperty(StorageManager.prototype, 'persist', { configurable: true, value() { asked.push('persist'); return Promise.resolve(${granted}); } });
-        Object.defineProperty(StorageManager.prototype, 'persisted', { configurable: true, value() { return Promise.resolve(${granted}); } });
-        globalThis.persistAsked = asked;
-      })()`);
+      const phone = await freshPhone(
+        { ...devices['Pixel 7'], viewport: PHONE_SCREEN },
+        `(() => {
+          const asked = [];
+          Object.defineProperty(StorageManager.prototype, 'persist', { configurable: true, value() { asked.push('persist'); return Promise.resolve(${granted}); } });
+          Object.defineProperty(StorageManager.prototype, 'persisted', { configurable: true, value() { return Promise.resolve(${granted}); } });
+          globalThis.persistAsked = asked;
+        })()`,
+      );
+      const { page: p, card } = phone;
       try {
-        const p = await phone.newPage();
-        watch(p, problems);
-        await p.goto(`${site.app}phone.html#/integrations`);
-        await waitReady(p);
-        const card = p.locator('[data-testid="sync-card"][data-sync="off"]');
-        await card.waitFor();
         assert.equal(await p.evaluate('persistAsked.length'), 0, 'not asked before joining');
         await card.getByLabel('Pairing code').fill(phoneCode);
         await card.getByLabel('This phone’s name').fill(granted ? 'Kept' : 'Refused');
