@@ -78,7 +78,6 @@ describe('Today: the sleep card after a night', { skip: skip ?? false }, () => {
 
       // A meal at 20:45, after the latest time: the card tells when lying down is fine, tonight.
       await setTime(midnight + 21 * 60 * MIN);
-      await new Promise((r) => setTimeout(r, 3000));
       assert.equal((await server.api('POST', '/v1/nutrition/meals', { timestamp: iso(midnight + (20 * 60 + 45) * MIN), meal_type: 'snack', macros: { calories: 300 } })).status, 201);
       // Between the page's clock passing 20:02 and the snack reaching the page, the card rightly reads
       // "Now, since 10:30" (three hours after breakfast): wait for the snack, not for the card alone.
