@@ -25,7 +25,9 @@
  * 2. Logging a meal, PHONE_LOG_RUNS (default 20) times: on the Log meal screen, description and
  *    calories typed, then Log meal pressed; timed in the page from the press to the app's
  *    "Logged …" note and to the meal's row in the screen's own list of the last 7 days, then
- *    (separately) the Today link's click to the first frame with the meal's row on Today; the note is dismissed
+ *    (separately) the Today link's click to the first frame with the meal's row on Today; then, on
+ *    Today, its own Quick add: calories typed, Add pressed, timed from the press to the "Added" note
+ *    and to the meal's row in Today's meals (the issue's "Today updated"). The notes are dismissed
  *    before the next press. Target: 100 ms. The baseline is the desktop renderer of the joined
  *    desktop, at the same size, unthrottled. PHONE_PROFILE=DIR writes CPU profiles of the join and of the last
  *    meal logged and of its Today link (`*-today-*.cpuprofile`: the page's, and the phone's database
@@ -293,7 +295,7 @@ async function inWorker<T>(toWorker: ToWorker, expression: string): Promise<T | 
 }
 
 /** The page-side timing of one logged meal: the press of Log meal to the "Logged" note. */
-async function logMeal(page: Page, label: string, profiling?: Profiling, toWorker?: ToWorker | null): Promise<{ loggedMs: number; listMs: number; todayMs: number; split?: LogSplit }> {
+async function logMeal(page: Page, label: string, kcal: number, profiling?: Profiling, toWorker?: ToWorker | null): Promise<{ loggedMs: number; listMs: number; todayMs: number; addedMs: number; addedRowMs: number; split?: LogSplit }> {
   await page.getByRole('link', { name: 'Log meal' }).click();
   const form = page.getByTestId('meal-form');
   await form.getByLabel('Description', { exact: true }).fill(label);
@@ -370,28 +372,82 @@ async function logMeal(page: Page, label: string, profiling?: Profiling, toWorke
   const todayMs = (await page.evaluate('window.__onToday')) as number;
   if (profiling) await stopProfiles({ ...profiling, name: `${profiling.name}-today` });
   await page.getByTestId('meal-row').filter({ hasText: label }).waitFor({ timeout: 60_000 });
-  return { loggedMs: logged.ms, listMs, todayMs, ...(split ? { split } : {}) };
+  await dismissToasts(page);
+  const quick = await quickAddOnToday(page, kcal);
+  return { loggedMs: logged.ms, listMs, todayMs, ...quick, ...(split ? { split } : {}) };
 }
 
-async function logMeals(page: Page, who: string, toWorker: Profiling['toWorker'] = null): Promise<{ logged: number[]; listed: number[]; today: number[]; splits: LogSplit[] }> {
+/** The notes shown, dismissed as a person would rather than waited out (9 s with their Undo). */
+async function dismissToasts(page: Page): Promise<void> {
+  const toasts = page.getByTestId('toast');
+  for (let n = await toasts.count(); n > 0; n = await toasts.count()) {
+    await toasts.first().getByRole('button', { name: 'Dismiss' }).click().catch(() => undefined);
+    await page.waitForTimeout(50);
+  }
+}
+
+/**
+ * Today's own Quick add: `kcal` typed, Add pressed; timed in the page from the press to the
+ * "Added" note and to the first DOM where Today's meals card lists one more meal of `kcal` kcal
+ * (its "So far" renders in the same commit).
+ */
+async function quickAddOnToday(page: Page, kcal: number): Promise<{ addedMs: number; addedRowMs: number }> {
+  const form = page.getByRole('form', { name: 'Quick add calories' });
+  await form.getByRole('textbox').fill(String(kcal));
+  await page.evaluate(`(() => {
+    const form = document.querySelector('[data-testid="today"] form.quick-add');
+    const card = form.closest('section.card');
+    const text = ${JSON.stringify(`${kcal} kcal`)};
+    const rows = () => [...card.querySelectorAll('[data-testid="meal-row"]')].filter((r) => r.textContent.includes(text)).length;
+    const before = rows();
+    let pressed = 0;
+    form.querySelector('button[type="submit"]').addEventListener('click', () => (pressed = performance.now()), { capture: true, once: true });
+    window.__added = new Promise((resolve) => {
+      const toaster = document.querySelector('.toaster');
+      setTimeout(() => resolve(NaN), 30000);
+      new MutationObserver((_, obs) => { if (pressed && [...toaster.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Added'))) { obs.disconnect(); resolve(performance.now() - pressed); } }).observe(toaster, { childList: true, subtree: true, characterData: true });
+    });
+    window.__addedRow = new Promise((resolve) => {
+      setTimeout(() => resolve(NaN), 30000);
+      new MutationObserver((_, obs) => { if (pressed && rows() > before) { obs.disconnect(); resolve(performance.now() - pressed); } }).observe(card, { childList: true, subtree: true, characterData: true });
+    });
+  })()`);
+  await form.getByRole('button', { name: 'Add', exact: true }).click();
+  const addedMs = (await page.evaluate('window.__added')) as number;
+  const addedRowMs = (await page.evaluate('window.__addedRow')) as number;
+  return { addedMs, addedRowMs };
+}
+
+async function logMeals(page: Page, who: string, toWorker: Profiling['toWorker'] = null): Promise<LogTimes> {
   const logged: number[] = [];
   const listed: number[] = [];
   const todayMs: number[] = [];
+  const added: number[] = [];
+  const addedRow: number[] = [];
   const splits: LogSplit[] = [];
   const profiling = PROFILE_DIR ? { page: await page.context().newCDPSession(page), toWorker, name: who.toLowerCase() } : undefined;
   if (toWorker) await inWorker(toWorker, WORKER_PROBE);
   for (let i = 0; i < LOG_RUNS; i++) {
-    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`, i === LOG_RUNS - 1 ? profiling : undefined, toWorker);
+    const r = await logMeal(page, `${who} tea ${String(i).padStart(2, '0')}`, 401 + i, i === LOG_RUNS - 1 ? profiling : undefined, toWorker);
     logged.push(r.loggedMs);
     listed.push(r.listMs);
     todayMs.push(r.todayMs);
+    added.push(r.addedMs);
+    addedRow.push(r.addedRowMs);
     if (r.split) splits.push(r.split);
-    // The toast goes before the next press (a stale one would end the next timing at once):
-    // dismissed, as a person would, rather than waited out (9 s with its Undo).
-    await page.getByTestId('toast').getByRole('button', { name: 'Dismiss' }).click().catch(() => undefined);
-    await page.getByTestId('toast').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+    // The notes go before the next press (a stale one would end the next timing at once).
+    await dismissToasts(page);
   }
-  return { logged, listed, today: todayMs, splits };
+  return { logged, listed, today: todayMs, added, addedRow, splits };
+}
+
+interface LogTimes {
+  logged: number[];
+  listed: number[];
+  today: number[];
+  added: number[];
+  addedRow: number[];
+  splits: LogSplit[];
 }
 
 /** The phone's logged meals split where their time went (p50 of each part; the parts' p50s need not add up). */
@@ -581,7 +637,7 @@ async function main(): Promise<string> {
     await page.getByRole('link', { name: 'Today' }).click();
     const phoneLog = await logMeals(page, 'Phone', toWorker);
     const deskPage = joiner && (await openApp(browser, joiner, { viewport: PHONE_SCREEN }));
-    const deskLog = deskPage ? await logMeals(deskPage.page, 'Desk') : { logged: [], listed: [], today: [], splits: [] };
+    const deskLog: LogTimes = deskPage ? await logMeals(deskPage.page, 'Desk') : { logged: [], listed: [], today: [], added: [], addedRow: [], splits: [] };
     await deskPage?.context.close();
     await context.close();
 
@@ -609,6 +665,8 @@ async function main(): Promise<string> {
       `| log a meal: press → "Logged" note, p50 of ${LOG_RUNS} (max) | ${p50(phoneLog.logged).toFixed(0)} ms (${Math.max(...phoneLog.logged).toFixed(0)}) | ${p50(deskLog.logged).toFixed(0)} ms (${Math.max(...deskLog.logged).toFixed(0)}) | ≤ 100 ms | ${met(p50(phoneLog.logged), 100)} |`,
       `| … press → the meal's row in the screen's "The last 7 days" list, p50 (max) | ${p50(phoneLog.listed).toFixed(0)} ms (${Math.max(...phoneLog.listed).toFixed(0)}) | ${p50(deskLog.listed).toFixed(0)} ms (${Math.max(...deskLog.listed).toFixed(0)}) | — | — |`,
       `| then the Today link's click → the meal's row on Today, p50 (max) | ${p50(phoneLog.today).toFixed(0)} ms (${Math.max(...phoneLog.today).toFixed(0)}) | ${p50(deskLog.today).toFixed(0)} ms (${Math.max(...deskLog.today).toFixed(0)}) | — | — |`,
+      `| Today's Quick add: press Add → the meal in Today's meals (and So far), p50 (max) | ${p50(phoneLog.addedRow).toFixed(0)} ms (${Math.max(...phoneLog.addedRow).toFixed(0)}) | ${p50(deskLog.addedRow).toFixed(0)} ms (${Math.max(...deskLog.addedRow).toFixed(0)}) | ≤ 100 ms | ${met(p50(phoneLog.addedRow), 100)} |`,
+      `| … press Add → the "Added" note, p50 (max) | ${p50(phoneLog.added).toFixed(0)} ms (${Math.max(...phoneLog.added).toFixed(0)}) | ${p50(deskLog.added).toFixed(0)} ms (${Math.max(...deskLog.added).toFixed(0)}) | — | — |`,
       '',
       joinIoText(joinIo),
       '',
