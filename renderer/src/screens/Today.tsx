@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getDigestiveState } from '../api/digestion';
 import { getSnapshot } from '../api/snapshot';
-import type { DailyScore, DigestiveState, Windows } from '../api/types';
+import type { DailyScore, DigestiveState, Meal, Windows } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
@@ -28,13 +28,26 @@ export function TodayScreen() {
     clock.sync(s.generated_at);
     return s;
   }, []);
+  // A meal just added here shows in Today's meals and So far with the note, as the service answered
+  // it, rather than after the snapshot's reload (a second trip to the service); the state, scores
+  // and windows, which the service derives, come with that reload. Stable: Quick add is memo.
+  const { amend, reload } = snap;
+  const shown = useCallback(
+    (meal?: Meal) => {
+      if (!meal) return reload();
+      amend((s) => (s.nutrition?.meals ? { ...s, nutrition: { ...s.nutrition, meals: [meal, ...s.nutrition.meals.filter((m) => m.id !== meal.id)] } } : s));
+    },
+    [amend, reload],
+  );
   const [live, setLive] = useState<LiveState | null>(null);
   const now = useNow(15_000);
 
+  // On the state object, not the snapshot: a meal added to the snapshot (`shown`) keeps the state
+  // received before it, and its countdown's start.
+  const snapState = snap.data?.digestion?.state;
   useEffect(() => {
-    const st = snap.data?.digestion?.state;
-    if (st) setLive({ state: st, receivedAt: Date.now() });
-  }, [snap.data]);
+    if (snapState) setLive({ state: snapState, receivedAt: Date.now() });
+  }, [snapState]);
 
   async function refreshState() {
     try {
@@ -74,6 +87,10 @@ export function TodayScreen() {
     }
   }, [snap.data]);
 
+  // The same array while the snapshot is the same: the list (memo) skips the screen's other renders
+  // (the clock's ticks, the dial's).
+  const meals = useMemo(() => (snap.data?.nutrition?.meals ?? []).filter((m) => m.day === app.today), [snap.data, app.today]);
+
   if (!snap.data) {
     return (
       <div className="screen">
@@ -84,7 +101,6 @@ export function TodayScreen() {
   }
 
   const s = snap.data;
-  const meals = (s.nutrition?.meals ?? []).filter((m) => m.day === app.today);
   const daily = s.digestion?.scores?.daily ?? [];
   const todayScore = daily.find((d) => d.date === app.today);
   const windows = s.digestion?.windows;
@@ -134,7 +150,7 @@ export function TodayScreen() {
             </button>
           }
         >
-          <QuickAdd onSaved={snap.reload} />
+          <QuickAdd onSaved={shown} />
           <MealList meals={meals} onChange={snap.reload} emptyText="Nothing logged yet today." />
         </Card>
         {insights.length ? (
