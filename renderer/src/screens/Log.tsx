@@ -102,11 +102,8 @@ export function LogScreen() {
   const app = useApp();
   // A draft handed over by another screen (edit / copy); taken once when the screen opens.
   const [draft, setDraft] = useState(() => app.takeDraft());
-  const meals = useResource(
-    (signal) =>
-      listMeals({ start_date: addDays(app.today, -(HISTORY_DAYS - 1)), end_date: app.today }, signal),
-    [app.today],
-  );
+  const start = addDays(app.today, -(HISTORY_DAYS - 1));
+  const meals = useResource((signal) => listMeals({ start_date: start, end_date: app.today }, signal), [app.today]);
   useServiceEvents(['meal.'], meals.reload, 250);
   // A meal just logged or saved here shows in the list with the form's note, as the service
   // answered it, rather than after the list's reload (a second trip to the service). Stable, as
@@ -115,10 +112,9 @@ export function LogScreen() {
   const shown = useCallback(
     (meal?: Meal) => {
       if (!meal) return reload();
-      const start = addDays(app.today, -(HISTORY_DAYS - 1));
       amend((list) => [...list.filter((m) => m.id !== meal.id), ...(meal.day >= start && meal.day <= app.today ? [meal] : [])]);
     },
-    [amend, reload, app.today],
+    [amend, reload, start, app.today],
   );
   const onDone = useCallback(() => setDraft(null), []);
   const actions = useMealActions(meals.reload);
