@@ -6,7 +6,7 @@ import { MEAL_TYPES, type Meal, type MealInput, type MealPatch, type MealType, t
 import { useApp } from '../lib/app';
 import { useNow } from '../lib/hooks';
 import { amountOf, entryFromStored, entryInput, fmtNutrient, isBlank, parseAmount, refreshEntry, totalsOf, type Entry, type MealTotals } from '../lib/foods';
-import { capitalize, guessMealType, mealNumber, mealTitle, storedEntryInput, typedIn, type NumberKey } from '../lib/meals';
+import { capitalize, guessMealType, mealNumber, mealTitle, storedEntryInput, typedIn, type NumberKey, type OnMealsChange } from '../lib/meals';
 import { clock, fmtDateTime, fmtDay, fmtOffset, fmtTime, isoAtOffset, isoInZone, localParts, offsetMinutes, toLocalInput, wallTimeInstants } from '../lib/time';
 import { MealFoods } from './MealFoods';
 import { SaveAsMeal } from './SaveAsMeal';
@@ -220,11 +220,11 @@ interface Conflict {
 /**
  * The meal form: log a new meal (time follows the clock until changed), or edit / copy an
  * existing one. API validation errors appear next to the field their `param` names, and focus
- * moves to the first. `onSaved` is given the meal as the service answered it after a create or an
- * edit; after an undo, nothing. Memo: a screen that shows the new meal at once renders again with
+ * moves to the first. `onSaved` is given what the service answered (the meal it created or saved,
+ * the id an undo deleted); after an undo that failed, nothing (the screen reloads). Memo: a screen that shows the new meal at once renders again with
  * the note, and the form (its foods' suggestions) must not render with it.
  */
-export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: (meal?: Meal) => void }) {
+export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: OnMealsChange }) {
   const app = useApp();
   const editing = draft?.mode === 'edit' ? draft.meal : null;
   const [state, setState] = useState<FormState>(() => (draft ? stateFromMeal(draft.meal, app.tz, draft.mode === 'copy') : blankState()));
@@ -342,17 +342,18 @@ export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { dra
                 // Only if nobody has changed the meal since this save.
                 const current = await getMeal(editing.id);
                 if (current.body.updated_at !== saved.updated_at) throw new Error('Not undone: the meal has changed since.');
-                await updateMeal(editing.id, undo, current.etag);
+                const reverted = await updateMeal(editing.id, undo, current.etag);
+                onSaved({ saved: [reverted.body] });
               } catch (err) {
                 app.toast(err instanceof ApiError && err.status === 412 ? 'Not undone: the meal has changed since.' : errorMessage(err), { tone: 'error' });
+                onSaved();
               }
-              onSaved();
             },
           },
         });
         // As for a new meal below: the note first, the form's close and the list after it.
         startTransition(() => {
-          onSaved(saved);
+          onSaved({ saved: [saved] });
           onDone();
         });
       } else {
@@ -363,13 +364,13 @@ export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { dra
         const created = await createMeal(body, lastAttempt.current.key);
         lastAttempt.current = null;
         // The meal in the screen's list with the note, in one render: the form's reset after them.
-        onSaved(created);
+        onSaved({ saved: [created] });
         app.toast(`Logged ${created.meal_type} at ${fmtTime(created.timestamp, app.tz)}.`, {
           action: {
             label: 'Undo',
             run: async () => {
               await deleteMeal(created.id);
-              onSaved();
+              onSaved({ deleted: [created.id] });
             },
           },
         });
@@ -557,7 +558,7 @@ function fromFoods(totals: MealTotals, field: NumberField): string | undefined {
 }
 
 /** Calories only, now: the fastest way to log something. `onSaved` as MealForm's. */
-export const QuickAdd = memo(function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: (meal?: Meal) => void; label?: string }) {
+export const QuickAdd = memo(function QuickAdd({ onSaved, label = 'Quick add (kcal, now)' }: { onSaved: OnMealsChange; label?: string }) {
   const app = useApp();
   const [calories, setCalories] = useState('');
   const { errors, setErrors, busy, send } = useApiForm((p) => p.startsWith('macros.'));
@@ -575,9 +576,9 @@ export const QuickAdd = memo(function QuickAdd({ onSaved, label = 'Quick add (kc
       const created = await createMeal({ timestamp: isoInZone(now, app.tz), meal_type: guessMealType(p.hour * 60 + p.minute), macros: { calories: n } }, idempotencyKey());
       // Cleared with the form's busy state, after the note (useApiForm); the meal in the list with the note.
       startTransition(() => setCalories(''));
-      onSaved(created);
+      onSaved({ saved: [created] });
       app.toast(`Added ${n} kcal at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onSaved()) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onSaved({ deleted: [created.id] })) },
       });
     });
   }

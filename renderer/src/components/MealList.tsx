@@ -3,17 +3,18 @@ import { errorMessage, idempotencyKey } from '../api/client';
 import { createMeal, deleteMeal } from '../api/meals';
 import type { Meal } from '../api/types';
 import { useApp } from '../lib/app';
-import { capitalize, fmtNumber, groupByDay, leftOut, macroText, mealInput, mealNutrient, mealTitle, mealTotals, nutrientText } from '../lib/meals';
+import { capitalize, fmtNumber, groupByDay, leftOut, macroText, mealInput, mealNutrient, mealTitle, mealTotals, nutrientText, type OnMealsChange } from '../lib/meals';
 import { addDays, clock, dayLabel, fmtMealTime, fmtTime, isoInZone, localTimeToInstant } from '../lib/time';
 import { Icon } from './ui';
 import './MealList.css';
 
 /**
- * Delete, re-log and copy-a-day, each announced by a toast; delete and edits can be undone. The
- * object is the same at every render (each action runs the latest render's), so rows (memo) that
- * take it render again only when their meal changed.
+ * Delete, re-log and copy-a-day, each announced by a toast; delete and edits can be undone. Each
+ * hands the screen what the service answered (`onChange`), so the screen shows it with the note.
+ * The object is the same at every render (each action runs the latest render's), so rows (memo)
+ * that take it render again only when their meal changed.
  */
-export function useMealActions(onChange?: () => void) {
+export function useMealActions(onChange?: OnMealsChange) {
   const app = useApp();
 
   async function remove(meal: Meal) {
@@ -21,7 +22,7 @@ export function useMealActions(onChange?: () => void) {
     const origin = document.activeElement;
     try {
       await deleteMeal(meal.id);
-      onChange?.();
+      onChange?.({ deleted: [meal.id] });
       app.toast(`Deleted “${mealTitle(meal)}”.`, {
         origin,
         action: {
@@ -29,7 +30,7 @@ export function useMealActions(onChange?: () => void) {
           run: async () => {
             // The service has no undelete: the meal is logged again with the same content and time.
             const restored = await createMeal(mealInput(meal, isoInZone(Date.parse(meal.timestamp), app.tz)), idempotencyKey());
-            onChange?.();
+            onChange?.({ saved: [restored] });
             app.toast('Meal restored.');
             // Back to where the person was: the restored meal's Delete button.
             return { focus: `[data-meal-id="${restored.id}"] button[aria-label^="Delete "]` };
@@ -45,9 +46,9 @@ export function useMealActions(onChange?: () => void) {
   async function relog(meal: Meal) {
     try {
       const created = await createMeal(mealInput(meal, isoInZone(clock.now(), app.tz)), idempotencyKey());
-      onChange?.();
+      onChange?.({ saved: [created] });
       app.toast(`Logged “${mealTitle(created)}” at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onChange?.()) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onChange?.({ deleted: [created.id] })) },
       });
     } catch (err) {
       app.toast(errorMessage(err), { tone: 'error' });
@@ -68,18 +69,18 @@ export function useMealActions(onChange?: () => void) {
         const at = localTimeToInstant(addDays(lived.toISOString().slice(0, 10), days), minute, app.tz) + lived.getUTCSeconds() * 1000;
         created.push(await createMeal(mealInput(m, isoInZone(at, app.tz)), idempotencyKey()));
       }
-      onChange?.();
+      onChange?.({ saved: created });
       app.toast(`Copied ${created.length} meal${created.length === 1 ? '' : 's'} to ${dayLabel(toDay, app.today)}.`, {
         action: {
           label: 'Undo',
           run: async () => {
             for (const c of created) await deleteMeal(c.id);
-            onChange?.();
+            onChange?.({ deleted: created.map((c) => c.id) });
           },
         },
       });
     } catch (err) {
-      if (created.length) onChange?.();
+      if (created.length) onChange?.({ saved: created });
       app.toast(`${errorMessage(err)} (${created.length} of ${meals.length} copied)`, { tone: 'error' });
     }
   }
@@ -196,7 +197,7 @@ function DayCalories({ meals }: { meals: readonly Meal[] }) {
  * Meals grouped by day, newest day first, each day with its total and a copy-day action. Memo: a
  * screen rendered again with the same meals (a reload started, a form's state) leaves it alone.
  */
-export const MealList = memo(function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[]; onChange?: () => void; emptyText?: string }) {
+export const MealList = memo(function MealList({ meals, onChange, emptyText }: { meals: readonly Meal[]; onChange?: OnMealsChange; emptyText?: string }) {
   const app = useApp();
   const actions = useMealActions(onChange);
   const groups = groupByDay(meals);

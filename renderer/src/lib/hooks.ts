@@ -1,7 +1,8 @@
 import { startTransition, useCallback, useEffect, useRef, useState } from 'react';
 import { subscribe } from '../api/events';
-import type { ServiceEvent } from '../api/types';
+import type { Meal, ServiceEvent } from '../api/types';
 import { CoalescedLoads } from './loads';
+import { withMealChange, type MealChange, type OnMealsChange } from './meals';
 import { clock } from './time';
 
 export interface Resource<T> {
@@ -56,6 +57,26 @@ export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps
     loads.current?.reload();
   }, []);
   return { data: shown.data, error: shown.error, reload, amend };
+}
+
+/**
+ * The one handler of meal writes for a screen whose `resource` holds meals: a write's answer (the
+ * meals created or saved, the ids deleted) shown at once through `amend`, then the reload; with no
+ * answer, the reload. `inData` replaces the meals in the resource's data; `keep` says which meals
+ * the screen lists. Stable: forms and lists (memo) take it.
+ */
+export function useMealChanges<T>(resource: LoadedResource<T>, inData: (data: T, update: (meals: readonly Meal[]) => Meal[]) => T, keep: (m: Meal) => boolean): OnMealsChange {
+  const latest = useRef({ inData, keep });
+  latest.current = { inData, keep };
+  const { amend, reload } = resource;
+  return useCallback(
+    (change?: MealChange) => {
+      if (!change) return reload();
+      const { inData, keep } = latest.current;
+      amend((data) => inData(data, (meals) => withMealChange(meals, change, keep)));
+    },
+    [amend, reload],
+  );
 }
 
 /**

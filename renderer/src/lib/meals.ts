@@ -122,3 +122,22 @@ export function fmtNumber(n: number, digits = 0): string {
 export function capitalize(s: string): string {
   return s ? s[0]!.toUpperCase() + s.slice(1).replace(/_/g, ' ') : s;
 }
+
+/**
+ * What a write of meals answered, for a screen to show at once, before its list is loaded again:
+ * the meals created or saved, as the service returned them, and the ids deleted.
+ */
+export interface MealChange {
+  saved?: readonly Meal[];
+  deleted?: readonly string[];
+}
+
+/** A screen's handler of meal writes: the change shown at once, then the reload; without one, the reload. */
+export type OnMealsChange = (change?: MealChange) => void;
+
+/** `list` with `change` applied: each saved meal replaces its old version (kept only if `keep`), deleted ones go. */
+export function withMealChange(list: readonly Meal[], change: MealChange, keep: (m: Meal) => boolean): Meal[] {
+  const saved = change.saved ?? [];
+  const gone = new Set([...(change.deleted ?? []), ...saved.map((m) => m.id)]);
+  return [...saved.filter(keep), ...list.filter((m) => !gone.has(m.id))];
+}

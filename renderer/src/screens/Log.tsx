@@ -7,8 +7,8 @@ import { MealForm, QuickAdd } from '../components/MealForm';
 import { MealList, useMealActions } from '../components/MealList';
 import { Card, Empty, ErrorNote, Icon, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
-import { useResource, useServiceEvents } from '../lib/hooks';
-import { capitalize, entrySumNumbers, guessMealType, macroText, mealTitle, nutrientText, recentDistinct, storedEntryInput } from '../lib/meals';
+import { useMealChanges, useResource, useServiceEvents } from '../lib/hooks';
+import { capitalize, entrySumNumbers, guessMealType, macroText, mealTitle, nutrientText, recentDistinct, storedEntryInput, type OnMealsChange } from '../lib/meals';
 import { logSavedMeal, migrateFavourites, onSavedMealsChanged, savedMealFrom } from '../lib/saved-meals';
 import { addDays, clock, fmtTime, isoInZone, localParts } from '../lib/time';
 import './Log.css';
@@ -27,7 +27,7 @@ function RelogButton({ title, meta, action, onLog }: { title: string; meta: stri
 }
 
 /** The saved meals (`/v1/nutrition/saved_meals`) and what the Log screen does with them. */
-function useSavedMeals(onLogged: () => void) {
+function useSavedMeals(onLogged: OnMealsChange) {
   const app = useApp();
   const saved = useResource((signal) => listSavedMeals(signal), []);
   useEffect(() => onSavedMealsChanged(saved.reload), [saved.reload]);
@@ -46,9 +46,9 @@ function useSavedMeals(onLogged: () => void) {
       const now = clock.now();
       const p = localParts(now, app.tz);
       const created = await logSavedMeal(s, isoInZone(now, app.tz), guessMealType(p.hour * 60 + p.minute));
-      onLogged();
+      onLogged({ saved: [created] });
       app.toast(`Logged “${s.name}” at ${fmtTime(created.timestamp, app.tz)}.`, {
-        action: { label: 'Undo', run: () => deleteMeal(created.id).then(onLogged) },
+        action: { label: 'Undo', run: () => deleteMeal(created.id).then(() => onLogged({ deleted: [created.id] })) },
       });
     } catch (err) {
       app.toast(errorMessage(err), { tone: 'error' });
@@ -105,20 +105,13 @@ export function LogScreen() {
   const start = addDays(app.today, -(HISTORY_DAYS - 1));
   const meals = useResource((signal) => listMeals({ start_date: start, end_date: app.today }, signal), [app.today]);
   useServiceEvents(['meal.'], meals.reload, 250);
-  // A meal just logged or saved here shows in the list with the form's note, as the service
-  // answered it, rather than after the list's reload (a second trip to the service). Stable, as
-  // `onDone`: the form (memo) does not render again with the list.
-  const { amend, reload } = meals;
-  const shown = useCallback(
-    (meal?: Meal) => {
-      if (!meal) return reload();
-      amend((list) => [...list.filter((m) => m.id !== meal.id), ...(meal.day >= start && meal.day <= app.today ? [meal] : [])]);
-    },
-    [amend, reload, start, app.today],
-  );
+  // A meal logged, saved or deleted here shows in the list with its note, as the service answered,
+  // rather than after the list's reload (a second trip to the service). Stable, as `onDone`: the
+  // form (memo) does not render again with the list.
+  const mealsChanged = useMealChanges(meals, (list, update) => update(list), (m) => m.day >= start && m.day <= app.today);
   const onDone = useCallback(() => setDraft(null), []);
-  const actions = useMealActions(meals.reload);
-  const savedMeals = useSavedMeals(meals.reload);
+  const actions = useMealActions(mealsChanged);
+  const savedMeals = useSavedMeals(mealsChanged);
 
   const recent = recentDistinct(meals.data ?? [], 8);
   const savedByName = new Map((savedMeals.saved.data ?? []).map((s) => [s.name, s]));
@@ -130,11 +123,11 @@ export function LogScreen() {
       <ScreenHead title="Meals" subtitle="Quick to log, easy to fix later." />
       <div className="log-grid">
         <Card className="card--form">
-          <MealForm draft={draft} onDone={onDone} onSaved={shown} />
+          <MealForm draft={draft} onDone={onDone} onSaved={mealsChanged} />
         </Card>
         <div className="log-side">
           <Card title="Quick add">
-            <QuickAdd onSaved={shown} label="Calories, logged now" />
+            <QuickAdd onSaved={mealsChanged} label="Calories, logged now" />
           </Card>
           <Card title="Saved meals">
             {savedMeals.saved.error ? (
@@ -190,7 +183,7 @@ export function LogScreen() {
         </div>
       </div>
       <Card title="The last 7 days">
-        {meals.data ? <MealList meals={lastWeek} onChange={meals.reload} emptyText="No meals in the last 7 days." /> : <Loading />}
+        {meals.data ? <MealList meals={lastWeek} onChange={mealsChanged} emptyText="No meals in the last 7 days." /> : <Loading />}
       </Card>
     </div>
   );

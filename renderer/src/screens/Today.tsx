@@ -1,14 +1,14 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { getDigestiveState } from '../api/digestion';
 import { getSnapshot } from '../api/snapshot';
-import type { DailyScore, DigestiveState, Meal, Windows } from '../api/types';
+import type { DailyScore, DigestiveState, Windows } from '../api/types';
 import { Dial } from '../components/Dial';
 import { QuickAdd } from '../components/MealForm';
 import { MealList } from '../components/MealList';
 import { ScoreGlance } from '../components/ScoreGlance';
 import { Card, Chip, Empty, ErrorNote, Loading, ScreenHead } from '../components/ui';
 import { useApp } from '../lib/app';
-import { useNow, useResource, useServiceEvents } from '../lib/hooks';
+import { useMealChanges, useNow, useResource, useServiceEvents } from '../lib/hooks';
 import { AFTER_LAST_MEAL, sleepReadyAt, sleepReadyText, tonightText } from '../lib/sleepReady';
 import { capitalize, fmtNumber, leftOut, mealTotals, type MealTotals, type NutrientTotal } from '../lib/meals';
 import { clock, fmtDay, fmtTimeOnDay } from '../lib/time';
@@ -28,16 +28,13 @@ export function TodayScreen() {
     clock.sync(s.generated_at);
     return s;
   }, []);
-  // A meal just added here shows in Today's meals and So far with the note, as the service answered
-  // it, rather than after the snapshot's reload (a second trip to the service); the state, scores
-  // and windows, which the service derives, come with that reload. Stable: Quick add is memo.
-  const { amend, reload } = snap;
-  const shown = useCallback(
-    (meal?: Meal) => {
-      if (!meal) return reload();
-      amend((s) => (s.nutrition?.meals ? { ...s, nutrition: { ...s.nutrition, meals: [meal, ...s.nutrition.meals.filter((m) => m.id !== meal.id)] } } : s));
-    },
-    [amend, reload],
+  // A meal added, logged again or deleted here shows in Today's meals and So far with its note, as
+  // the service answered, rather than after the snapshot's reload (a second trip to the service);
+  // the state, scores and windows, which the service derives, come with that reload.
+  const mealsChanged = useMealChanges(
+    snap,
+    (s, update) => (s.nutrition?.meals ? { ...s, nutrition: { ...s.nutrition, meals: update(s.nutrition.meals) } } : s),
+    (m) => m.day === app.today,
   );
   const [live, setLive] = useState<LiveState | null>(null);
   const now = useNow(15_000);
@@ -150,8 +147,8 @@ export function TodayScreen() {
             </button>
           }
         >
-          <QuickAdd onSaved={shown} />
-          <MealList meals={meals} onChange={snap.reload} emptyText="Nothing logged yet today." />
+          <QuickAdd onSaved={mealsChanged} />
+          <MealList meals={meals} onChange={mealsChanged} emptyText="Nothing logged yet today." />
         </Card>
         {insights.length ? (
           <Card title="Insights">
