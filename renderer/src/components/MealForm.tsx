@@ -221,8 +221,9 @@ interface Conflict {
  * The meal form: log a new meal (time follows the clock until changed), or edit / copy an
  * existing one. API validation errors appear next to the field their `param` names, and focus
  * moves to the first. `onSaved` is given what the service answered (the meal it created or saved,
- * the id an undo deleted); after an undo that failed, nothing (the screen reloads). Memo: a screen that shows the new meal at once renders again with
- * the note, and the form (its foods' suggestions) must not render with it.
+ * the id an undo deleted); after an undo that failed, nothing (the screen reloads). Memo: a screen
+ * that shows the new meal at once renders again with the note, and the form (its foods'
+ * suggestions) must not render with it.
  */
 export const MealForm = memo(function MealForm({ draft, onDone, onSaved }: { draft: { mode: 'edit' | 'copy'; meal: Meal } | null; onDone: () => void; onSaved: OnMealsChange }) {
   const app = useApp();
