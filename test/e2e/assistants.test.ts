@@ -2,7 +2,7 @@
  * Integrations → AI assistants in a real browser: the /mcp address, a key made with chosen scopes
  * using the keyboard alone, the client configurations holding that key (copied to the
  * clipboard), and the key working over MCP with exactly the tools its scopes allow. axe-core
- * finds nothing serious; screenshots of the card, light and dark, go to test-results/assistants/.
+ * finds nothing; screenshots of the card, light and dark, go to test-results/assistants/.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

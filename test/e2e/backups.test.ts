@@ -1,7 +1,7 @@
 /**
  * Integrations → Backups in Chromium: back up now, the age of the last backup, the warning while
  * backups fail, a restore by keyboard alone, and `chyme restore` refreshing open windows; axe-core
- * finds nothing serious, light and dark.
+ * finds nothing, light and dark.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -3,7 +3,7 @@
  * `chyme serve` with its real food table: a meal of three foods logged with the keyboard alone and
  * its stored macros checked against the foods through the API; save as a meal and log it again in
  * one click; favourites kept in localStorage moved to saved meals once; a custom food created from
- * the search box; axe-core (WCAG 2.2 AA, serious and critical) in light and dark, and screenshots
+ * the search box; axe-core (WCAG 2.2 AA and best practices, any impact) in light and dark, and screenshots
  * of the form under test-results/foods/.
  */
 import assert from 'node:assert/strict';

@@ -257,7 +257,11 @@ export interface AxeViolation {
   nodes: { target: string[]; failureSummary?: string }[];
 }
 
-/** Runs axe-core on the page; returns violations of impact serious or critical. */
+/**
+ * Runs axe-core on the page: the rules of WCAG 2.0, 2.1 and 2.2 at levels A and AA, and axe's best
+ * practices; returns every violation, whatever its impact. The tags are named because axe's
+ * default run leaves out `target-size` (WCAG 2.2's 2.5.8, targets of at least 24 × 24 px).
+ */
 export async function axe(page: Page): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag
   // would be blocked by script-src 'self', as it should be).
@@ -269,12 +273,14 @@ export async function axe(page: Page): Promise<AxeViolation[]> {
     await Promise.all(doc.getAnimations().map((a) => a.finished.catch(() => undefined)));
   });
   // (The page's globals, typed here without the DOM library.)
-  const result = await page.evaluate(async () => {
+  const result = await page.evaluate(async (AXE_TAGS) => {
     const g = globalThis as unknown as { document: unknown; axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } };
-    return g.axe.run(g.document, { resultTypes: ['violations'] });
-  });
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    return g.axe.run(g.document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: AXE_TAGS } });
+  }, AXE_TAGS);
+  return result.violations;
 }
+
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
 
 export function formatViolations(vs: AxeViolation[]): string {
   return vs.map((v) => `${v.impact} ${v.id}: ${v.help}\n  ${v.nodes.slice(0, 5).map((n) => n.target.join(' ') + (n.failureSummary ? ` — ${n.failureSummary.split('\n').join(' ')}` : '')).join('\n  ')}`).join('\n');

@@ -1,7 +1,7 @@
 /**
  * Integrations → Home Assistant (MQTT) in Chromium against a real Mosquitto: a refused login shown
  * as a sentence, then the right one connecting, with the live status; typed with the keyboard
- * alone; axe-core finds nothing serious, light and dark.
+ * alone; axe-core finds nothing, light and dark.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

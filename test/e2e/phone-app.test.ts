@@ -8,7 +8,7 @@
  *   works; no request for /v1 ever leaves the page (the worker answers them).
  * - For the same month of meals and sleep, the phone's scores, overnight scores and timeline
  *   (the API's answers and the Score and Timeline screens' text) equal the Node service's.
- * - axe (WCAG 2.2 AA, serious and critical) finds nothing on each phone screen, light and dark;
+ * - axe (WCAG 2.2 AA and best practices, any impact) finds nothing on each phone screen, light and dark;
  *   the header is not pinned and takes well under a fifth of the screen; no CSP violation, no
  *   console error.
  */

@@ -3,7 +3,7 @@
  * sync set up with the keyboard alone, the connection shown, the pairing code as text and as a QR
  * image, a second computer joining with that code and taking over webhooks, a code that is not one
  * refused under its field, a conflict made while the relay was down, and leaving through the
- * confirm button. axe-core finds nothing serious in either state, light and dark, and the card
+ * confirm button. axe-core finds nothing in either state, light and dark, and the card
  * fits a 390 px window. The tests run in order: each starts where the one before left off.
  */
 import assert from 'node:assert/strict';
