@@ -73,3 +73,43 @@ test('a loader that fails with an AbortError of its own (not aborted by the reso
   assert.deepEqual(shown, [{ error: timeout }]);
   assert.equal(started(), 2, 'the reload asked for meanwhile runs');
 });
+
+test('invalidate: the load in flight, older than a write shown at once, is not shown; the load after it is', async () => {
+  const { load, calls, started } = controlledLoader();
+  const shown: Array<LoadOutcome<number>> = [];
+  const loads = new CoalescedLoads(load, (o) => shown.push(o));
+  // During the first load nothing is on screen to amend: its answer is shown, and one load follows.
+  loads.invalidate();
+  calls[0]!.answer(0);
+  await settled();
+  assert.deepEqual(shown, [{ data: 0 }]);
+  calls[1]!.answer(1);
+  await settled();
+  assert.deepEqual(shown, [{ data: 0 }, { data: 1 }]);
+  shown.length = 0;
+  // A reload (an event) is in flight when a write's answer is shown.
+  loads.reload();
+  assert.equal(started(), 3);
+  loads.invalidate();
+  assert.equal(started(), 3, 'it waits for the load in flight');
+  calls[2]!.answer(2);
+  await settled();
+  assert.deepEqual(shown, [], 'the answer from before the write is not shown');
+  assert.equal(started(), 4);
+  calls[3]!.answer(3);
+  await settled();
+  assert.deepEqual(shown, [{ data: 3 }]);
+  // With nothing in flight it loads at once, and that answer is shown.
+  loads.invalidate();
+  assert.equal(started(), 5);
+  calls[4]!.answer(4);
+  await settled();
+  assert.deepEqual(shown, [{ data: 3 }, { data: 4 }]);
+  // A stale load's error is still shown (the data on screen stays; the retry reloads).
+  loads.reload();
+  loads.invalidate();
+  const boom = new Error('503');
+  calls[5]!.fail(boom);
+  await settled();
+  assert.deepEqual(shown.at(-1), { error: boom });
+});

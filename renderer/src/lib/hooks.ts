@@ -21,8 +21,9 @@ export interface Resource<T> {
 export interface LoadedResource<T> extends Resource<T> {
   /**
    * Shows what the service has just answered (a meal it created, as it returned it) in the data
-   * on screen at once, then reloads, so the service's own answer replaces it. Without data yet, it
-   * only reloads. Called in a transition, it renders in that transition.
+   * on screen at once, then reloads, so the service's own answer replaces it; a load already in
+   * flight, started before the write, is not shown (`CoalescedLoads.invalidate`). Without data
+   * yet, it only reloads. Called in a transition, it renders in that transition.
    */
   amend: (update: (data: T) => T) => void;
 }
@@ -54,7 +55,7 @@ export function useResource<T>(loader: (signal: AbortSignal) => Promise<T>, deps
   const reload = useCallback(() => loads.current?.reload(), []);
   const amend = useCallback((update: (data: T) => T) => {
     setShown((prev) => ('data' in prev && prev.data !== undefined ? { ...prev, data: update(prev.data) } : prev));
-    loads.current?.reload();
+    loads.current?.invalidate();
   }, []);
   return { data: shown.data, error: shown.error, reload, amend };
 }

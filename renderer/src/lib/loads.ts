@@ -11,6 +11,8 @@ export type LoadOutcome<T> = { data: T } | { error: unknown };
 export class CoalescedLoads<T> {
   private inFlight: AbortController | undefined;
   private again = false;
+  /** The load in flight started before a write whose answer is shown (`invalidate`). */
+  private inFlightStale = false;
   private stopped = false;
 
   constructor(
@@ -27,6 +29,17 @@ export class CoalescedLoads<T> {
     else this.run(false);
   }
 
+  /**
+   * What is shown is newer than the load in flight (a write's answer, shown at once): that load's
+   * data is dropped rather than shown (it would take the write off the screen until the next
+   * answer), and one more load follows, as for `reload`. The first load's data is always shown:
+   * before it there was nothing on screen to amend.
+   */
+  invalidate(): void {
+    if (this.inFlight) this.inFlightStale = true;
+    this.reload();
+  }
+
   /** The inputs changed, or the screen went away: the load in flight is aborted and nothing more is shown. */
   stop(): void {
     this.stopped = true;
@@ -37,10 +50,11 @@ export class CoalescedLoads<T> {
   private run(first: boolean): void {
     const ctrl = new AbortController();
     this.inFlight = ctrl;
+    this.inFlightStale = false;
     const settle = (outcome: LoadOutcome<T>) => {
       if (this.stopped) return;
       this.inFlight = undefined;
-      this.show(outcome, first);
+      if (!(this.inFlightStale && !first && 'data' in outcome)) this.show(outcome, first);
       if (this.again) {
         this.again = false;
         this.run(false);
