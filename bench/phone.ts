@@ -48,7 +48,7 @@ import { performance } from 'node:perf_hooks';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { openDatabase } from '../server/db/connection.js';
 import { initSettings } from '../server/settings.js';
-import { launchBrowser, openApp, startServer } from '../test/e2e/harness.js';
+import { dismissToasts, launchBrowser, openApp, startServer } from '../test/e2e/harness.js';
 import { insertHistory, syncBenchHistory } from './seed.js';
 import { CLI, rssOf } from './serve.js';
 import { percentile } from './stats.js';
@@ -375,15 +375,6 @@ async function logMeal(page: Page, label: string, kcal: number, profiling?: Prof
   await dismissToasts(page);
   const quick = await quickAddOnToday(page, kcal);
   return { loggedMs: logged.ms, listMs, todayMs, ...quick, ...(split ? { split } : {}) };
-}
-
-/** The notes shown, dismissed as a person would rather than waited out (9 s with their Undo). */
-async function dismissToasts(page: Page): Promise<void> {
-  const toasts = page.getByTestId('toast');
-  for (let n = await toasts.count(); n > 0; n = await toasts.count()) {
-    await toasts.first().getByRole('button', { name: 'Dismiss' }).click().catch(() => undefined);
-    await page.waitForTimeout(50);
-  }
 }
 
 /**

@@ -273,14 +273,26 @@ export async function axe(page: Page): Promise<AxeViolation[]> {
     await Promise.all(doc.getAnimations().map((a) => a.finished.catch(() => undefined)));
   });
   // (The page's globals, typed here without the DOM library.)
-  const result = await page.evaluate(async (AXE_TAGS) => {
+  const result = await page.evaluate(async (tags) => {
     const g = globalThis as unknown as { document: unknown; axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } };
-    return g.axe.run(g.document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: AXE_TAGS } });
+    return g.axe.run(g.document, { resultTypes: ['violations'], runOnly: { type: 'tag', values: tags } });
   }, AXE_TAGS);
   return result.violations;
 }
 
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
+
+/**
+ * Dismisses every note (toast) on the page, one by one, as a person would, rather than waiting
+ * them out (9 s with an Undo). A note that leaves by itself meanwhile counts as dismissed.
+ */
+export async function dismissToasts(page: Page): Promise<void> {
+  const toasts = page.getByTestId('toast');
+  for (let n = await toasts.count(); n > 0; n = await toasts.count()) {
+    await toasts.first().getByRole('button', { name: 'Dismiss' }).click({ timeout: 5_000 }).catch(() => undefined);
+    await until(async () => (await toasts.count()) < n, 'a note dismissed');
+  }
+}
 
 export function formatViolations(vs: AxeViolation[]): string {
   return vs.map((v) => `${v.impact} ${v.id}: ${v.help}\n  ${v.nodes.slice(0, 5).map((n) => n.target.join(' ') + (n.failureSummary ? ` — ${n.failureSummary.split('\n').join(' ')}` : '')).join('\n  ')}`).join('\n');

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Route } from 'playwright-core';
-import { iso, launchBrowser, openApp, skipReason, startServer, todayUtcAt, until, waitForToday, type Server } from './harness.js';
+import { dismissToasts, iso, launchBrowser, openApp, skipReason, startServer, todayUtcAt, until, waitForToday, type Server } from './harness.js';
 
 const skip = skipReason();
 const MIN = 60_000;
@@ -42,11 +42,6 @@ describe('Today: a meal added, logged again or deleted shows with its note', { s
       for (const route of held.splice(0)) await route.continue();
     };
     const isSnapshot = (url: URL) => url.pathname === '/v1/snapshot';
-    const dismissNotes = async () => {
-      for (let n = await page.getByTestId('toast').count(); n > 0; n = await page.getByTestId('toast').count()) {
-        await page.getByTestId('toast').first().getByRole('button', { name: 'Dismiss' }).click();
-      }
-    };
     try {
       await page.route(isSnapshot, (route) => void (holding ? held.push(route) : route.continue()));
       await page.goto(`${server.url}/#/today`);
@@ -76,7 +71,7 @@ describe('Today: a meal added, logged again or deleted shows with its note', { s
       await page.getByTestId('toast').getByRole('button', { name: 'Undo' }).click();
       await until(async () => (await row.count()) === 0, 'the meal gone after Undo');
       await until(async () => /^500\s*kcal$/.test(await page.getByTestId('so-far-kcal').innerText()), 'So far back to 500 kcal');
-      await dismissNotes();
+      await dismissToasts(page);
 
       // A row's "Log again now", then Delete of the meal it made, each with Today's loads held.
       const porridge = card.getByTestId('meal-row').filter({ hasText: 'Porridge' });
@@ -86,7 +81,7 @@ describe('Today: a meal added, logged again or deleted shows with its note', { s
       assert.equal(await porridge.count(), 2, 'the meal logged again is listed when its note shows');
       assert.match(await page.getByTestId('so-far-kcal').innerText(), /^1,?000\s*kcal$/);
       await release();
-      await dismissNotes();
+      await dismissToasts(page);
       const again = await until(async () => {
         const ids = await porridge.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-meal-id')));
         return ids.length === 2 && ids;

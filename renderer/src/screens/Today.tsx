@@ -39,8 +39,8 @@ export function TodayScreen() {
   const [live, setLive] = useState<LiveState | null>(null);
   const now = useNow(15_000);
 
-  // On the state object, not the snapshot: a meal added to the snapshot (`shown`) keeps the state
-  // received before it, and its countdown's start.
+  // On the state object, not the snapshot: a meal amended into the snapshot (`mealsChanged`) keeps
+  // the state received before it, and its countdown's start.
   const snapState = snap.data?.digestion?.state;
   useEffect(() => {
     if (snapState) setLive({ state: snapState, receivedAt: Date.now() });
