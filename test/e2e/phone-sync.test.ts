@@ -157,7 +157,7 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     await page.getByTestId('meal-row').filter({ hasText: 'Desk apple' }).waitFor();
   });
 
-  test('cut off from the relay, the phone keeps its meal and sends it once the connection is back', async () => {
+  test('cut off from the relay, the phone keeps its meal and sends it once the connection is back', async (t) => {
     link.cut();
     await syncUntil('the phone notices the cut', async () => !(await phoneSync(page)).connected, ARRIVES_MS);
     const r = await phoneApi(page, 'POST', '/v1/nutrition/meals', { timestamp: at(12), meal_type: 'snack', description: 'Phone offline tea', macros: { calories: 20 } });
@@ -168,8 +168,11 @@ describe('the phone syncs as a peer: joined with a pairing code, through a real 
     await syncUntil('the card says not connected and what waits', async () => /Not connected since/.test(await on.getByTestId('sync-connection').innerText()) && /\d+ changes? not yet synced/.test(await on.getByTestId('sync-pending').innerText()), ARRIVES_MS);
     assert.ok(!(await mealsOf(desktop)).includes('Phone offline tea'), 'nothing reached the desktop while cut');
 
+    const restored = Date.now();
     link.restore();
     await syncUntil('the phone’s offline meal on the desktop', async () => (await mealsOf(desktop)).includes('Phone offline tea'), ARRIVES_MS);
+    // A figure, not a check (a busy machine must not fail it): the bound above is for hangs.
+    t.diagnostic(`the phone's offline meal in the desktop's GET /v1/nutrition/meals ${Date.now() - restored} ms after the connection came back (issue 29: within 5 s)`);
     await syncUntil('the phone has nothing pending', async () => (await phoneSync(page)).pending_changes === 0, ARRIVES_MS);
   });
 
